@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import mmap
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 
@@ -293,7 +294,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     meta = {"epoch": epoch, "labels": list(labels), "label_names": dict(names or {}), "data": data,
             "validation": validation, "score_train": bool(score_train), "num_workers": int(num_workers),
             UNICODE_KEY: unicode_form,
-            "num_rows": model.num_rows, "config": config.to_dict(),
+            "num_rows": model.num_rows, "config": _recorded_config(config),
             "history": [{k: json_safe(v) for k, v in row.items()} for row in history]}  # NaN -> null: read back as NaN
     with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
@@ -556,8 +557,20 @@ def _different_run_line(where, meta, config, found):
 
 
 def _as_flag(name, value):
+    """``--name value`` as the rerun suggestion gives it: a shell word (a path with a space was two)."""
     flag = f"--{name.replace('_', '-')}"
-    return f"without {flag}" if value is None else f"{flag} {value}"
+    return f"without {flag}" if value is None else f"{flag} {shlex.quote(value) if isinstance(value, str) else value}"
+
+
+def _recorded_config(config):
+    """``config`` as a checkpoint records it: the pretrained vectors' local path made absolute. A resume compares it
+    by whether it is given (config.GIVEN_OR_NOT), but a refused one suggests it back (:func:`_different_run_line`):
+    as the first run typed it (v.vec), it named no file from another directory."""
+    recorded = config.to_dict()
+    vectors = recorded.get("pretrained_vectors")
+    if vectors and not storage.is_s3(vectors):
+        recorded["pretrained_vectors"] = os.path.abspath(vectors)
+    return recorded
 
 
 def _same_validation(meta, validation):

@@ -652,8 +652,9 @@ def cmd_evaluate(args):
 
     refuse_standard_input(args.data, "--data", "the evaluation data")
     refuse_own_output(args.data, "--data")
-    # (aclImdb/: its test/ suggested, the held-out data, as by predict; iter_examples' refusal suggests train/)
-    refuse_a_directory(args.data, split="test")
+    # (aclImdb/: its test/ suggested, the held-out data, as by predict; iter_examples' refusal suggests train/; the
+    # flag named first, as --validation's line names it)
+    refuse_a_directory(args.data, "--data", split="test")
     fmt = chosen_format(args)
     predictor = Predictor.load(args.model, ctx=args.ctx)
     found = {}
@@ -731,7 +732,7 @@ def cmd_predict(args):
 
     refuse_own_output(args.input, "--input")
     if args.input != "-":  # (aclImdb/test: its class folders named, and what to run, before the model is loaded)
-        refuse_a_directory(args.input, then=predict_then(args.model), split="test")
+        refuse_a_directory(args.input, "--input", then=predict_then(args.model), split="test")
     predictor = Predictor.load(args.model, ctx=args.ctx)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input

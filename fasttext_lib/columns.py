@@ -8,6 +8,7 @@ Used by the CSV and TSV readers (:mod:`fasttext_lib.data`), JSON Lines (:mod:`fa
 column names) and the endpoint's ``text/csv; header=present``.
 """
 import csv
+import numbers
 import re
 from dataclasses import dataclass
 
@@ -848,11 +849,29 @@ def check_text_columns(rows, columns, uri, names=None, keys=False):
 def frame_columns(frame):
     """The class and text columns of a pandas DataFrame ``frame`` that a refusal's pandas line names: its own, where a
     header of the same names would be read so (``sentiment``, ``review``), else ``label`` and ``text`` (pasted,
-    ``df['label']`` of a frame without one was a KeyError)."""
-    columns = [c for c in frame.columns if isinstance(c, str)]
-    label = next((c for c in columns if c.strip().lower() in HEADER_LABEL_NAMES), "label")
-    text = next((c for c in columns if c.strip().lower() in HEADER_TEXT_NAMES and c != label), "text")
-    return label, text
+    ``df['label']`` of a frame without one was a KeyError). A frame with names no header gives
+    (``pd.read_csv(path, header=None)``'s 0, 1, ...): its own columns, the class first and the text after it, as a
+    file without a header is read. ``None`` where no ``df[name]`` is one column, to be said in words: a MultiIndex's
+    (a tuple per column), a name several columns share (``df[name]`` a frame of them), names such as floats."""
+    if frame.columns.nlevels > 1 or frame.columns.has_duplicates:
+        return None
+    names = list(frame.columns)
+    strings = [c for c in names if isinstance(c, str)]
+    label = next((c for c in strings if c.strip().lower() in HEADER_LABEL_NAMES), None)
+    text = next((c for c in strings if c.strip().lower() in HEADER_TEXT_NAMES and c != label), None)
+    if len(strings) == len(names):
+        return label or "label", text or "text"
+    others = [c for c in names if c not in (label, text)]
+    label = others.pop(0) if label is None and others else label
+    text = others.pop(0) if text is None and others else text
+    if not all(_pasted_as_is(c) for c in (label, text)):
+        return None
+    return tuple(c if isinstance(c, str) else int(c) for c in (label, text))  # (numpy's ints: repr np.int64(0))
+
+
+def _pasted_as_is(name):
+    """Whether ``df[name]`` pasted names the column ``name``: a str or an int (not a bool, a mask to pandas)."""
+    return isinstance(name, str) or (isinstance(name, numbers.Integral) and not isinstance(name, bool))
 
 
 # ---- A record's text: its text columns joined

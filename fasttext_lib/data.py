@@ -155,9 +155,12 @@ def check_labeled_texts(data, what, counted_too=False):
         return
     pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
     # a frame's own columns (df["sentiment"], df["review"]): df["label"] of a frame without one was a KeyError pasted
-    label, text = frame_columns(data) if pandas is not None and isinstance(data, pandas.DataFrame) else ("label", "text")
+    columns = frame_columns(data) if pandas is not None and isinstance(data, pandas.DataFrame) else ("label", "text")
+    if columns is None:  # (no df[...] is one of its columns: said in words)
+        raise FastTextError(f"{what} must be LabeledTexts (data.read_labeled(path), or for a DataFrame LabeledTexts of "
+                            f"its class column and its text column, each a Series), got a {type(data).__name__}")
     # (as string literals: a name's line break, "Sentiment" and Alt+Enter in a spreadsheet's cell, split the line)
-    label, text = (json.dumps(name, ensure_ascii=False) for name in (label, text))
+    label, text = (json.dumps(name, ensure_ascii=False) for name in columns)
     raise FastTextError(f"{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts(df[{label}], "
                         f"df[{text}]) for a DataFrame's columns), got a {type(data).__name__}")
 

@@ -44,6 +44,7 @@ import logging
 import os
 import re
 import sys
+from typing import NamedTuple
 
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
 from .errors import FastTextError
@@ -445,7 +446,7 @@ def pretrained_source(value, channel):
                             f"({value}) name the pretrained vectors: give one (pretrained_vectors may name a file of "
                             f"the channel)")
     if value is None:
-        files = channel_files(channel, "pretrained")
+        files = list_channel(channel, "pretrained").files
         if len(files) != 1:
             raise FastTextError(f"pretrained channel {channel} holds {len(files)} files; name the .vec file with the "
                                 f"pretrained_vectors hyperparameter")
@@ -480,19 +481,28 @@ def _refuse_what_no_job_reads(value):
                             f"file; {_WHAT_A_JOB_READS}")
 
 
-def channel_files(path, name, names_files=None, empty_files=None, marked=None):
-    """Every regular, non-hidden, non-empty data file under a channel directory, in path order.
+class ChannelListing(NamedTuple):
+    """What a channel holds (:func:`list_channel`), found by one walk of its directory and passed along: the job
+    walked it three times at its start (the check that it holds data, its names files, its read)."""
+    path: str
+    files: list  # the data files, regular, non-hidden, non-empty, in path order
+    names_files: list  # classes.txt, *.classes.txt: the label names, not data
+    empty: list  # empty files (Spark's, Glue's, EMR's part file per empty partition): no documents, skipped
+    marked: list  # Hadoop's, Spark's, Hive's names (relative to the channel, a folder's with a /): never data
 
-    Label names files (``classes.txt``, ``*.classes.txt``) are not data: they go to ``names_files``
-    (a list) when one is given, and are skipped otherwise. Empty files hold no documents: a folder Spark,
-    Glue or EMR wrote has a zero-byte part file per empty partition; they go to ``empty_files`` (a list, when
-    given). Only empty files: an error. The names Hadoop, Spark and Hive write beside the data (files and folders:
-    :func:`is_job_marker`) are markers, metadata and temporary files, never data; they go to ``marked`` (a list of
-    names relative to the channel, a folder's with a ``/``, when given). Other names starting with ``_`` are read: a
-    user's ``_x.csv`` is data (every such name was skipped, as Spark's and Hadoop's readers skip them, and a user's
-    file left out of training with a log line)."""
+
+def list_channel(path, name):
+    """A channel's files (:class:`ChannelListing`), refusing one that holds no data file (``name``: the channel's,
+    for the line).
+
+    Label names files (``classes.txt``, ``*.classes.txt``) are not data. Empty files hold no documents: a folder
+    Spark, Glue or EMR wrote has a zero-byte part file per empty partition. Only empty files: an error. The names
+    Hadoop, Spark and Hive write beside the data (files and folders: :func:`is_job_marker`) are markers, metadata and
+    temporary files, never data. Other names starting with ``_`` are read: a user's ``_x.csv`` is data (every such
+    name was skipped, as Spark's and Hadoop's readers skip them, and a user's file left out of training with a log
+    line)."""
     if os.path.isfile(path):
-        return [path]
+        return ChannelListing(path, [path], [], [], [])
     if not os.path.isdir(path):
         if _is_fifo(f"{path}_0"):  # what Pipe mode creates instead (the environment did not say: checked above)
             _refuse_pipe_mode({name: "Pipe"}, f" ({path}_0 is a pipe)")
@@ -505,13 +515,16 @@ def channel_files(path, name, names_files=None, empty_files=None, marked=None):
         dirs[:] = [d for d in dirs if not is_job_marker(d)]
         files.extend(os.path.join(root, n) for n in names if not n.startswith(".") and not is_job_marker(n))
     skipped.sort()
-    if marked is not None:
-        marked.extend(skipped)
     from .label_names import is_names_file
 
-    if names_files is not None:
-        names_files.extend(f for f in sorted(files) if is_names_file(f))
+    names = sorted(f for f in files if is_names_file(f))
     files = [f for f in files if not is_names_file(f)]
+    if not files and names:  # (it holds a file the job reads: "no files" sent the user looking for an empty prefix)
+        what = "the class names file" + ("s" if len(names) > 1 else "")
+        why = f" ({_some(skipped)} skipped: {MARKERS_ARE}, never read as data)" if skipped else ""
+        listed = _some([os.path.relpath(f, path) for f in names])
+        raise FastTextError(f"{name} channel {path} holds only {what} {listed} and no data file{why}: check the S3 "
+                            f"prefix given to fit()")
     if not files and skipped:
         raise FastTextError(f"{name} channel {path} holds no data files: {_some(skipped)} skipped ({MARKERS_ARE}, "
                             f"never read as data): check the S3 prefix given to fit()")
@@ -522,9 +535,12 @@ def channel_files(path, name, names_files=None, empty_files=None, marked=None):
         raise FastTextError(f"{name} channel {path} holds only empty files "
                             f"({', '.join(os.path.relpath(f, path) for f in empty[:3])}{', ...' if len(empty) > 3 else ''}): "
                             f"check the S3 prefix given to fit()")
-    if empty_files is not None:
-        empty_files.extend(empty)
-    return sorted(set(files) - set(empty))
+    return ChannelListing(path, sorted(set(files) - set(empty)), names, empty, skipped)
+
+
+def _listed(channel, name):
+    """``channel`` as its :class:`ChannelListing`: as given, or listed when given as its directory."""
+    return channel if isinstance(channel, ChannelListing) else list_channel(channel, name)
 
 
 # The names Hadoop, Spark and Hive write beside the data in an output folder (files or folders), never data: Hadoop's
@@ -556,13 +572,13 @@ def _is_fifo(path):
     return storage.local_kind(path) == "a pipe"
 
 
-def channel_names(path, name):
-    """The label names a channel holds: ``(its first names file, their mapping, whether they are surely its data's:
-    label_names.named_for)``, None when it holds none. All of them, when several, must agree."""
+def channel_names(channel, name):
+    """The label names a channel holds (``channel``: its directory or its :class:`ChannelListing`): ``(its first
+    names file, their mapping, whether they are surely its data's: label_names.named_for)``, None when it holds none.
+    All of them, when several, must agree."""
     from .label_names import named_for, read_file
 
-    names_files = []
-    files = channel_files(path, name, names_files)
+    path, files, names_files = _listed(channel, name)[:3]
     if not names_files:
         return None
     found = [read_file(f) for f in names_files]
@@ -573,25 +589,29 @@ def channel_names(path, name):
 
 
 def names_of_channels(train_channel, test_channel, test_name="test"):
-    """The label names of a job without the ``label_names`` hyperparameter (:func:`channel_names`): the train
-    channel's, else the test channel's, as train --validation and notebook 01 take those beside the test data (they
-    were skipped as not data: the bundle said the classes' ids). Read before any data (minutes at Yelp size); names in
-    both that name a class differently are refused: which is right is the user's to say."""
+    """The label names of a job without the ``label_names`` hyperparameter (:func:`channel_names`; each channel its
+    directory or its :class:`ChannelListing`): the train channel's, else the test channel's, as train --validation
+    and notebook 01 take those beside the test data (they were skipped as not data: the bundle said the classes'
+    ids). Read before any data (minutes at Yelp size); names in both that name a class differently are refused:
+    which is right is the user's to say."""
     from .label_names import refuse_disagreeing
 
-    in_train = channel_names(train_channel, "train")
-    in_test = channel_names(test_channel, test_name) if test_channel else None
+    train = _listed(train_channel, "train")
+    test = _listed(test_channel, test_name) if test_channel else None
+    in_train = channel_names(train, "train")
+    in_test = channel_names(test, test_name) if test else None
     if in_train is None:
         return in_test
     if in_test is not None:
-        refuse_disagreeing((f"the train channel's {os.path.relpath(in_train[0], train_channel)}", in_train[1]),
-                           (f"the {test_name} channel's {os.path.relpath(in_test[0], test_channel)}", in_test[1]),
+        refuse_disagreeing((f"the train channel's {os.path.relpath(in_train[0], train.path)}", in_train[1]),
+                           (f"the {test_name} channel's {os.path.relpath(in_test[0], test.path)}", in_test[1]),
                            " (or give the label_names hyperparameter)")
     return in_train
 
 
-def read_channel(path, fmt="auto", name="train", counted=False, names=None):
-    """All documents of a channel: its files read together by :func:`~fasttext_lib.data.read_labeled`, in order.
+def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
+    """All documents of a channel (its directory or its :class:`ChannelListing`): its files read together by
+    :func:`~fasttext_lib.data.read_labeled`, in order.
 
     ``names``: the label names found before any data was read (:func:`names_of_channels`: the train channel's, else
     the test channel's), kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
@@ -599,8 +619,7 @@ def read_channel(path, fmt="auto", name="train", counted=False, names=None):
     from .data import read_counted, read_labeled
     from .label_names import kept_for_data
 
-    empty, marked = [], []
-    files = channel_files(path, name, None, empty, marked)
+    path, files, _, empty, marked = _listed(channel, name)
     if marked:
         print(f"{name} channel: skipped {len(marked)} name(s) of {MARKERS_ARE} (not data): {_some(marked)}",
               flush=True)
@@ -749,11 +768,11 @@ def run_training(argv=None, environ=None):
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
     # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read
-    channel_files(env.train_channel, "train")
-    if env.test_channel:
-        channel_files(env.test_channel, env.test_channel_name)
+    # (each listed once, the listing passed along to the names and the read)
+    train_channel = list_channel(env.train_channel, "train")
+    test_channel = list_channel(env.test_channel, env.test_channel_name) if env.test_channel else None
     # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
-    names = (names_of_channels(env.train_channel, env.test_channel, env.test_channel_name) if explicit_names is None
+    names = (names_of_channels(train_channel, test_channel, env.test_channel_name) if explicit_names is None
              else None)
     if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
         from .vec_files import check_vec_start
@@ -762,8 +781,8 @@ def run_training(argv=None, environ=None):
     # The test channel first: nothing in the train channel changes how it is read, and a test file the job cannot
     # read failed the job only once the whole train channel had been (minutes at Yelp size). Its texts are held
     # through the train channel's read (~30 MB for Yelp's 38k test reviews; train() frees them once encoded).
-    val_data = read_channel(env.test_channel, fmt, env.test_channel_name) if env.test_channel else None
-    train_data = read_channel(env.train_channel, fmt, "train", names=names, counted=True)
+    val_data = read_channel(test_channel, fmt, env.test_channel_name) if test_channel else None
+    train_data = read_channel(train_channel, fmt, "train", names=names, counted=True)
     names_line = label_names.settle(train_data, explicit_names, "label_names")
     if names_line:
         print(names_line, flush=True)

@@ -1727,11 +1727,42 @@ def test_the_same_vectors_named_from_another_directory_resume_and_other_vectors_
                                   Predictor.load(str(tmp_path / "resumed")).model.embedding_table())
     for vectors, difference in (("other.vec", "the training data (its vocabulary, labels or documents) or the "
                                               "pretrained vectors' content"),
-                                (None, "pretrained_vectors v.vec -> None")):
+                                (None, f"pretrained_vectors {proj / 'v.vec'} -> None")):  # (recorded absolute)
         refused = cli_in_process(*command(vectors, "proj/ckpt", "refused"))
         assert refused.returncode != 0 and refused.stderr.count("error: ") == 1, refused.stderr
         assert f"was written by a different run ({difference})" in refused.stderr, refused.stderr
         assert not (tmp_path / "refused").exists()
+
+
+def test_the_rerun_a_refused_resume_suggests_names_the_vectors_so_that_it_runs_when_pasted(small_train_file, tmp_path,
+                                                                                             monkeypatch):
+    """A resume refused for other --epochs and no --pretrained-vectors suggested "rerun with --epochs 2
+    --pretrained-vectors v.vec": the path as the first run typed it, in another directory, naming no file from where
+    this run is (and, in a folder named with a space, two shell words). The suggestion, pasted, resumes the run."""
+    import shlex
+
+    from conftest import cli_in_process
+
+    proj = tmp_path / "my proj"
+    proj.mkdir()
+    words = sorted({w for text in generate_reviews(200, seed=3).texts for w in text.lower().split()})[:80]
+    _write_vectors(proj / "v.vec", words, 8, seed=1)
+
+    def command(epochs, checkpoints, output, *more):
+        return ["train", "--train", small_train_file, "--output", output, "--emsize", "8", "--batch-size", "64",
+                "--seed", "4", "--no-progress", "--ctx", "cpu", "--checkpoint-dir", checkpoints,
+                *(["--epochs", epochs] if epochs else []), *more]
+
+    monkeypatch.chdir(proj)
+    first = cli_in_process(*command("2", "ckpt", "first", "--pretrained-vectors", "v.vec"))
+    assert first.returncode == 0, first.stderr
+    monkeypatch.chdir(tmp_path)
+    refused = cli_in_process(*command("3", "my proj/ckpt", "refused"))
+    assert refused.returncode != 0 and refused.stderr.count("error: ") == 1, refused.stderr
+    suggested = refused.stderr.split("rerun with ", 1)[1].split(" to resume it", 1)[0]
+    pasted = cli_in_process(*command(None, "my proj/ckpt", "resumed", *shlex.split(suggested)))
+    assert pasted.returncode == 0, (suggested, pasted.stderr)
+    assert "resuming from the checkpoint in my proj/ckpt: epoch 2 of 2 done" in pasted.stderr, pasted.stderr
 
 
 @pytest.mark.parametrize("data, min_count, ngrams, resumes", [("quoted", 2, 1, False), ("br", 2, 2, False),

@@ -128,7 +128,32 @@ def test_a_directory_of_class_folders_given_to_predict_names_its_folders_the_con
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "a.txt").write_text("x\n")
     plain = cli_in_process("predict", "--model", imported[3], "--input", tmp_path / "d")
-    assert plain.returncode == 2 and plain.stderr.strip() == f"error: expected a file but got a directory: {tmp_path / 'd'}"
+    assert plain.returncode == 2 and plain.stderr.strip() == \
+        f"error: --input: expected a file but got a directory: {tmp_path / 'd'}"
+
+
+@pytest.mark.parametrize("command, flag", [
+    (("evaluate", "--model", "{bundle}", "--data", "{directory}"), "--data"),
+    (("predict", "--model", "{bundle}", "--input", "{directory}"), "--input"),
+])
+@pytest.mark.parametrize("layout", ["class_folders", "empty"])
+def test_a_directory_given_to_evaluate_or_predict_is_refused_in_a_line_that_starts_with_the_flag(
+        tmp_path, imported, command, flag, layout):
+    """``evaluate --data DIR`` and ``predict --input DIR`` said "error: expected a file but got a directory", where
+    ``train --validation DIR`` names its flag first: they name theirs the same way, the class-folder hint kept."""
+    directory = tmp_path / "in"
+    if layout == "class_folders":
+        directory = _imdb(tmp_path, per_class=2)
+    else:
+        directory.mkdir()
+    r = cli_in_process(*[a.format(bundle=imported[3], directory=directory) for a in command])
+    assert_error(r, f"error: {flag}: expected a file but got a directory: {directory}")
+    if layout == "class_folders":
+        assert "a directory of class folders (neg, pos, unsup)" in r.stderr
+        assert f"import-folders --input {directory} --output FILE.csv --skip unsup" in r.stderr
+    else:
+        assert r.stderr.strip() == f"error: {flag}: expected a file but got a directory: {directory}"
+    assert r.stdout == ""
 
 
 def test_a_directory_of_split_folders_says_which_one_to_convert(tmp_path):

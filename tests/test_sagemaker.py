@@ -661,6 +661,46 @@ def test_an_empty_channel_fails_the_job_before_any_data_is_read(source_dir, tmp_
     assert os.listdir(tmp_path / "model") == []
 
 
+@pytest.mark.parametrize("channel", ["train", "test"])
+@pytest.mark.parametrize("beside", [{}, {"_SUCCESS": b""}], ids=["alone", "with a marker"])
+def test_a_channel_of_only_its_class_names_file_says_so(source_dir, tmp_path, channel, beside):
+    """A channel holding only classes.txt (the data left out of the S3 prefix) was said to hold "no files", where
+    it holds one the job reads: the line says it holds only the class names file and no data file."""
+    channels = {"train": {"a.train": GOOD}, "test": {"a.test": GOOD}}
+    channels[channel] = {"classes.txt": _write(b"bad\ngood\n"), **{k: _write(v) for k, v in beside.items()}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    skipped = (" (_SUCCESS skipped: Hadoop's, Spark's and Hive's markers, metadata and temporary files, never read as "
+               "data)") if beside else ""
+    assert last == (f"error: {channel} channel {tmp_path / 'input' / 'data' / channel} holds only the class names file "
+                    f"classes.txt and no data file{skipped}: check the S3 prefix given to fit()"), last
+    assert "channel:" not in r.stdout and os.listdir(tmp_path / "model") == []
+
+
+def test_a_job_lists_each_channel_once(source_dir, tmp_path, monkeypatch):
+    """The job walked each channel's directory three times at its start (the check that it holds data, its names
+    files, its read): now once per channel, the listing passed along."""
+    walked = []
+    real_walk = os.walk
+
+    def walk(top, *args, **kwargs):
+        walked.append(os.path.relpath(str(top), tmp_path))
+        return real_walk(top, *args, **kwargs)
+
+    monkeypatch.setattr(os, "walk", walk)
+    channels = {"train": {"a.train": GOOD, "classes.txt": _write(b"negative\npositive\n"), "_SUCCESS": _write(b"")},
+                "test": {"a.test": GOOD, "part-00001": _write(b"")}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 0, r.stdout + r.stderr
+    channel_walks = [top for top in walked if top.startswith(os.path.join("input", "data"))]
+    assert sorted(channel_walks) == [os.path.join("input", "data", "test"), os.path.join("input", "data", "train")]
+    # the listing's findings still said and used: the markers and empty files skipped, the names kept
+    assert "train channel: skipped 1 name(s) of Hadoop's" in r.stdout and "test channel: skipped 1 empty file(s): " \
+        "part-00001" in r.stdout, r.stdout
+    assert Predictor.load(tmp_path / "model").label_names == NAMES
+
+
 @pytest.mark.parametrize("told_by", ["SM_INPUT_DATA_CONFIG", "SM_TRAINING_ENV", "its FIFO only"])
 def test_a_channel_in_pipe_mode_is_refused_saying_to_use_file_mode(source_dir, tmp_path, told_by):
     """input_mode='Pipe' gives the job no channel directory, only FIFOs (train_0, one per epoch): the job said "train

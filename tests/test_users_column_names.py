@@ -256,3 +256,44 @@ def test_a_dataframe_refusal_stays_one_line_whatever_its_column_names_hold(revie
         predictor.evaluate(frame)
     said = str(caught.value)
     assert "\n" not in said and 'LabeledTexts(df["Sentiment\\n"], df["review"])' in said, said
+
+
+def _headerless_frames():
+    """Frames whose column names are no header's: pd.read_csv(path, header=None) of a real file (0, 1), Zhang et al.'s
+    class, title, body (0, 1, 2), a MultiIndex, names that two columns share."""
+    path = "/work/shared/data/real/amazon_snippets_train.csv"
+    headerless = pd.read_csv(path, header=None, nrows=300)
+    three = headerless.assign(body=headerless[1]).set_axis([0, 1, 2], axis=1)
+    multi = headerless.set_axis(pd.MultiIndex.from_tuples([("review", "label"), ("review", "text")]), axis=1)
+    duplicated = headerless.set_axis(["text", "text"], axis=1)
+    return {"headerless": headerless, "three": three, "multi": multi, "duplicated": duplicated}
+
+
+@pytest.mark.parametrize("kind", ["headerless", "three", "multi", "duplicated"])
+def test_a_dataframe_refusal_for_columns_named_by_no_header_pastes_without_an_error(predictor, kind):
+    """A frame read with header=None (columns 0 and 1) was told LabeledTexts(df["label"], df["text"]) and
+    zip(df['label'], df['text']): pasted, a KeyError. Its own columns are named now (df[0], df[1]); where no df[...]
+    names one column (a MultiIndex; a name two columns share, whose df[...] is a frame of both) the refusal says in
+    words to pass the two columns, and gives no code."""
+    import re
+
+    df = _headerless_frames()[kind]
+    calls = [lambda: predictor.evaluate(df), lambda: train(df, None, CONFIG), lambda: predictor.evaluate_examples(df)]
+    for call in calls:
+        with pytest.raises(FastTextError) as caught:
+            call()
+        said = str(caught.value)
+        pasted = re.findall(r"df\[[^\]]*\]", said)
+        if kind in ("headerless", "three"):
+            assert pasted[:2] == ["df[0]", "df[1]"], said
+            assert all(isinstance(eval(expression, {"df": df}), pd.Series) for expression in pasted), said
+        else:
+            assert pasted == [] and "its class column and its text column, each a Series" in said, said
+    with pytest.raises(FastTextError) as caught:
+        predictor.predict(df)  # (its text column alone)
+    said = str(caught.value)
+    pasted = re.findall(r"df\[[^\]]*\]", said)
+    if kind in ("headerless", "three"):
+        assert pasted == ["df[1]"] and isinstance(eval(pasted[0], {"df": df}), pd.Series), said
+    else:
+        assert pasted == [] and said.endswith("pass its text column, a Series"), said
