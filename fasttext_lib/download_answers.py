@@ -68,10 +68,11 @@ def labels_the_archive_as_sent(response, spec):
     encoding's. The md5 verifies it as any download."""
     if content_encoding(response) not in GZIP_ENCODINGS:
         return False  # (any other encoding is refused, whatever its length: br of the archive's size is no archive)
-    if response.status == 206:
-        sent = range_sent(response)
-        return sent is not None and sent[2] == spec.size
-    return announced_length(response) == spec.size
+    length = announced_length(response)
+    if response.status == 206:  # (and of the range's length where one is announced: a server gzipping each range's
+        sent = range_sent(response)  # body gives the archive's Content-Range, the gzip's Content-Length)
+        return sent is not None and sent[2] == spec.size and length in (None, sent[1] - sent[0])
+    return length == spec.size
 
 
 def refuse_an_encoding(encoding, response, url, part, spec, offset):
