@@ -52,7 +52,12 @@ exit 124 if $ran_out;
 exit($? & 127 ? 128 + ($? & 127) : $? >> 8);
 '
 
-out=$(mktemp "${TMPDIR:-/tmp}/python-check.XXXXXX") || exit 2
+# (a TMPDIR that names no folder, or one not writable, is passed over for /tmp, as Python's tempfile, pip and venv
+# pass it over: make stopped here on mktemp's own line, before Python was run)
+out=$(mktemp "${TMPDIR:-/tmp}/python-check.XXXXXX" 2>/dev/null || mktemp /tmp/python-check.XXXXXX 2>/dev/null) || {
+  echo "error: make cannot write a temporary file in ${TMPDIR:-/tmp} or /tmp to check $python: set TMPDIR to a writable folder" >&2
+  exit 2
+}
 check= stopped=
 stop() {
   stopped=$1

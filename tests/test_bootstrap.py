@@ -104,6 +104,22 @@ def test_make_takes_a_python_whose_path_has_spaces(tmp_path):
     assert "error:" not in r.stderr, r.stderr
 
 
+def test_make_checks_python_where_tmpdir_names_a_folder_that_is_not_there(tmp_path):
+    """Python, pip and venv fall back to /tmp where TMPDIR names no folder (tempfile.gettempdir); the check's own
+    temporary file did not, and make stopped on mktemp's line ("mktemp: failed to create file via template"), no
+    error line of ours, before Python was ever run. The check falls back to /tmp as they do, and make goes on."""
+    python, made_with = tmp_path / "python3.11", tmp_path / "venv_made_with"
+    python.write_text(f'#!/bin/sh\nif [ "$1" = -m ]; then printf "%s\\n" "$@" > "{made_with}"; exit 3; fi\n'
+                      f'exec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={**os.environ, "TMPDIR": str(tmp_path / "no such folder")})
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "mktemp" not in r.stderr and "error:" not in r.stderr, r.stderr
+
+
 def test_make_pip_install_without_a_venv_says_what_to_run_in_one_error_line(tmp_path):
     """pip-install is a step of making the venv: run alone before there is one, it printed make's
     "make: .venv/bin/python: No such file or directory" and "Error 127"."""
