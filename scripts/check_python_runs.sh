@@ -83,7 +83,9 @@ check=$!
 # prints "Terminated" for a check that the stop ended)
 while wait "$check" 2>/dev/null; status=$?; kill -0 "$check" 2>/dev/null; do :; done
 
-first=$(sed -n '/[^[:space:]]/{p;q;}' "$out")
+# (its first line that is not blank, at most 200 characters of it: megabytes without a line break were all quoted)
+first=$(sed -n '/[^[:space:]]/{p;q;}' "$out" | cut -c 1-201)
+[ "${#first}" -le 200 ] || first="$(printf '%s' "$first" | cut -c 1-200)..."
 rm -f "$out"
 if [ -n "$stopped" ]; then
   trap - "$stopped"

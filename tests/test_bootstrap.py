@@ -87,6 +87,26 @@ def test_make_names_a_python_that_is_on_path_but_does_not_run_in_one_error_line(
     assert not venv.exists()
 
 
+def test_make_quotes_at_most_the_start_of_a_long_first_line_a_python_that_does_not_run_printed(tmp_path):
+    """A PYTHON that printed megabytes without a line break (a binary, a wrapper dumping its state) put all of it into
+    the one error line."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python9"
+    shim.write_text("#!/bin/sh\nhead -c 200000 /dev/zero | tr '\\0' x >&2\nexit 3\n")
+    shim.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=python9", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={**os.environ, "PATH": os.pathsep.join([str(shims), os.environ["PATH"]])})
+    assert r.returncode != 0
+    line = r.stderr.splitlines()[0]
+    assert line.startswith("error: python9 is on PATH but does not run (exit 3: xxx"), line[:200]
+    assert line.endswith("...): make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)")
+    assert len(line) < 500
+    assert not venv.exists()
+
+
 def test_make_takes_a_python_whose_path_has_spaces(tmp_path):
     """`make demo PYTHON="/opt/my python/bin/python3.11"` was told there is no such Python on PATH: the path was split
     at its space. It is one program now, checked, run and used to make the venv (which this stand-in stops at: no
