@@ -446,3 +446,28 @@ def test_01_says_its_own_parameters_not_the_clis_flags(case, tmp_path):
     with pytest.raises(FastTextError) as told:
         read_own_splits(**parameters)
     assert "--" not in str(told.value) and said in str(told.value), told.value
+
+
+@pytest.mark.parametrize("asked, said", [("Drug", " (did you mean 'drug'?)"), ("drugs", " (did you mean 'drug'?)"),
+                                         ("reviews", "")])
+def test_02_on_a_dataset_prepared_under_another_spelling_asks_if_it_was_meant(asked, said, tmp_path, s3_bucket):
+    """02 and 04 with ``-p dataset Drug`` after 01 prepared ``drug`` were told to run 01 with dataset='Drug', as if
+    there were no such data: a name 01 refuses (``Sample``) gets "did you mean 'sample'?", one of the user's own got
+    nothing. The datasets prepared there (one List request under data/) are offered now as 01's names are."""
+    import boto3
+
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path))
+    for name in ("drug.train", "drug.test", "other.test", "notes.txt"):
+        boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key=f"p/data/{name}", Body=b"__label__1 a\n")
+    listed = []
+    storage.s3_client().meta.events.register("before-call.s3.ListObjectsV2", lambda **kw: listed.append(1))
+    with pytest.raises(FastTextError) as told:
+        ws.prepared(asked, "train")
+    assert str(told.value) == (f"no prepared train data for dataset {asked!r} at {ws.data}/{asked}.train{said}: run "
+                               f"notebook 01 with dataset={asked!r} (and train_file=, your file, for your own data) and "
+                               f"this bucket and prefix first")
+    assert len(listed) == 1
