@@ -27,6 +27,7 @@ from . import storage
 from . import text as text_rules
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
+from .stops import note_checkpoint_kept
 from .text import FORMED_BREAKS, MARKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -300,11 +301,21 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
         model.save_parameters(paths["model.params"])
         _write_optimizer_state(paths["optimizer.npz"], meta, optimizer_states)
-        storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
-    _note_newest(checkpoint_dir, epoch)
-    for old in older:
-        if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing the dir)
-            storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+        try:
+            storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
+        except KeyboardInterrupt as exc:  # stopped just after its commit (local: its manifest in place), it stays
+            if not storage.is_s3(checkpoint_dir) and os.path.isfile(os.path.join(_epoch_dir(checkpoint_dir, epoch),
+                                                                                 CHECKPOINT_MARKER)):
+                note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
+            raise  # (else the epoch before stays: the stop's line names it, KeptCheckpoint)
+    try:
+        _note_newest(checkpoint_dir, epoch)
+        for old in older:
+            if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing it)
+                storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+    except KeyboardInterrupt as exc:
+        note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
+        raise
     # Directories without a marker: what an interrupted save uploaded (an upload a signal abandoned may land
     # after it took its files back), or the rest of a removal a kill cut short. Nothing else would ever
     # visit them again. storage.remove deletes only our own files there (on S3 those older than its grace
@@ -313,6 +324,32 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     for old in sorted(leftovers - set(older) - {epoch}):
         with contextlib.suppress(FastTextError):
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+
+
+class KeptCheckpoint:
+    """The checkpoint a run's ``checkpoint_dir`` keeps for a rerun to resume from, as the run goes on: ``epoch`` (None:
+    none), first the one the look before the data found and a resume would read (``search``:
+    :func:`refuse_an_older_format`'s), then the one resumed and each one saved (the caller sets it). A stop that ends
+    the run within :meth:`told_on_a_stop` carries it (stops.note_checkpoint_kept): its one line says where it is and
+    how to resume, where "stopped and cleaned up" had the user think the checkpoints were gone too."""
+
+    def __init__(self, checkpoint_dir, search=None):
+        self.checkpoint_dir, self.epoch = checkpoint_dir, None
+        if checkpoint_dir and search is not None:
+            self.found(search)
+
+    def found(self, search):
+        """What the look before the data found (:func:`refuse_an_older_format`'s ``search``): the one a resume reads."""
+        self.epoch = _resumed_epoch(self.checkpoint_dir, search)
+
+    @contextlib.contextmanager
+    def told_on_a_stop(self):
+        try:
+            yield self
+        except KeyboardInterrupt as exc:
+            if self.checkpoint_dir and self.epoch is not None:
+                note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir)
+            raise
 
 
 def remove_older_than(checkpoint_dir, epoch, model, config, labels, data=None, validation=None, score_train=False,

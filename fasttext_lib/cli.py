@@ -347,12 +347,15 @@ def _json_number(value):
 
 def cmd_train(args):
     from . import storage
+    from .checkpoints import KeptCheckpoint
 
-    with storage.reading_together():  # --train and --validation: never one from a write that replaced the other
-        return _train(args)
+    kept = KeptCheckpoint(args.checkpoint_dir)  # what --checkpoint-dir keeps: a stop's line says it, and to rerun
+    # --train and --validation: never one from a write that replaced the other
+    with storage.reading_together(), kept.told_on_a_stop():
+        return _train(args, kept)
 
 
-def _train(args):
+def _train(args, kept):
     from . import label_names, storage
     from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
     from .cluster import check_kvstore_environment, workers_to_come
@@ -384,6 +387,7 @@ def _train(args):
         refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
         storage.check_writable(args.checkpoint_dir)
         search = refuse_an_older_format(args.checkpoint_dir, config.epochs)
+        kept.found(search)
         # (what is known without the data: train() is given this search, and looks no further before reading)
         refuse_other_settings(args.checkpoint_dir, search, config, validated=bool(args.validation), score_train=False,
                               num_workers=workers_to_come(config.kvstore))
@@ -431,6 +435,8 @@ def _train(args):
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
                         checkpoint_search=search, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
                         val_name=args.validation or "validation data")  # (errors name the file)
+        if args.checkpoint_dir and trained.history:  # the last epoch's is kept: the rerun resumes it, saves the bundle
+            kept.epoch = trained.history[-1]["epoch"]
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0

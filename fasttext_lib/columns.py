@@ -17,6 +17,7 @@ from .text import nfc
 
 # How the command line (and the SageMaker job's hyperparameters) name a table's columns: what an error of a table whose
 # columns must be named asks for (ColumnsToName), unless its caller names them otherwise.
+CLI_COLUMN_FLAGS = ("--label-column", "--text-column")  # how the CLI's user names the columns (Columns.given_as)
 FLAG_ADVICE = "--label-column NAME --text-column NAME (the SageMaker job's label_column and text_column)"
 
 
@@ -436,11 +437,14 @@ class Columns:
     as prose, :func:`header_text_columns`). Names are matched without case and surrounding spaces."""
     label: object = None
     texts: tuple = ()
+    given_as: tuple = CLI_COLUMN_FLAGS  # how the user gave the two, as the refusals name them: the CLI's flags
 
 
-def csv_columns(fmt, label=None, texts=None):
+def csv_columns(fmt, label=None, texts=None, given_as=None):
     """``fmt`` (a format name), or :class:`Columns` when ``label`` or ``texts`` (a list of names, each may be a
-    comma-separated list) name columns; a fastText-format ``fmt`` with them is an error."""
+    comma-separated list) name columns; a fastText-format ``fmt`` with them is an error. ``given_as``: the names of
+    the two settings as the user gave them, named by a refusal (None: the CLI's flags; notebook 01's parameters,
+    ``("label_column", "text_column")``: it has no flags)."""
     texts = tuple(n.strip() for t in (texts or ()) for n in str(t).split(",") if n.strip())
     label = str(label).strip() if label is not None and str(label).strip() else None
     if label is None and not texts:
@@ -448,7 +452,12 @@ def csv_columns(fmt, label=None, texts=None):
     if fmt == "fasttext":
         raise FastTextError("--label-column and --text-column choose columns of a CSV file with a header row, not "
                             "of fastText format (--format fasttext)")
-    return Columns(label, texts)
+    return Columns(label, texts, tuple(given_as or CLI_COLUMN_FLAGS))
+
+
+def _as_given(setting, value):
+    """A column named by a setting as the user gave it: ``--label-column rating``, ``label_column='rating'``."""
+    return f"{setting} {value}" if setting.startswith("-") else f"{setting}={value!r}"
 
 
 def chosen_columns(header, choice, rows, uri, keys=False):
@@ -461,42 +470,43 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     folded = [_folded_name(n) for n in names]
     shown = ",".join(names)
     where, column = ("its objects' keys", "key") if keys else ("the header row", "column")
-    needs_header = ("--label-column and --text-column name the columns of a header row, and every CSV or TSV file "
-                    "read with them needs one")
+    label_setting, text_setting = choice.given_as
+    needs_header = (f"{label_setting} and {text_setting} name the columns of a header row, and every CSV or TSV file "
+                    f"read with them needs one")
 
     def find(name, flag):
         hits = [i for i, n in enumerate(folded) if n == _folded_name(name)]
         if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
-            raise FastTextError(f"{uri}: {flag} {name}: the file has no header row to find it in (its first line is a "
+            raise FastTextError(f"{uri}: {_as_given(flag, name)}: the file has no header row to find it in (its first line is a "
                                 f"record: {_shortened(shown)}); {needs_header}")
         if not hits and not keys and not (looks_like_header(names) or any(
                 n in HEADER_LABEL_NAMES or n in HEADER_TEXT_NAMES or n in INDEX_NAMES for n in lowered)):
             # short words, none a name training knows (positive,great: a header, or a record of a short file?): said
             # to be the header row, a record was
-            raise FastTextError(f"{uri}: {flag} {name}: its first line ({_shortened(shown)}) names no such column: "
+            raise FastTextError(f"{uri}: {_as_given(flag, name)}: its first line ({_shortened(shown)}) names no such column: "
                                 f"if that line is the header row, those are its columns; if it is a record, the file "
                                 f"has no header row; {needs_header}")
         if len(hits) != 1:
             how = f"no {column}" if not hits else f"{len(hits)} {column}s"
-            raise FastTextError(f"{uri}: {flag} {name}: {how} of that name in {where} ({shown})")
+            raise FastTextError(f"{uri}: {_as_given(flag, name)}: {how} of that name in {where} ({shown})")
         return hits[0]
 
-    text_cols = [find(t, "--text-column") for t in choice.texts]
+    text_cols = [find(t, text_setting) for t in choice.texts]
     twice = next((t for c, t in zip(text_cols, choice.texts) if text_cols.count(c) > 1), None)
     if twice is not None:  # (each record's text was read twice over, its words counted double)
-        raise FastTextError(f"{uri}: --text-column {twice}: {column} {names[text_cols[choice.texts.index(twice)]]!r} is "
+        raise FastTextError(f"{uri}: {_as_given(text_setting, twice)}: {column} {names[text_cols[choice.texts.index(twice)]]!r} is "
                             f"named more than once (name each text {column} once)")
     if choice.label is not None:
-        label_col = find(choice.label, "--label-column")
+        label_col = find(choice.label, label_setting)
     else:
         named = [i for i, n in enumerate(lowered) if n in HEADER_LABEL_NAMES and i not in text_cols]
         if len(named) != 1:
             raise FastTextError(f"{uri}: {where} ({shown}) name{'' if keys else 's'} {'no' if not named else len(named)} "
-                                f"class {column}(s) training knows; name it with --label-column")
+                                f"class {column}(s) training knows; name it with {label_setting}")
         label_col = named[0]
     if label_col in text_cols:
-        raise FastTextError(f"{uri}: {column} {names[label_col]!r} cannot be both the class (--label-column) and text "
-                            f"(--text-column)")
+        raise FastTextError(f"{uri}: {column} {names[label_col]!r} cannot be both the class ({label_setting}) and "
+                            f"text ({text_setting})")
     if not text_cols and not keys:
         text_cols = _spilled_text(header, label_col)
     if not text_cols:
@@ -504,7 +514,7 @@ def chosen_columns(header, choice, rows, uri, keys=False):
         text_cols = header_text_columns(header, (label_col, named), rows)[1]
         if not text_cols:
             raise FastTextError(f"{uri}: {where} ({shown}) name{'' if keys else 's'} no text {column} training knows "
-                                f"beside the class {column} {names[label_col]!r}; name it with --text-column")
+                                f"beside the class {column} {names[label_col]!r}; name it with {text_setting}")
     return label_col, text_cols
 
 

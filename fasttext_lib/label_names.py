@@ -466,7 +466,7 @@ def keyed_by_class(mapping, labels):
     return renamed
 
 
-def kept_for_data(found, labels, where, subset=False):
+def kept_for_data(found, labels, where, subset=False, option="--label-names", own_name=None):
     """The entries of a names file found beside the data (``where``) for the data's ``labels``.
 
     A file naming classes the data lacks is fine (a split without every class), but not one that also leaves some
@@ -477,27 +477,38 @@ def kept_for_data(found, labels, where, subset=False):
     four topics beside two-class reviews named them World and Sports; a polarity file beside 5-star data named
     stars 1 and 2 only). A split that misses a class or two still has more than half. ``subset``: any share will do
     (the file is this data's, :func:`named_for`, or the data is a ``limit``-ed read of it). A file
-    that names none of the data's classes is not about it and gives no names."""
+    that names none of the data's classes is not about it and gives no names.
+
+    ``option``: how the caller's user names the classes instead (the CLI's ``--label-names``); None where there is
+    no such way (notebook 01): the refusals then say to write the file as ``id=name`` lines, or to name it
+    ``own_name`` (the data's ``<stem>.classes.txt``, taken as the data's whatever classes it lacks: :func:`named_for`)."""
     found = keyed_by_class(found, labels)
     refuse_a_title(found, labels, where)
     present = set(labels)
     unused = [label for label in found if label not in present]
     unnamed = sorted((label for label in present if label not in found), key=lambda label: (len(label), label))
     if unused and unnamed and len(unnamed) < len(present):
+        one_by_one = (f"name the classes one by one: {option} {_renumbered(found, present)}" if option else
+                      f"write it as id=name lines, one class each ({_renumbered(found, present)})")
         raise FastTextError(f"{where} names class(es) {', '.join(map(repr, unused[:5]))} that the data does not have "
                             f"but not its class(es) {', '.join(map(repr, unnamed[:5]))}: its numbering is not the "
-                            f"data's (a classes.txt names class 1 on its first line); fix it, or name the classes "
-                            f"one by one: --label-names {_renumbered(found, present)}")
+                            f"data's (a classes.txt names class 1 on its first line); fix it, or {one_by_one}")
     shared = len(found) - len(unused)
-    advice = (f"is it another dataset's? Move it away, or pass --label-names (a names file, or 1=negative,2=positive; "
-              f"'none' for raw labels; {where} itself if it is this data's")
+    if option:
+        advice = (f"is it another dataset's? Move it away, or pass {option} (a names file, or 1=negative,2=positive; "
+                  f"'none' for raw labels; {where} itself if it is this data's")
+        lacking = f"{advice}: a split without every class)"
+        advice += ")"
+    else:
+        advice = lacking = (f"is it another dataset's? Move it away; if it is this data's, rename it {own_name} (a "
+                            f"names file of that name may leave classes out)")
     if shared and not subset and unnamed:
         raise FastTextError(f"{where} names {shared} of the data's {len(present)} classes, not its class(es) "
-                            f"{', '.join(map(repr, unnamed[:5]))}: {advice})")
+                            f"{', '.join(map(repr, unnamed[:5]))}: {advice}")
     if shared and not subset and 2 * shared <= len(found):
         raise FastTextError(f"{where} names {len(found)} classes but the data has {'only ' if shared else ''}{shared} of "
                             f"them (its classes: {', '.join(sorted(present, key=lambda c: (len(c), c))[:10])}): "
-                            f"{advice}: a split without every class)")
+                            f"{lacking}")
     return {k: v for k, v in found.items() if k in present}
 
 

@@ -9,8 +9,8 @@ The Stop button pressed during a training (a KeyboardInterrupt that train told t
 stops.stopped_line) is shown so too, ``error: stopped by the user at epoch 2, step 31; ...``, rather than a traceback
 through the training loop; one that ends an autotune search says where in the search it came (stops.note_stop_line:
 ``error: stopped by the user during autotune trial 1 of the search; ...``). A Stop during a write that left files
-behind (a pair on S3 that may now be mixed, files its cleanup could not remove) is the CLI's line for it
-(stops.stop_message). The cell still fails (papermill sees a KeyboardInterrupt), and any other KeyboardInterrupt keeps
+behind (a pair on S3 that may now be mixed, files its cleanup could not remove, a training's checkpoint that the
+cell run again resumes from) is the CLI's line for it (stops.stop_message). The cell still fails (papermill sees a KeyboardInterrupt), and any other KeyboardInterrupt keeps
 IPython's traceback.
 """
 import sys
@@ -18,6 +18,8 @@ import sys
 from .errors import FastTextError, error_line
 from .stops import stop_left, stop_message, stopped_line
 
+# How a notebook's user resumes from the checkpoint a stopped train(checkpoint_dir=...) kept (stops.stop_message)
+RESUME_BY_RUNNING_THE_CELL = ": run the cell again to resume from it"
 # The exceptions our handler is installed for: a KeyboardInterrupt only where stopped_line tells its place, or where
 # it left what its line must say (stop_left).
 _OURS = (FastTextError, KeyboardInterrupt)
@@ -33,7 +35,8 @@ def _error_as_line(shell, etype, value, tb, tb_offset=None):
     <message>`` alone. Another KeyboardInterrupt (a Stop elsewhere) is shown as IPython shows it."""
     if not _is_ours(value):
         return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-    line = error_line(value if isinstance(value, FastTextError) else stop_message(value))  # (the CLI's line for a stop)
+    # (the CLI's line for a stop; a checkpoint kept is resumed from as the cell is run again)
+    line = error_line(value if isinstance(value, FastTextError) else stop_message(value, RESUME_BY_RUNNING_THE_CELL))
     # The error output (papermill, nbclient and Jupyter read it), by the shell's class: ``import sagemaker`` installs
     # rich's traceback display over the instance's method (sagemaker_core's logger calls rich.traceback.install),
     # which ignores the line and shows the whole traceback, as display output papermill does not report.

@@ -21,6 +21,7 @@ TEST_FRACTION = 0.2
 SHOWN_CLASSES = 5  # the classes of one document held_out_line names
 # How 01 is told to name a table's columns (ColumnsToName.advising), and 02, 03 and 04 (which read what 01 prepared).
 NAMED_IN_01 = "label_column='NAME' and text_column='NAME' (this notebook's parameters)"
+NOTEBOOK_SETTINGS = ("label_column", "text_column")  # what a refusal of the columns names (columns.Columns.given_as)
 NAMED_BY_RUNNING_01 = ("run notebook 01 with dataset={dataset!r}, train_file=<your file>, label_column='NAME' and "
                        "text_column='NAME' (02, 03 and 04 read what 01 prepared)")
 
@@ -72,7 +73,7 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
 
     if test_file is None:  # before the file is read (a bad one was numpy's traceback once it had been)
         check_seed(seed)
-    fmt = csv_columns("auto", label_column, [text_column] if text_column else None)
+    fmt = csv_columns("auto", label_column, [text_column] if text_column else None, given_as=NOTEBOOK_SETTINGS)
     try:
         if test_file is not None:
             # (before the data: minutes at Yelp size)
@@ -80,12 +81,14 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
             splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False),
                       "test": read_labeled(test_file, fmt=fmt, find_names=False)}
             _check_trainable(splits["train"])
-            splits = _named(splits, *named)
+            splits = _named(_test_by_class_ids(splits, named[1], test_file), *named)
             _check_test_classes(splits, test_file)
             return _writable_classes(splits)
-        train = read_labeled(train_file, fmt=fmt)
+        named = label_names.find_beside(train_file)  # (read_labeled's, whose refusal of it names --label-names)
+        train = read_labeled(train_file, fmt=fmt, find_names=False)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
+    train = _named({"train": train}, *named, train_file)["train"]  # (as read_labeled: the names, then the classes)
     _check_trainable(train)
     kept, held_out = hold_out_by_class(train, TEST_FRACTION, seed, train_file)
     return _writable_classes({"train": kept, "test": held_out})
@@ -115,16 +118,42 @@ def _check_test_classes(splits, test_file):
               lines_named(test.first_lines, test_file), pandas_class_column(test))
 
 
+def _test_by_class_ids(splits, found, test_file):
+    """``splits`` with a test split labelled by the names ``found`` (the names file beside either file) gives the
+    training split's classes (``negative`` for ``1``) labelled by those classes' ids, as 02 reads it with the names
+    01 writes beside it. The CLI's validation data is read so (label_encoding.class_ids); 01 refused it as a names
+    file naming 2 of the data's 4 classes. A test split labelled by class ids, or with labels that are neither, is
+    left as it is, for the checks after this to say what is wrong."""
+    from dataclasses import replace
+
+    from . import label_names
+    from .data import sort_labels
+    from .label_encoding import class_ids
+
+    train, test = splits["train"], splits["test"]
+    classes = sort_labels(train.labels)
+    names = {label: name for label, name in label_names.keyed_by_class(found, classes).items() if label in classes}
+    if not names or set(test.labels) <= set(classes) or not set(test.labels) <= set(names.values()) | set(classes):
+        return splits
+    ids = class_ids(test.labels, classes, test_file, names)  # (a mix of ids and names: refused, naming test_file)
+    as_id = dict(zip(test.labels, ids))
+    first_lines = {}
+    for label, line in test.first_lines.items():
+        first_lines.setdefault(as_id.get(label, label), line)
+    return {"train": train, "test": replace(test, labels=list(ids), first_lines=first_lines)}
+
+
 def _named(splits, names_file, found, data_file):
     """``splits`` named by ``found`` (what label_names.find_beside_either found beside ``data_file``), checked
     against the classes of both splits as read_labeled checks a names file against one file's
-    (label_names.kept_for_data)."""
+    (label_names.kept_for_data), its refusals saying what a notebook's user can do (no --label-names here)."""
     from . import label_names
 
     if names_file is None:
         return splits
-    labels = list(splits["train"].labels) + list(splits["test"].labels)
-    names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, data_file))
+    labels = [label for data in splits.values() for label in data.labels]
+    names = label_names.kept_for_data(found, labels, names_file, subset=label_names.named_for(names_file, data_file),
+                                      option=None, own_name=label_names.beside(data_file)[0])
     for data in splits.values():
         data.names = dict(names)
     return splits

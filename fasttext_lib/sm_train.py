@@ -720,10 +720,8 @@ def _plot_history(history, path):
 
 def run_training(argv=None, environ=None):
     """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
-    from . import __version__, label_names
+    from . import __version__
     from .columns import csv_columns
-    from .devices import describe_ctx
-    from .train import train
 
     from . import cluster
 
@@ -765,6 +763,21 @@ def run_training(argv=None, environ=None):
         except FastTextError as exc:
             raise FastTextError(in_job_terms(str(exc), train_kwargs["checkpoint_dir"],
                                              test_name=env.test_channel_name)) from None
+    from .checkpoints import KeptCheckpoint
+
+    kept = KeptCheckpoint(train_kwargs.get("checkpoint_dir"), search)  # a stop's line says it, and how a job resumes
+    with kept.told_on_a_stop():
+        return _train_and_save(args, env, config, fmt, train_kwargs, search, kept)
+
+
+def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
+    """The job once its settings and checkpoints are checked: the channels read, the model trained (from the
+    checkpoint ``search`` found, if any), the bundle and metrics saved. ``kept``: the checkpoint the job's directory
+    keeps, as a stop tells it (checkpoints.KeptCheckpoint)."""
+    from . import label_names
+    from .devices import describe_ctx
+    from .train import train
+
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
     # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read
@@ -796,6 +809,8 @@ def run_training(argv=None, environ=None):
     except FastTextError as exc:
         raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"),
                                          test_name=env.test_channel_name)) from None
+    if train_kwargs.get("checkpoint_dir") and trained.history:  # the last epoch's is kept (a stop while saving)
+        kept.epoch = trained.history[-1]["epoch"]
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
         record = trained.pretrained
@@ -850,6 +865,17 @@ def in_job_terms(message, checkpoint_dir, synced_dir=None, test_name="test"):
     if synced:
         message += f"; SageMaker copies that prefix to {checkpoint_dir} when a job starts"
     return message
+
+
+def resumed_by_a_job(checkpoint_dir, synced_dir=None):
+    """How a job resumes from the checkpoint a stopped one kept in ``checkpoint_dir``, as its stop's line says it after
+    the checkpoint's place (stops.stop_message): the CLI's "run the same command again" is no way to restart a job.
+    /opt/ml/checkpoints (``synced_dir``) goes with the container: SageMaker copies it to the job's checkpoint_s3_uri,
+    which a managed spot training restart, or a new job given it, copies back."""
+    if is_synced(checkpoint_dir, synced_dir):
+        return (", which SageMaker copies to the job's checkpoint_s3_uri: a job started with that checkpoint_s3_uri "
+                "(a managed spot training restart is) resumes from it")
+    return ": a job started with the same checkpoint_dir hyperparameter resumes from it"
 
 
 def write_failure(message, environ=None):
@@ -918,7 +944,7 @@ def main(argv=None, environ=None, lean_mxnet=False):
     except KeyboardInterrupt as exc:
         # The CLI's line and status, 128 + the signal's number (143 for SIGTERM, 130 for Ctrl-C), as a stop while
         # the job starts has (stops.stop_at_once_on_signals): re-raised as a user error, it exited 2
-        return _fail(error_line(stop_message(exc)), environ, getattr(exc, "exit_status", 130))
+        return _fail(error_line(stop_message(exc, resumed_by_a_job)), environ, getattr(exc, "exit_status", 130))
     except Exception as exc:
         if is_out_of_memory(exc):  # the instance type, the data or the settings, not a bug: the CLI's one line
             return _fail(error_line(out_of_memory_line(exc)), environ)

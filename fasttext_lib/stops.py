@@ -384,11 +384,26 @@ def note_what_a_stop_came_after(exc, what):
     exc.came_after = what
 
 
+def note_checkpoint_kept(exc, where, epoch, checkpoint_dir):
+    """A KeyboardInterrupt ``exc`` that ended a training whose ``checkpoint_dir`` keeps a checkpoint a rerun resumes
+    from: ``where`` it is (its epoch's folder) and its ``epoch``, said in the stop's line with how to resume
+    (:func:`stop_message`). "stopped and cleaned up" alone had the user think the checkpoints were removed too, and
+    not know that the same command goes on from there. The first note stays: the innermost knows best (a save
+    stopped once its checkpoint was in place keeps that one, not the epoch before)."""
+    if getattr(exc, "checkpoint_kept", None) is None:
+        exc.checkpoint_kept = (where, epoch, checkpoint_dir)
+
+
+# How the CLI's user resumes from a kept checkpoint: what a stop's line says after the checkpoint's place.
+RESUME_BY_RERUN = ": run the same command again to resume from it"
+
+
 def stop_left(exc):
-    """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_could_not_remove` or
-    :func:`note_what_a_stop_came_after` told of the stop ``exc`` (or of a failure or stop it came during: see
-    :func:`_noted`): its line (:func:`stop_message`) says what it left."""
-    return bool(_noted(exc, "left_behind") or _noted(exc, "not_removed") or _noted(exc, "came_after"))
+    """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_could_not_remove`,
+    :func:`note_what_a_stop_came_after` or :func:`note_checkpoint_kept` told of the stop ``exc`` (or of a failure or
+    stop it came during: see :func:`_noted`): its line (:func:`stop_message`) says what it left."""
+    return bool(_noted(exc, "left_behind") or _noted(exc, "not_removed") or _noted(exc, "came_after")
+                or _noted(exc, "checkpoint_kept"))
 
 
 def _noted(exc, name):
@@ -407,11 +422,14 @@ def _noted(exc, name):
     return found
 
 
-def stop_message(exc):
+def stop_message(exc, resume=RESUME_BY_RERUN):
     """The one line (after ``error: ``) a stop ``exc`` is shown as, by the CLI (cli.main) and in a notebook
     (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove, or
     what it had done when it stopped (:func:`note_what_a_stop_came_after`), and what it left that no cleanup can put back (:func:`stop_left`). A notebook's Stop that left nothing and
-    whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line."""
+    whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line.
+    A training whose checkpoint directory keeps a checkpoint (:func:`note_checkpoint_kept`): that checkpoint's epoch
+    and place, then ``resume``: how to resume from it, as the caller's user does (the CLI's :data:`RESUME_BY_RERUN`;
+    a function of the checkpoint directory: the training job's, which depends on where it is)."""
     left, not_removed = "; ".join(_noted(exc, "left_behind")) or None, _noted(exc, "not_removed")
     came_after = next(iter(_noted(exc, "came_after")), None)
     if not stop_left(exc) and stopped_line(exc):
@@ -421,7 +439,14 @@ def stop_message(exc):
         line += f"; {could_not_remove(not_removed)}"
     else:
         line += f" after {came_after}" if came_after else " and cleaned up"
-    return line + (f", but {left}" if left else "")
+    line += f", but {left}" if left else ""
+    kept = next(iter(_noted(exc, "checkpoint_kept")), None)
+    if kept:
+        where, epoch, checkpoint_dir = kept
+        joined = ", keeping" if line.endswith(" and cleaned up") else "; keeping"
+        line += f"{joined} the checkpoint of epoch {epoch} in {where}"
+        line += resume(checkpoint_dir) if callable(resume) else resume
+    return line
 
 
 def carry_on_after_ctrl_c(exc):

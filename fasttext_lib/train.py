@@ -24,6 +24,7 @@ check of the input data, then its features), :func:`_join_workers` (the kvstore,
 :func:`_build_or_resume` (the model, a checkpoint's state, the optimizer), then :func:`_run_epoch` and
 :func:`_end_epoch` (scores, history row, checkpoint) per epoch.
 """
+import contextlib
 import importlib
 import math
 import sys
@@ -36,8 +37,8 @@ import numpy as np
 
 from . import cluster
 from .batches import BatchMaker, prefetch, to_batch_arrays
-from .checkpoints import (TRAIN_ACCURACY, data_fingerprint, load_checkpoint, remove_older_than, save_checkpoint,
-                          text_rule_of)
+from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, remove_older_than,
+                          save_checkpoint, text_rule_of)
 from .class_checks import check_classes
 from .config import TrainConfig
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
@@ -177,20 +178,38 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     config = config or TrainConfig()
     train_data, val_data, ctxs = _checked_inputs(train_data, val_data, config, score_train)
     checkpoint_search = _look_into_checkpoints(checkpoint_dir, checkpoint_search, config, val_data, score_train)
-    data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
-    kv, workers = _join_workers(config, data)
-    # (the order of these two matters: the texts are freed before the model's table is allocated)
-    config = _resolve_settings_and_release_texts(config, data, workers, release_texts)
-    run = _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, checkpoint_search)
-    del kv  # (the updater's is now the last reference: _leave_cluster drops it, a dist_* kvstore's barrier)
-    keep_freed_memory()  # the big one-off arrays (features, the table) exist: from here on the heap is kept whole
-    for epoch in range(run.first_epoch, config.epochs + 1):
-        # (each epoch's arrays, its 4.5 MB order at 560k among them, are freed when _run_epoch returns, so that
-        # the next epoch's take their place in the heap rather than grow it)
-        row = _run_epoch(run, epoch)
-        _end_epoch(run, row, on_epoch_end)
-    _leave_cluster(run)
+    kept = KeptCheckpoint(checkpoint_dir, checkpoint_search)  # (a stop says it, and how to resume from it)
+    with _told_to_the_caller_on_a_stop(), kept.told_on_a_stop():  # (the note made, then told)
+        data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
+        kv, workers = _join_workers(config, data)
+        # (the order of these two matters: the texts are freed before the model's table is allocated)
+        config = _resolve_settings_and_release_texts(config, data, workers, release_texts)
+        run = _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, checkpoint_search, kept)
+        del kv  # (the updater's is now the last reference: _leave_cluster drops it, a dist_* kvstore's barrier)
+        keep_freed_memory()  # the big one-off arrays (features, the table) exist: from here on the heap is kept whole
+        for epoch in range(run.first_epoch, config.epochs + 1):
+            # (each epoch's arrays, its 4.5 MB order at 560k among them, are freed when _run_epoch returns, so that
+            # the next epoch's take their place in the heap rather than grow it)
+            row = _run_epoch(run, epoch)
+            _end_epoch(run, row, on_epoch_end)
+        _leave_cluster(run)
     return run.result
+
+
+@contextlib.contextmanager
+def _told_to_the_caller_on_a_stop():
+    """A stop of a training whose checkpoint is kept (checkpoints.KeptCheckpoint) ends its traceback with where that
+    checkpoint is and how to resume, for a caller of the Python API (a script's Ctrl-C): a bare KeyboardInterrupt
+    did not say that the same call goes on from it. (The CLI and a notebook show their own line: stops.stop_message.)"""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        kept = getattr(exc, "checkpoint_kept", None)
+        if kept and hasattr(exc, "add_note"):  # (Python 3.11 on; the SageMaker 3.8 image's job prints its line)
+            where, epoch, _ = kept
+            exc.add_note(f"the checkpoint of epoch {epoch} is kept in {where}: train again with the same "
+                         f"checkpoint_dir to resume from it")
+        raise
 
 
 @dataclass
@@ -238,6 +257,7 @@ class _Run:
     data_id: Optional[str]  # the fingerprints a checkpoint is saved with (None without checkpoint_dir)
     val_id: Optional[str]
     score_train: bool
+    kept: KeptCheckpoint  # the checkpoint checkpoint_dir keeps (its epoch: None without one), said on a stop
     # how a step runs (batches.py, step.py)
     maker: BatchMaker
     summed_loss: object  # step.summed_loss_block, hybridized
@@ -358,7 +378,7 @@ def _resolve_settings_and_release_texts(config, data, workers, release_texts):
     return config
 
 
-def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, search=None):
+def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, search=None, kept=None):
     """The model, its optimizer and its history as the first epoch to run finds them: a new model (the table
     seeded, pretrained rows in it), or where the latest checkpoint of this run in ``checkpoint_dir`` left them.
     In a cluster, every worker's data and settings are compared here, before the first step."""
@@ -367,6 +387,9 @@ def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, sea
     data_id = data_fingerprint(data.featurizer, data.train_bags, data.y_train, vectors_id) if checkpoint_dir else None
     val_id = data_fingerprint(data.featurizer, *data.val) if checkpoint_dir and data.val is not None else None
     resumed = _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train, search)
+    kept = kept or KeptCheckpoint(checkpoint_dir)
+    if resumed is not None:  # (the one the search found, unless the resume set aside an incomplete one)
+        kept.epoch = resumed["epoch"]
     result.rank, result.num_workers = workers.rank, workers.count
     if workers.watch is not None:  # every worker must train on the same data with the same settings: refused otherwise
         with workers.watch.armed("while the workers compared their data and settings"):
@@ -385,7 +408,8 @@ def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, sea
     model.output.hybridize(static_alloc=True)  # scoring (evaluate_bags) runs it alone
     maker = BatchMaker(data.train_bags, data.y_train, data.featurizer.num_rows)
     return _Run(config, data, workers, model, result, updater, 1 if resumed is None else resumed["epoch"] + 1,
-                steps_per_epoch, checkpoint_dir, data_id, val_id, score_train, maker, summed_loss, native, sgd, shrink)
+                steps_per_epoch, checkpoint_dir, data_id, val_id, score_train, kept, maker, summed_loss, native, sgd,
+                shrink)
 
 
 def _build_model(config, data):
@@ -549,6 +573,7 @@ def _end_epoch(run, row, on_epoch_end):
                         run.updater.get_states(), names=run.data.names, data=run.data_id, validation=run.val_id,
                         score_train=run.score_train, num_workers=run.workers.count,
                         unicode_form=featurizer.unicode_form)
+        run.kept.epoch = row["epoch"]
     if on_epoch_end is not None:
         on_epoch_end(row)
 

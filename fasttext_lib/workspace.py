@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from . import inference_files, storage
-from .errors import FastTextError, refuse_standard_output
+from .errors import FastTextError, did_you_mean, refuse_standard_output
 from .stops import keeping_stops, note_stop_line
 from .figures import FIGURE_MARK, plot_trials, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
@@ -105,9 +105,26 @@ class Workspace:
                     raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: {exc}") from None
                 # a name of the user's own, which 01 prepares from train_file (it was told "unknown dataset")
                 own = " (and train_file=, your file, for your own data)"
-            raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}: run notebook 01 with "
-                                f"dataset={dataset!r}{own} and this bucket and prefix first")
+            # (Drug for the drug 01 prepared was told to run 01 with 'Drug': as if there were no such data)
+            meant = did_you_mean(dataset, self._prepared_names(split), 2)
+            raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}{meant}: run notebook 01 "
+                                f"with dataset={dataset!r}{own} and this bucket and prefix first")
         return uri
+
+    def _prepared_names(self, split):
+        """The datasets prepared here with a ``split`` (``data/{name}.{split}``), for a name asked that has none: one
+        List request, of the first 1,000 objects under ``data/`` (a name past them is not offered); none where S3
+        refuses it (a role without s3:ListBucket) or fails, as the error it would hint at is said all the same."""
+        if not storage.is_s3(self.data):
+            return []
+        bucket, prefix = storage.split_s3(self.data)
+        prefix, suffix = prefix.rstrip("/") + "/", f".{split}"
+        try:
+            listed = storage.s3_client().list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+        except Exception:
+            return []
+        names = (entry["Key"][len(prefix):] for entry in listed)
+        return sorted(name[:-len(suffix)] for name in names if name.endswith(suffix) and len(name) > len(suffix))
 
     def saved_model(self, run_name):
         """The bundle :meth:`model` names, or one error saying to run notebook 02 first (its ``config.json`` is the

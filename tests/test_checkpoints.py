@@ -1022,7 +1022,8 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
     is in place, or right after os.replace put checkpoint.json in place (Python runs the handler between two
     bytecodes: there, before the publish had noted its commit, it took the files back and left a manifest
     naming deleted files; every rerun failed 'model.params ... is missing ... try again'). The rerun job
-    ends with the parameters of an uninterrupted one, and only its newest checkpoint is left."""
+    ends with the parameters of an uninterrupted one, and only its newest checkpoint is left. The stop's line names the
+    checkpoint kept: epoch 1's while epoch 2's is published, epoch 2's once its manifest is in place."""
     import io
     import contextlib
 
@@ -1065,7 +1066,10 @@ def test_training_job_stopped_mid_checkpoint_then_rerun(tmp_path, small_train_fi
     monkeypatch.setattr(storage.sets, "_move_hashing", move)
     monkeypatch.setattr(os, "replace", replace)
     first = container("first")
-    assert job(first, ckpt) == (143, "error: terminated (SIGTERM); stopped and cleaned up\n")
+    kept = ckpt / ("epoch-0001" if when == "data file in place" else "epoch-0002")  # (the manifest: committed)
+    assert job(first, ckpt) == (143, f"error: terminated (SIGTERM); stopped and cleaned up, keeping the checkpoint of "
+                                     f"epoch {kept.name[-1]} in {kept}: a job started with the same checkpoint_dir "
+                                     f"hyperparameter resumes from it\n")
     assert os.listdir(first["SM_MODEL_DIR"]) == []
     monkeypatch.undo()
     rerun, whole = container("rerun"), container("whole")
@@ -1988,3 +1992,82 @@ def test_a_pickled_checkpoint_the_synced_directorys_resume_would_read_is_refused
         refuse_an_older_format(str(ckpt), 3, synced=True)
     assert str(refused.value) == str(resumed.value), str(refused.value)
     assert str(refused.value).startswith(f"checkpoint {epoch} was written by an older version") and not ran.exists()
+
+
+def _ctrl_c():
+    signal.getsignal(signal.SIGINT)(signal.SIGINT, None)  # what Ctrl-C arriving here runs
+
+
+@pytest.mark.parametrize("when", ["after epoch 2", "before the first checkpoint", "while the data is read",
+                                  "while the bundle is written"])
+def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_file, monkeypatch, when):
+    """Ctrl-C during `train --checkpoint-dir` said 'interrupted (SIGINT); stopped and cleaned up': nothing of the
+    checkpoint kept, nor that the same command resumes from it ('cleaned up' read as the checkpoints removed). Now
+    the line names the newest checkpoint there and says to rerun; a run stopped before there is one says what it
+    said. The rerun then resumes from that epoch."""
+    from conftest import cli_in_process
+    import fasttext_lib.bundle as bundle_module
+    import fasttext_lib.cli as cli_module
+    import fasttext_lib.data as data_module
+    import fasttext_lib.train as train_module
+
+    ckpt, out = tmp_path / "ck", tmp_path / "model"
+    command = _checkpoint_command(small_train_file, str(ckpt), out)[3:]
+    if when == "while the data is read":  # an earlier run, stopped after its epoch 1, left epoch-0001
+        monkeypatch.setattr(cli_module, "say", lambda text, **kw: _ctrl_c() if '"epoch": 1,' in text else None)
+        assert cli_in_process(*command).returncode == 130
+        monkeypatch.undo()
+        real_read = data_module.read_counted
+        monkeypatch.setattr(data_module, "read_counted", lambda *a, **kw: (_ctrl_c(), real_read(*a, **kw))[1])
+        kept = 1
+    elif when == "after epoch 2":
+        monkeypatch.setattr(cli_module, "say", lambda text, **kw: _ctrl_c() if '"epoch": 2,' in text else None)
+        kept = 2
+    elif when == "before the first checkpoint":
+        monkeypatch.setattr(train_module, "save_checkpoint", lambda *a, **kw: _ctrl_c())
+        kept = None
+    else:
+        monkeypatch.setattr(bundle_module, "save_bundle", lambda *a, **kw: _ctrl_c())
+        kept = 3
+    stopped = cli_in_process(*command)
+    monkeypatch.undo()
+    if kept is None:
+        assert (stopped.returncode, stopped.stderr) == (130, "error: interrupted (SIGINT); stopped and cleaned up\n")
+        return
+    where = os.path.join(str(ckpt), f"epoch-{kept:04d}")
+    assert (stopped.returncode, stopped.stderr) == (130, (
+        f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch {kept} in {where}: "
+        f"run the same command again to resume from it\n"))
+    assert not out.exists()
+    rerun = cli_in_process(*command)
+    assert rerun.returncode == 0 and f"epoch {kept} of 3 done" in rerun.stderr, rerun.stderr
+
+
+def test_train_stopped_with_a_checkpoint_dir_tells_the_caller_and_the_notebook_what_it_keeps(splits, tmp_path):
+    """The Python API: train(checkpoint_dir=...) stopped (a notebook's Stop, Ctrl-C in a script) raised a bare
+    KeyboardInterrupt, and a notebook showed IPython's traceback through the training loop. Now the exception
+    carries a note naming the checkpoint kept, and a notebook shows one line that says to run the cell again."""
+    from fasttext_lib.notebook_errors import _error_as_line
+
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt = str(tmp_path / "ckpt")
+
+    def stop_after_epoch_2(row):
+        if row["epoch"] == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=stop_after_epoch_2)
+    where = os.path.join(ckpt, "epoch-0002")
+    assert stopped.value.__notes__ == [
+        f"the checkpoint of epoch 2 is kept in {where}: train again with the same checkpoint_dir to resume from it"]
+
+    class Shell:
+        @staticmethod
+        def _showtraceback(shell, etype, value, lines):
+            shown.extend(lines)
+
+    shown = []
+    _error_as_line(Shell(), KeyboardInterrupt, stopped.value, None)
+    assert shown == [f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch 2 in "
+                     f"{where}: run the cell again to resume from it"]

@@ -386,3 +386,88 @@ def test_01_refuses_the_train_file_as_its_own_test_file_in_its_check_cell(how, t
     assert str(told.value) == (f"test_file {test_file} is the train_file: the test split would be the documents the "
                                f"model trains on, and 02's and 04's accuracy no held-out score; give held-out data, or "
                                f"test_file=None to hold out a seeded 20% of each class of train_file")
+
+
+def test_01_takes_a_test_file_labelled_by_the_class_names_of_the_train_files_classes_txt(tmp_path, s3_bucket):
+    """train_file labelled 1 and 2 with a classes.txt beside it (negative, positive), and a test_file labelled by
+    those names: 01 refused it ("names 2 of the data's 4 classes ... pass --label-names", a flag no notebook has),
+    though the CLI's --validation takes data so labelled (label_encoding.class_ids). 01 now writes the test split
+    with the class ids, and 02 reads both splits back as one dataset and trains and scores on them."""
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.own_data import read_prepared
+    from fasttext_lib.train import train
+
+    files = _numbered_files(tmp_path, "negative\npositive\n")
+    (tmp_path / "test" / "reviews.csv").write_text(table(ROWS[:8]))  # labelled by the names classes.txt gives
+    written = run_01(s3_bucket, tmp_path, dataset="named_test", **files)["written"]
+    train_data, test_data = (read_prepared(written[split], "named_test") for split in ("train", "test"))  # as 02 does
+    assert test_data.labels == ["2" if label == "positive" else "1" for label, _ in ROWS[:8]]
+    assert train_data.names == test_data.names == {"1": "negative", "2": "positive"}
+    trained = train(train_data, test_data, TrainConfig(epochs=1, batch_size=8, emsize=4, progress=False))
+    assert trained.history[0]["val_accuracy"] >= 0
+
+
+def _cases_named_by_the_notebook(tmp_path):
+    """``(01's parameters, what its one line names instead of a CLI flag)`` of mistakes that reach 01's reading."""
+    numbered_from_0 = tmp_path / "zero"
+    numbered_from_0.mkdir()
+    (numbered_from_0 / "reviews.csv").write_text(table([("0" if l == "negative" else "1", t) for l, t in ROWS]))
+    (numbered_from_0 / "classes.txt").write_text("negative\npositive\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "reviews.csv").write_text(table([("1" if l == "negative" else "2", t) for l, t in ROWS]))
+    (other / "classes.txt").write_text("World\nSports\nBusiness\nSci/Tech\n")  # ag_news' beside two-class data
+    (tmp_path / "plain.csv").write_text(table(ROWS))
+    (tmp_path / "objects.jsonl").write_text("".join(f'{{"a": "{l}", "b": "{t}", "c": "x"}}\n' for l, t in ROWS))
+    plain, objects = str(tmp_path / "plain.csv"), str(tmp_path / "objects.jsonl")
+    return {
+        "classes.txt numbered from 1 beside data numbered from 0": (
+            dict(train_file=str(numbered_from_0 / "reviews.csv")), "id=name lines"),
+        "another dataset's classes.txt": (
+            dict(train_file=str(other / "reviews.csv")), f"rename it {other / 'reviews.classes.txt'}"),
+        "no such label column": (dict(train_file=plain, label_column="rating"), "label_column='rating'"),
+        "no such text column": (dict(train_file=plain, text_column="review"), "text_column='review'"),
+        "one column as both": (dict(train_file=plain, label_column="label", text_column="label"), "label_column"),
+        "no text key beside the class key": (dict(train_file=objects, label_column="a"), "text_column"),
+    }
+
+
+@pytest.mark.parametrize("case", ["classes.txt numbered from 1 beside data numbered from 0",
+                                  "another dataset's classes.txt", "no such label column", "no such text column",
+                                  "one column as both", "no text key beside the class key"])
+def test_01_says_its_own_parameters_not_the_clis_flags(case, tmp_path):
+    """What 01 refuses of the user's files said "--label-names ...", "--label-column rating", "name it with
+    --text-column": flags of the command line, which a notebook has none of. Now its parameters, or what to do with
+    the file."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.own_data import read_own_splits
+
+    parameters, said = _cases_named_by_the_notebook(tmp_path)[case]
+    with pytest.raises(FastTextError) as told:
+        read_own_splits(**parameters)
+    assert "--" not in str(told.value) and said in str(told.value), told.value
+
+
+@pytest.mark.parametrize("asked, said", [("Drug", " (did you mean 'drug'?)"), ("drugs", " (did you mean 'drug'?)"),
+                                         ("reviews", "")])
+def test_02_on_a_dataset_prepared_under_another_spelling_asks_if_it_was_meant(asked, said, tmp_path, s3_bucket):
+    """02 and 04 with ``-p dataset Drug`` after 01 prepared ``drug`` were told to run 01 with dataset='Drug', as if
+    there were no such data: a name 01 refuses (``Sample``) gets "did you mean 'sample'?", one of the user's own got
+    nothing. The datasets prepared there (one List request under data/) are offered now as 01's names are."""
+    import boto3
+
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path))
+    for name in ("drug.train", "drug.test", "other.test", "notes.txt"):
+        boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key=f"p/data/{name}", Body=b"__label__1 a\n")
+    listed = []
+    storage.s3_client().meta.events.register("before-call.s3.ListObjectsV2", lambda **kw: listed.append(1))
+    with pytest.raises(FastTextError) as told:
+        ws.prepared(asked, "train")
+    assert str(told.value) == (f"no prepared train data for dataset {asked!r} at {ws.data}/{asked}.train{said}: run "
+                               f"notebook 01 with dataset={asked!r} (and train_file=, your file, for your own data) and "
+                               f"this bucket and prefix first")
+    assert len(listed) == 1

@@ -4625,6 +4625,42 @@ def test_a_stop_while_the_job_runs_exits_with_the_signals_status(source_dir, tmp
     assert os.listdir(tmp_path / "model") == []
 
 
+@pytest.mark.parametrize("where", ["checkpoint_s3_uri", "checkpoint_dir hyperparameter"])
+def test_a_spot_interruption_stop_says_the_checkpoint_the_restarted_job_resumes_from(source_dir, tmp_path, monkeypatch,
+                                                                                     where):
+    """SIGTERM of a spot interruption after epoch 1's checkpoint: the job's line and FailureReason said 'terminated
+    (SIGTERM); stopped and cleaned up', as if the checkpoints were gone. Now they say which checkpoint is kept, where
+    SageMaker copies it (the job's checkpoint_s3_uri, for /opt/ml/checkpoints) and that a job started with it resumes
+    from it; the next job does."""
+    if where == "checkpoint_s3_uri":
+        ckpt, args = _synced_checkpoints(tmp_path, monkeypatch), args_for(epochs=2, batch_size=16)
+        resumes = ("which SageMaker copies to the job's checkpoint_s3_uri: a job started with that checkpoint_s3_uri "
+                   "(a managed spot training restart is) resumes from it")
+    else:
+        ckpt = tmp_path / "ck"
+        args = args_for(epochs=2, batch_size=16, checkpoint_dir=ckpt)
+        resumes = "a job started with the same checkpoint_dir hyperparameter resumes from it"
+    real_format = sm_train.format_epoch
+
+    def spot_interruption_after_epoch_1(row):
+        if row["epoch"] == 1:
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM arriving here runs
+        return real_format(row)
+
+    monkeypatch.setattr(sm_train, "format_epoch", spot_interruption_after_epoch_1)
+    root = tmp_path / "first"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args)
+    line = (f"error: terminated (SIGTERM); stopped and cleaned up, keeping the checkpoint of epoch 1 in "
+            f"{ckpt / 'epoch-0001'}, {resumes}")
+    if where != "checkpoint_s3_uri":
+        line = line.replace(", a job", ": a job")
+    assert (r.returncode, r.stderr.strip().splitlines()[-1]) == (143, line), r.stdout + r.stderr
+    assert (root / "output" / "failure").read_text() == line
+    monkeypatch.setattr(sm_train, "format_epoch", real_format)
+    again = job_in_process(source_dir, make_container(tmp_path / "again", {"train": {"a.train": GOOD}}), args)
+    assert again.returncode == 0 and "epoch 1 of 2 done" in again.stdout + again.stderr, again.stdout + again.stderr
+
+
 @pytest.mark.parametrize("bad", ["no classes", "not text"])
 def test_a_test_channel_the_job_cannot_read_is_refused_before_the_train_channel_is_read(source_dir, tmp_path,
                                                                                        monkeypatch, bad):
