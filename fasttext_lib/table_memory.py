@@ -181,14 +181,22 @@ def adopt_data(param, data, ctxs, copy=None):
     memory. Gluon 1.9's ``_init_impl`` (pinned mxnet==1.9.1) calls ``data.copyto(ctx)`` once per
     context, so a wrapper whose ``copyto`` hands back ``data`` itself on its own context adopts it.
     """
-    copy = copy or copied_to
-
-    class _Adopted:
-        def copyto(self, ctx):
-            return data if ctx == data.context else copy(data, ctx)
-
     param._deferred_init = ()
-    param._init_impl(_Adopted(), list(ctxs))
+    param._init_impl(_Adopted(data, copy or copied_to), list(ctxs))
+
+
+class _Adopted:
+    """:func:`adopt_data`'s ``data``, for Gluon's ``_init_impl``. A class of this module, not one made per call: a
+    class holds itself in a reference cycle, and one made in the function kept ``data`` (its methods' closure) until
+    Python's cyclic collector next ran, so a GPU run's host table outlived its copies to the GPUs, beside the
+    kvstore's copy of it made next (kv.init)."""
+    __slots__ = ("data", "copy")
+
+    def __init__(self, data, copy):
+        self.data, self.copy = data, copy
+
+    def copyto(self, ctx):
+        return self.data if ctx == self.data.context else self.copy(self.data, ctx)
 
 
 class StatesPlace(typing.NamedTuple):

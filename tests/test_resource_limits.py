@@ -1054,3 +1054,27 @@ def test_adams_moments_count_against_the_hosts_memory_only_where_they_live_there
         initial_model(featurizer, 3, config, ctxs[ctx])
     assert str(caught.value).startswith("out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of "
                                         "float32, and 2 more of that size for adam's moments"), caught.value
+
+
+def test_a_table_copied_to_other_devices_is_let_go_as_soon_as_it_is_copied():
+    """A GPU run builds the table in the host's memory, copies it to its GPUs (table_memory.adopt_data) and keeps no
+    host table after: the kvstore's copy of it (kv.init) is made in that memory afterwards. The adoption's wrapper
+    class held the table in a reference cycle, freed only when Python's cyclic collector next ran: the host held two
+    tables at kv.init. (Another CPU context stands for a GPU: the copy is made the same way.)"""
+    import gc
+
+    import mxnet as mx
+
+    from fasttext_lib.model import FastTextClassifier
+    from fasttext_lib.table_memory import adopt_data
+
+    table = mx.nd.ones((1000, 10))
+    before = sys.getrefcount(table)
+    collecting = gc.isenabled()
+    gc.disable()  # (a collection between the two counts would hide the cycle)
+    try:
+        adopt_data(FastTextClassifier(1000, 10, 3).embedding.weight, table, [mx.cpu(1)])
+        assert sys.getrefcount(table) == before
+    finally:
+        if collecting:
+            gc.enable()
