@@ -1078,3 +1078,41 @@ def test_a_table_copied_to_other_devices_is_let_go_as_soon_as_it_is_copied():
     finally:
         if collecting:
             gc.enable()
+
+
+@pytest.mark.parametrize("ctx, kvstore, refused", [("cpu", "local", True), ("cpu", "device", True),
+                                                   ("cpu:0,1", "device", True), ("cpu:0,1", "local", True),
+                                                   ("gpu:0,1", "device", False), ("gpu", "local", False),
+                                                   ("cpu", "auto", False)])
+def test_a_kvstores_copy_of_the_table_counts_against_the_hosts_memory(monkeypatch, tmp_path, ctx, kvstore, refused):
+    """Every kvstore that is not dist_* copies the value kv.init gives it into pinned host memory
+    (MXNet 1.9.1 src/kvstore/kvstore_local.h:232): a second table in the host's memory, for the whole run where the
+    store keeps it there (``local``, and ``device`` on CPUs: the merged gradient stays on a CPU, 249-254), and a
+    second CPU context holds a copy of the table too. Neither was counted: a run on a host with room for one table
+    passed the check and was killed by the OOM killer (no line) or got MXNet's traceback at kv.init. Now it is one
+    line naming them. A GPU run lets its host table go once copied to the GPUs, before kv.init: its store's copy
+    takes the table's place (``device``: until the first push moves it to a GPU). (The host here has room for the
+    table and half another; fake GPUs of 4.5 tables; SGD: no moments.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    ctxs = {"gpu": [mx.gpu(0)], "gpu:0,1": [mx.gpu(0), mx.gpu(1)], "cpu": [mx.cpu()], "cpu:0,1": [mx.cpu(0), mx.cpu(1)]}
+    machine_with_memory(monkeypatch, tmp_path, 90_000)  # the 58,594 KB table fits; a second one does not
+    gpu_of_bytes(monkeypatch, int(4.5 * 300_000 * 50 * 4), "at the copy")
+    config = TrainConfig(optimizer="sgd", emsize=50, kvstore=kvstore)
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    if not refused:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+        return
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+    message = str(caught.value)
+    assert message.startswith("out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of float32, "
+                              "and 1 more of that size for the kvstore's copy of it"), message
+    assert ("1 for cpu(1)'s copy" in message) == (ctx == "cpu:0,1"), message
+    assert "more than the 0.1 GiB of memory available here; lower emsize or buckets" in message, message
+    assert message.endswith(", or kvstore auto (one device: no kvstore, no copy)") == (ctx == "cpu"), message
+    assert "\n" not in message
