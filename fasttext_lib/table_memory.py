@@ -217,6 +217,9 @@ class StatesPlace(typing.NamedTuple):
     # kv.init until the first push moves it to a GPU; "": none
     host_store: str = ""
     row_sparse: bool = False  # a kvstore's: its copy and the moments beside it are row_sparse (every row's index too)
+    # where kv.init's row_sparse cast of the table is made (a kvstore's: the first device, optim.Updater), beside
+    # that device's table: None without a kvstore
+    conversion: object = None
 
 
 def states_place(kvstore, ctxs):
@@ -238,11 +241,12 @@ def states_place(kvstore, ctxs):
     gpus = tuple(ctx for ctx in ctxs if ctx.device_type == "gpu")
     if kvstore is None:
         return StatesPlace(on_host=not gpus, gpus=gpus)
+    cast = {"row_sparse": True, "conversion": ctxs[0]}
     if kvstore.startswith("dist"):
-        return StatesPlace(on_host=False, host_store="setup" if ctxs[0].device_type == "gpu" else "", row_sparse=True)
+        return StatesPlace(on_host=False, host_store="setup" if ctxs[0].device_type == "gpu" else "", **cast)
     if not gpus or kvstore == "local":
-        return StatesPlace(host_store="run", row_sparse=True)
-    return StatesPlace(on_host=False, gpus=gpus, store_copy=True, host_store="setup", row_sparse=True)
+        return StatesPlace(host_store="run", **cast)
+    return StatesPlace(on_host=False, gpus=gpus, store_copy=True, host_store="setup", **cast)
 
 
 class HostNeed(typing.NamedTuple):
@@ -260,28 +264,32 @@ def host_need(num_rows, emsize, state_tables=0, place=None, ctxs=None):
 
     The table is built in host memory and stays there for each CPU context (another CPU context holds a copy of
     it); a run on GPUs lets it go once copied (adopt_data) and holds the rest after it. Beside it, at kv.init, a
-    kvstore's copy of it (``place.host_store``: kvstore_local.h:232, kvstore_dist.h:355-373), and from the first
-    step adam's moments where they live on the host. A row_sparse table holds each row's int64 index as well."""
+    kvstore's copy of it (``place.host_store``: kvstore_local.h:232, kvstore_dist.h:355-373) and, on a CPU first
+    device, the row_sparse cast of the table kv.init is given (``place.conversion``, optim.Updater; a dist_*
+    worker's is kept until its first push, kvstore_dist.h:364); from the first step adam's moments where they live
+    on the host. A row_sparse table holds each row's int64 index as well. The most of these held at once counts."""
     ctxs = ctxs or [mx.cpu()]
     place = place or StatesPlace()
     table = int(num_rows) * int(emsize) * 4
     sparse = table + int(num_rows) * 8
     cpus = [ctx for ctx in ctxs if ctx.device_type == "cpu"]
-    copies = [ctx for ctx in dict.fromkeys(cpus) if ctx != mx.cpu()]  # copies of the table built on cpu(0)
+    copies = [(1, f"{ctx}'s copy") for ctx in dict.fromkeys(cpus) if ctx != mx.cpu()]  # of the table built on cpu(0)
     built = table * (1 + len(copies))
     kept = built if cpus else 0
     moments = state_tables if place.on_host else 0
-    store = 1 if place.host_store else 0
-    setup = kept + store * sparse
-    run = kept + (store * sparse if place.host_store == "run" else 0) + moments * (sparse if place.row_sparse else table)
-    beside = [(moments, "adam's moments")] if moments else []
-    if store and cpus:  # (on GPUs the store's copy takes the host table's place: not one more)
-        beside.append((1, "the kvstore's copy of it"))
-    beside += [(1, f"{ctx}'s copy") for ctx in copies]
-    advice = ", or use sgd" if moments else ""
-    if store and cpus and len(ctxs) == 1:
+    # (on GPUs the store's copy takes the host table's place: not one more)
+    store = [(1, "the kvstore's copy of it")] if place.host_store and cpus else []
+    cast = [(1, "kv.init's row_sparse cast of it")] if place.conversion is not None and \
+        place.conversion.device_type == "cpu" else []
+    setup = kept + sparse * (1 if place.host_store else 0) + sparse * len(cast)
+    run = kept + (sparse if place.host_store == "run" else 0) + moments * (sparse if place.row_sparse else table)
+    phases = [(built, copies), (setup, store + cast + copies),
+              (run, [(moments, "adam's moments")] * bool(moments) + store * (place.host_store == "run") + copies)]
+    total, beside = max(phases, key=lambda phase: phase[0])
+    advice = ", or use sgd" if any(what == "adam's moments" for _, what in beside) else ""
+    if (store or cast) and len(ctxs) == 1 and any(what.startswith(("the kvstore", "kv.init")) for _, what in beside):
         advice += ", or kvstore auto (one device: no kvstore, no copy)"
-    return HostNeed(max(built, setup, run), tuple(beside), advice)
+    return HostNeed(total, tuple(beside), advice)
 
 
 def adopt_table(param, table, ctxs, state_tables=0, place=None):
@@ -296,6 +304,7 @@ def adopt_table(param, table, ctxs, state_tables=0, place=None):
     def copy(data, ctx):
         tried_here = ctx in place.gpus
         moments = state_tables if tried_here else 0
+        cast = ctx == place.conversion and ctx.device_type == "gpu"
         try:
             on_device = copied_to(data, ctx)
         except mx.base.MXNetError as exc:
@@ -308,30 +317,37 @@ def adopt_table(param, table, ctxs, state_tables=0, place=None):
                                 f"= {size / 2**30:.1f} GiB of float32{states} ({reason_of(exc)}); lower emsize or "
                                 f"buckets{', or use sgd' if moments else ''}, or train on a device with more "
                                 f"memory") from None
-        if tried_here and (moments or place.store_copy):
-            _make_room_for_states(ctx, data.shape, moments, place.store_copy)
+        if (tried_here and (moments or place.store_copy)) or cast:
+            _make_room_for_states(ctx, data.shape, moments, tried_here and place.store_copy, cast)
         return on_device
 
     adopt_data(param, table, ctxs, copy)
 
 
-def _make_room_for_states(ctx, shape, state_tables, store_copy=False):
+def _make_room_for_states(ctx, shape, state_tables, store_copy=False, cast=False):
     """Refuse (one error line naming them) ``state_tables`` optimizer tables of ``shape``, and with ``store_copy`` a
     kvstore's copy of the table (row_sparse, every row: about one table), that the device ``ctx`` cannot hold beside
-    the embedding table just copied there. They are made as adam makes its moments (zeros of the table's shape,
+    the embedding table just copied there. With ``cast``, ``ctx`` is the first device, where optim.Updater makes
+    the table's row_sparse cast for kv.init (about one table, freed before the first step: it counts where nothing
+    else is tried). They are made as adam makes its moments (zeros of the table's shape,
     waited for: a failed allocation is raised at the wait), all held at once (one dropped before the next is made
     would hand its memory on to it), and dropped here: MXNet's GPU pool keeps that memory, and the same sizes made
-    at the first step take it back, so nothing more is held."""
+    at kv.init and the first step take it back, so nothing more is held."""
     num_rows, emsize = shape
     size = num_rows * emsize * 4
     held = []
     try:
-        for _ in range(state_tables + store_copy):
+        for _ in range(max(state_tables + store_copy, int(cast))):
             held.append(nd.zeros(shape, ctx=ctx, dtype="float32"))
             held[-1].wait_to_read()
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):
             raise
+        if not state_tables and not store_copy:
+            raise FastTextError(f"out of memory for kv.init's row_sparse cast of the table on {ctx}: {num_rows:,} rows "
+                                f"x emsize {emsize} = {size / 2**30:.1f} GiB of float32 beside the embedding table's "
+                                f"{size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or train on a "
+                                f"device with more memory first in ctx") from None
         copy = f"the kvstore's copy of the table ({size / 2**30:.1f} GiB)"
         local = f"kvstore local (which keeps {'them' if state_tables else 'it'} in this machine's memory), or "
         if not state_tables:
