@@ -69,16 +69,17 @@ class FastTextClassifier(gluon.HybridBlock):
         table with 2 MB pages (:func:`~fasttext_lib.table_memory.advise_huge_pages`; train() decides by the work
         ahead). ``state_tables``: the optimizer's tables of the same size, counted where they will live
         (:func:`~fasttext_lib.table_memory.states_place`, from the run's ``kvstore``, None for MXNet's own updater):
-        in the host's memory check (:func:`~fasttext_lib.table_memory.allocate_table`), or on the GPUs that will hold
-        them, whose room (and a ``device`` kvstore's for its copy of the table) is tried where the table is copied
-        (:func:`~fasttext_lib.table_memory.adopt_table`).
+        in the host's memory check (:func:`~fasttext_lib.table_memory.allocate_table`, with the kvstore's copy of the
+        table where kv.init makes it in host memory, :func:`~fasttext_lib.table_memory.host_need`), or on the GPUs
+        that will hold them, whose room (and a ``device`` kvstore's for its copy of the table) is tried where the
+        table is copied (:func:`~fasttext_lib.table_memory.adopt_table`).
 
         With batched SGD the output layer takes batch-averaged steps; starting it at zero would
         leave the embeddings without gradient until it has grown, which takes many epochs.
         """
         ctxs = ctx if isinstance(ctx, (list, tuple)) else [ctx]
         place = states_place(kvstore, ctxs)
-        table = allocate_table(self.num_rows, self.emsize, state_tables if place.on_host else 0)
+        table = allocate_table(self.num_rows, self.emsize, state_tables, place=place, ctxs=ctxs)
         view = cpu_view(table)
         if huge_pages:
             advise_huge_pages(view)  # before the first write: the pages are not there yet

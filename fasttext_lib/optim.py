@@ -233,18 +233,28 @@ class Updater:
         self.kv.pull(OUTPUT_KEY, out=self.outputs)
 
     def sync_tables(self):
-        """Bring every device's full table up to date (kvstore only): before scoring or saving."""
+        """Bring every device's full table up to date (kvstore only): before scoring or saving.
+
+        A block of rows at a time (:func:`table_blocks`), each pulled from the store and copied into every device's
+        rows, waited for before the next: one pull of every row and its dense cast were two temporaries the size of
+        the table on the first device (and a third, the store's retained rows, on the host for a ``local``
+        kvstore), which a GPU holding the table and adam's moments had no room for: MXNet's traceback after the
+        setup or an epoch. The tables end the same, byte for byte."""
         from mxnet import nd
 
         if self.kv is None:
             return
-        full = nd.sparse.zeros("row_sparse", self.tables[0].shape, ctx=self.ctxs[0])
-        # a row_sparse_pull of every row: dist kvstores cannot pull a sparse value whole
-        every_row = nd.arange(self.tables[0].shape[0], ctx=self.ctxs[0], dtype="int64")
-        self.kv.row_sparse_pull(EMBEDDING_KEY, out=full, row_ids=every_row)
-        dense = full.tostype("default")
-        for table in self.tables:
-            dense.copyto(table)
+        first, shape = self.ctxs[0], self.tables[0].shape
+        for start, stop in table_blocks(*shape):
+            pulled = nd.sparse.zeros("row_sparse", shape, ctx=first)
+            # a row_sparse_pull of the block's rows: dist kvstores cannot pull a sparse value whole
+            self.kv.row_sparse_pull(EMBEDDING_KEY, out=pulled, row_ids=nd.arange(start, stop, ctx=first,
+                                                                                   dtype="int64"))
+            block = _dense_rows(pulled, start, stop)
+            for table in self.tables:
+                block.copyto(table[start:stop])  # (a view of the table's rows: written in place)
+            for table in self.tables:
+                table.wait_to_read()  # this block's temporaries freed before the next block's are made
 
     def _local_updater(self):
         """MXNet's updater that holds the optimizer and its state here (``None`` where the servers do: dist
@@ -275,6 +285,33 @@ class Updater:
         """Key -> the storage type of the weight the optimizer updates under it: a kvstore holds the embedding as
         row_sparse (:meth:`__init__`)."""
         return {EMBEDDING_KEY: "default" if self.kv is None else "row_sparse", OUTPUT_KEY: "default"}
+
+
+SYNC_BLOCK_BYTES = 64 << 20  # the most of the table Updater.sync_tables holds twice at once
+SYNC_BLOCKS = 8  # and at most this fraction of it, so that a table that fits does with its moments and blocks
+
+
+def table_blocks(num_rows, emsize):
+    """``(start, stop)`` row ranges covering a ``num_rows`` x ``emsize`` float32 table in order, each at most an
+    :data:`SYNC_BLOCKS`-th of it and :data:`SYNC_BLOCK_BYTES` (at least one row)."""
+    rows = max(1, min(-(-num_rows // SYNC_BLOCKS), SYNC_BLOCK_BYTES // max(1, emsize * 4)))
+    return [(start, min(num_rows, start + rows)) for start in range(0, num_rows, rows)]
+
+
+def _dense_rows(pulled, start, stop):
+    """Rows ``start:stop`` of a row_sparse ``pulled`` (a row_sparse_pull of those rows) as a dense block, as the
+    table's dense cast has them: rows the store does not hold (kv.init's row_sparse cast drops all-zero rows) are
+    zeros. Every row held (the usual case): its values as they are, no copy."""
+    from mxnet import nd
+
+    indices = pulled.indices  # (waits for the pull)
+    if indices.shape[0] == stop - start:
+        return pulled.data
+    if indices.shape[0] <= 0:  # none held (a pull that wrote nothing leaves the shape unknown, -1)
+        return nd.zeros((stop - start, pulled.shape[1]), ctx=pulled.context, dtype=pulled.dtype)
+    block = nd.sparse.row_sparse_array((pulled.data, indices - start), shape=(stop - start, pulled.shape[1]),
+                                       ctx=pulled.context, dtype=pulled.dtype)
+    return block.tostype("default")
 
 
 class OptimizerState(typing.NamedTuple):

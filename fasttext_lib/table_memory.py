@@ -5,7 +5,8 @@ one tensor); the block that uses it (model.py) only sees an ``nn.Embedding``. Ho
 and failing in one line where it cannot be held, takes the code here:
 
 * :func:`allocate_table`: the memory (and, under ``ulimit -v``, the address space) checked first, so that a table
-  too large is one error line rather than MXNet's traceback, the OOM killer or an abort;
+  too large is one error line rather than MXNet's traceback, the OOM killer or an abort, counting what the run
+  holds beside it in host memory (:func:`host_need`: adam's moments there, a kvstore's copy of the table);
 * :func:`check_room_to_load`: the same for a bundle's table being loaded (read from its file, or rebuilt from a
   compact bundle's rows), whose error says what to load it on instead; :func:`check_room_for_stored_rows` for a
   compact bundle's stored rows;
@@ -35,17 +36,20 @@ from .devices import AFTER_TABLE_BYTES, AFTER_TABLE_BYTES_PER_ROW, address_space
 from .errors import FastTextError, is_out_of_memory, reason_of
 
 
-def allocate_table(num_rows, emsize, state_tables=0, loading=None):
+def allocate_table(num_rows, emsize, state_tables=0, loading=None, place=None, ctxs=None):
     """An uninitialized ``num_rows`` x ``emsize`` float32 table on the CPU; one error line naming its size when
     there is not the memory for it (MXNet's 'Failed to allocate CPU Memory' was a traceback). Also when the kernel
     would hand it out but not back it: every row is written next (fill_table), and a table larger than the memory
-    available was killed by the OOM killer (an exit with no line) once filled. ``state_tables``: how many more
-    tables of its size the optimizer will keep in this process's memory (adam's two moments, allocated at its first
-    step: without them in the count, an adam run passed this check and was killed at its first step; none where
-    they live on a GPU or the servers, :func:`states_place`: counted here, they refused runs that fit). Under a
-    ``ulimit -v`` the tables and what the run maps after them (:data:`~fasttext_lib.devices.AFTER_TABLE_BYTES`)
-    must fit in the address space left: a limit a little above the tables crashed MXNet at its first steps (a
-    segfault, or 'terminate called' when a thread found no stack), exit 134 with no line.
+    available was killed by the OOM killer (an exit with no line) once filled. What the run holds beside it in this
+    process's memory is counted too (:func:`host_need`, from ``state_tables``, ``place`` and ``ctxs``: by default a
+    CPU run whose optimizer keeps ``state_tables`` more tables beside it): adam's two moments, allocated at its first
+    step (without them in the count, an adam run passed this check and was killed at its first step; none where
+    they live on a GPU or the servers, :func:`states_place`: counted here, they refused runs that fit), a kvstore's
+    copy of the table, made at kv.init (uncounted, a run with kvstore ``local`` or ``device`` passed this check and
+    was killed there or got MXNet's traceback), and another CPU context's copy. Under a ``ulimit -v`` the tables
+    and what the run maps after them (:data:`~fasttext_lib.devices.AFTER_TABLE_BYTES`) must fit in the address
+    space left: a limit a little above the tables crashed MXNet at its first steps (a segfault, or 'terminate
+    called' when a thread found no stack), exit 134 with no line.
 
     ``loading``: ``(what, advice)`` for a bundle's table being loaded (compact.materialize): checked as
     :func:`check_room_to_load` checks it (the table alone), its error naming ``what`` and saying ``advice``."""
@@ -58,15 +62,16 @@ def allocate_table(num_rows, emsize, state_tables=0, loading=None):
                 raise
             raise out_of_memory_loading(num_rows, emsize, *loading, cause=reason_of(exc)) from None
     size = num_rows * emsize * 4
-    tables = size * (1 + state_tables)
-    _check_address_space(num_rows, emsize, tables)
+    need = host_need(num_rows, emsize, state_tables, place, ctxs)
+    _check_address_space(num_rows, emsize, need.total)
     room = available_memory()
-    if room is not None and tables > room:
-        states = (f", and {state_tables} more of that size for adam's moments ({tables / 2**30:.1f} "
-                  f"GiB in all)" if state_tables else "")
+    if room is not None and need.total > room:
+        beside = ", ".join(f"{count} {'more of that size ' if i == 0 else ''}for {what}"
+                           for i, (count, what) in enumerate(need.beside))
+        beside = f", and {beside} ({need.total / 2**30:.1f} GiB in all)" if beside else ""
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
-                            f"{size / 2**30:.1f} GiB of float32{states}, more than the {room / 2**30:.1f} GiB of memory "
-                            f"available here; lower emsize or buckets" + (", or use sgd" if state_tables else ""))
+                            f"{size / 2**30:.1f} GiB of float32{beside}, more than the {room / 2**30:.1f} GiB of "
+                            f"memory available here; lower emsize or buckets{need.advice}")
     try:
         return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
     except mx.base.MXNetError as exc:
@@ -181,25 +186,40 @@ def adopt_data(param, data, ctxs, copy=None):
     memory. Gluon 1.9's ``_init_impl`` (pinned mxnet==1.9.1) calls ``data.copyto(ctx)`` once per
     context, so a wrapper whose ``copyto`` hands back ``data`` itself on its own context adopts it.
     """
-    copy = copy or copied_to
-
-    class _Adopted:
-        def copyto(self, ctx):
-            return data if ctx == data.context else copy(data, ctx)
-
     param._deferred_init = ()
-    param._init_impl(_Adopted(), list(ctxs))
+    param._init_impl(_Adopted(data, copy or copied_to), list(ctxs))
+
+
+class _Adopted:
+    """:func:`adopt_data`'s ``data``, for Gluon's ``_init_impl``. A class of this module, not one made per call: a
+    class holds itself in a reference cycle, and one made in the function kept ``data`` (its methods' closure) until
+    Python's cyclic collector next ran, so a GPU run's host table outlived its copies to the GPUs, beside the
+    kvstore's copy of it made next (kv.init)."""
+    __slots__ = ("data", "copy")
+
+    def __init__(self, data, copy):
+        self.data, self.copy = data, copy
+
+    def copyto(self, ctx):
+        return self.data if ctx == self.data.context else self.copy(self.data, ctx)
 
 
 class StatesPlace(typing.NamedTuple):
     """Where MXNet 1.9.1 keeps what a run's optimizer adds beside the embedding table, each table-sized: adam's two
     moments, made by the updater on its weight's context at the first step (``Updater.__call__`` and
-    ``Adam.create_state``, python/mxnet/optimizer/optimizer.py:2096-2097, 1602-1607), and a ``device`` kvstore's
-    own copy of the table, the weight its updater updates (docs/GPU.md, "Where adam's moments live"; paths in
-    apache/mxnet at tag 1.9.1, commit 3f8f3be9, src/kvstore/ for the .h files)."""
+    ``Adam.create_state``, python/mxnet/optimizer/optimizer.py:2096-2097, 1602-1607), and a kvstore's own copy of
+    the table, the weight its updater updates (docs/GPU.md, "Where adam's moments live"; paths in apache/mxnet at
+    tag 1.9.1, commit 3f8f3be9, src/kvstore/ for the .h files)."""
     on_host: bool = True  # the moments are in this process's memory: counted by allocate_table
     gpus: tuple = ()  # GPUs that may hold them beside their copy of the table: their room tried on each
     store_copy: bool = False  # the kvstore's copy of the table is made with them there
+    # the kvstore's copy of the table in this process's (pinned) memory: "run", for the whole run; "setup", from
+    # kv.init until the first push moves it to a GPU; "": none
+    host_store: str = ""
+    row_sparse: bool = False  # a kvstore's: its copy and the moments beside it are row_sparse (every row's index too)
+    # where kv.init's row_sparse cast of the table is made (a kvstore's: the first device, optim.Updater), beside
+    # that device's table: None without a kvstore
+    conversion: object = None
 
 
 def states_place(kvstore, ctxs):
@@ -208,20 +228,68 @@ def states_place(kvstore, ctxs):
 
     * None: beside the table on its device (the host for a CPU, else that GPU);
     * ``dist_*``: on the parameter servers (kv.set_optimizer sends them the optimizer, kvstore/kvstore.py:587-598);
-      nothing of it in this process;
+      nothing of it in this process. A GPU worker's kv.init copies the value it sends into pinned host memory, kept
+      until its first push (kvstore_dist.h:192-203, 355-373; a CPU's is sent from where it is, 364);
     * ``local`` (``CommCPU``): the store keeps its value in pinned host memory (kvstore_local.h:232, comm.h:43) and
       merges row_sparse gradients into a buffer there, from one device too (comm.h:115, 124-136, 170-200, 416-427),
       so the value never moves to a GPU (kvstore_local.h:249-254) and the moments are made beside it, on the host;
     * ``device`` (``CommDevice``): on GPUs, the first push moves the stored value to the context of the merged
-      gradient (kvstore_local.h:249-254): the GPU itself with one device (comm.h:510-511), else the GPU the table's
-      merge buffer went to, chosen by the order of an ``unordered_map`` among equally loaded GPUs (comm.h:675-710),
-      which Python cannot know: each GPU is tried. On CPUs, as ``local``."""
+      gradient (kvstore_local.h:249-254), freeing its host copy (pinned memory is not pooled, src/storage/storage.cc:78-93):
+      the GPU itself with one device (comm.h:510-511), else the GPU the table's merge buffer went to, chosen by the
+      order of an ``unordered_map`` among equally loaded GPUs (comm.h:675-710), which Python cannot know: each GPU
+      is tried. On CPUs, as ``local``."""
     gpus = tuple(ctx for ctx in ctxs if ctx.device_type == "gpu")
-    if kvstore is not None and kvstore.startswith("dist"):
-        return StatesPlace(on_host=False)
+    if kvstore is None:
+        return StatesPlace(on_host=not gpus, gpus=gpus)
+    cast = {"row_sparse": True, "conversion": ctxs[0]}
+    if kvstore.startswith("dist"):
+        return StatesPlace(on_host=False, host_store="setup" if ctxs[0].device_type == "gpu" else "", **cast)
     if not gpus or kvstore == "local":
-        return StatesPlace()
-    return StatesPlace(on_host=False, gpus=gpus, store_copy=kvstore is not None)
+        return StatesPlace(host_store="run", **cast)
+    return StatesPlace(on_host=False, gpus=gpus, store_copy=True, host_store="setup", **cast)
+
+
+class HostNeed(typing.NamedTuple):
+    """The most host memory a training run holds at once for its embedding table and the tables beside it
+    (:func:`host_need`): ``total`` bytes; ``beside``, the tables of the table's size in it besides the table,
+    ``(count, what)``, for the error line; ``advice``, what else lowers it (after "lower emsize or buckets")."""
+    total: int
+    beside: tuple = ()
+    advice: str = ""
+
+
+def host_need(num_rows, emsize, state_tables=0, place=None, ctxs=None):
+    """:class:`HostNeed` of a training table of ``num_rows`` x ``emsize`` on ``ctxs`` (default: the CPU), with
+    ``state_tables`` optimizer tables (adam's moments) kept where ``place`` (:func:`states_place`) says.
+
+    The table is built in host memory and stays there for each CPU context (another CPU context holds a copy of
+    it); a run on GPUs lets it go once copied (adopt_data) and holds the rest after it. Beside it, at kv.init, a
+    kvstore's copy of it (``place.host_store``: kvstore_local.h:232, kvstore_dist.h:355-373) and, on a CPU first
+    device, the row_sparse cast of the table kv.init is given (``place.conversion``, optim.Updater; a dist_*
+    worker's is kept until its first push, kvstore_dist.h:364); from the first step adam's moments where they live
+    on the host. A row_sparse table holds each row's int64 index as well. The most of these held at once counts."""
+    ctxs = ctxs or [mx.cpu()]
+    place = place or StatesPlace()
+    table = int(num_rows) * int(emsize) * 4
+    sparse = table + int(num_rows) * 8
+    cpus = [ctx for ctx in ctxs if ctx.device_type == "cpu"]
+    copies = [(1, f"{ctx}'s copy") for ctx in dict.fromkeys(cpus) if ctx != mx.cpu()]  # of the table built on cpu(0)
+    built = table * (1 + len(copies))
+    kept = built if cpus else 0
+    moments = state_tables if place.on_host else 0
+    # (on GPUs the store's copy takes the host table's place: not one more)
+    store = [(1, "the kvstore's copy of it")] if place.host_store and cpus else []
+    cast = [(1, "kv.init's row_sparse cast of it")] if place.conversion is not None and \
+        place.conversion.device_type == "cpu" else []
+    setup = kept + sparse * (1 if place.host_store else 0) + sparse * len(cast)
+    run = kept + (sparse if place.host_store == "run" else 0) + moments * (sparse if place.row_sparse else table)
+    phases = [(built, copies), (setup, store + cast + copies),
+              (run, [(moments, "adam's moments")] * bool(moments) + store * (place.host_store == "run") + copies)]
+    total, beside = max(phases, key=lambda phase: phase[0])
+    advice = ", or use sgd" if any(what == "adam's moments" for _, what in beside) else ""
+    if (store or cast) and len(ctxs) == 1 and any(what.startswith(("the kvstore", "kv.init")) for _, what in beside):
+        advice += ", or kvstore auto (one device: no kvstore, no copy)"
+    return HostNeed(total, tuple(beside), advice)
 
 
 def adopt_table(param, table, ctxs, state_tables=0, place=None):
@@ -236,6 +304,7 @@ def adopt_table(param, table, ctxs, state_tables=0, place=None):
     def copy(data, ctx):
         tried_here = ctx in place.gpus
         moments = state_tables if tried_here else 0
+        cast = ctx == place.conversion and ctx.device_type == "gpu"
         try:
             on_device = copied_to(data, ctx)
         except mx.base.MXNetError as exc:
@@ -248,30 +317,37 @@ def adopt_table(param, table, ctxs, state_tables=0, place=None):
                                 f"= {size / 2**30:.1f} GiB of float32{states} ({reason_of(exc)}); lower emsize or "
                                 f"buckets{', or use sgd' if moments else ''}, or train on a device with more "
                                 f"memory") from None
-        if tried_here and (moments or place.store_copy):
-            _make_room_for_states(ctx, data.shape, moments, place.store_copy)
+        if (tried_here and (moments or place.store_copy)) or cast:
+            _make_room_for_states(ctx, data.shape, moments, tried_here and place.store_copy, cast)
         return on_device
 
     adopt_data(param, table, ctxs, copy)
 
 
-def _make_room_for_states(ctx, shape, state_tables, store_copy=False):
+def _make_room_for_states(ctx, shape, state_tables, store_copy=False, cast=False):
     """Refuse (one error line naming them) ``state_tables`` optimizer tables of ``shape``, and with ``store_copy`` a
     kvstore's copy of the table (row_sparse, every row: about one table), that the device ``ctx`` cannot hold beside
-    the embedding table just copied there. They are made as adam makes its moments (zeros of the table's shape,
+    the embedding table just copied there. With ``cast``, ``ctx`` is the first device, where optim.Updater makes
+    the table's row_sparse cast for kv.init (about one table, freed before the first step: it counts where nothing
+    else is tried). They are made as adam makes its moments (zeros of the table's shape,
     waited for: a failed allocation is raised at the wait), all held at once (one dropped before the next is made
     would hand its memory on to it), and dropped here: MXNet's GPU pool keeps that memory, and the same sizes made
-    at the first step take it back, so nothing more is held."""
+    at kv.init and the first step take it back, so nothing more is held."""
     num_rows, emsize = shape
     size = num_rows * emsize * 4
     held = []
     try:
-        for _ in range(state_tables + store_copy):
+        for _ in range(max(state_tables + store_copy, int(cast))):
             held.append(nd.zeros(shape, ctx=ctx, dtype="float32"))
             held[-1].wait_to_read()
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):
             raise
+        if not state_tables and not store_copy:
+            raise FastTextError(f"out of memory for kv.init's row_sparse cast of the table on {ctx}: {num_rows:,} rows "
+                                f"x emsize {emsize} = {size / 2**30:.1f} GiB of float32 beside the embedding table's "
+                                f"{size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or train on a "
+                                f"device with more memory first in ctx") from None
         copy = f"the kvstore's copy of the table ({size / 2**30:.1f} GiB)"
         local = f"kvstore local (which keeps {'them' if state_tables else 'it'} in this machine's memory), or "
         if not state_tables:

@@ -942,7 +942,8 @@ def test_adams_moments_the_gpu_cannot_hold_beside_the_table_are_one_error_line(m
 def test_a_run_tries_the_gpus_room_for_adams_moments_where_its_updater_keeps_them_there(monkeypatch, kvstore):
     """Training's model (train.initial_model) tries a GPU's room for adam's moments where MXNet's own updater keeps
     them beside the table: one device and no kvstore. A ``local`` kvstore keeps them beside its own copy of the
-    table, in the host's pinned memory, and a GPU is not refused for moments it would not hold."""
+    table, in the host's pinned memory, and a GPU is not refused for moments it would not hold (its room for
+    kv.init's row_sparse cast of the table, one table made and freed at setup, is tried)."""
     import mxnet as mx
 
     from fasttext_lib.config import TrainConfig
@@ -954,7 +955,7 @@ def test_a_run_tries_the_gpus_room_for_adams_moments_where_its_updater_keeps_the
     featurizer = type("Featurizer", (), {"num_rows": 300_000})()
     if kvstore == "local":
         initial_model(featurizer, 3, config, [mx.gpu(0)])
-        assert [shape for shape in held if shape[0] == 300_000] == [(300_000, 50)], held  # the table alone
+        assert [shape for shape in held if shape[0] == 300_000] == [(300_000, 50)] * 2, held  # the table, the cast
         return
     with pytest.raises(FastTextError) as caught:
         initial_model(featurizer, 3, config, [mx.gpu(0)])
@@ -985,7 +986,8 @@ def test_several_gpus_try_the_room_for_adams_moments_where_their_kvstore_keeps_t
     held = gpu_of_bytes(monkeypatch, int(2.5 * table), "at the next wait")
     if kvstore in ("local", "dist_sync"):
         initial_model(featurizer, 3, config, gpus)
-        assert held_on(held, 0, 300_000) == held_on(held, 1, 300_000) == [(300_000, 50)], held  # the table alone
+        # the table alone, and on the first GPU the room for kv.init's row_sparse cast of it (made and freed at setup)
+        assert held_on(held, 0, 300_000) == [(300_000, 50)] * 2 and held_on(held, 1, 300_000) == [(300_000, 50)], held
         return
     with pytest.raises(FastTextError) as caught:
         initial_model(featurizer, 3, config, gpus)
@@ -1035,7 +1037,8 @@ def test_adams_moments_count_against_the_hosts_memory_only_where_they_live_there
     a GPU run (its moments on the GPU: MXNet's updater makes them on the weight's context, optimizer.py:2097 and
     1602-1607) or a dist_* run (on the parameter servers) was refused for host memory it would never use. Now they
     count where they live: on the host for a CPU run and for a ``local`` kvstore (its stored value in pinned host
-    memory, kvstore_local.h:232). (The host here has room for the table, not for three; fake GPUs of 4.5 tables.)"""
+    memory, kvstore_local.h:232). (The host here has room for two tables and a half, not for three: a CPU worker's
+    table and kv.init's row_sparse cast of it fit; fake GPUs of 4.5 tables.)"""
     import mxnet as mx
 
     from fasttext_lib.config import TrainConfig
@@ -1043,7 +1046,7 @@ def test_adams_moments_count_against_the_hosts_memory_only_where_they_live_there
     from fasttext_lib.train import initial_model
 
     ctxs = {"gpu": [mx.gpu(0)], "gpu:0,1": [mx.gpu(0), mx.gpu(1)], "cpu": [mx.cpu()], "cpu:0,1": [mx.cpu(0), mx.cpu(1)]}
-    machine_with_memory(monkeypatch, tmp_path, 100_000)  # the 58,594 KB table fits; three of it do not
+    machine_with_memory(monkeypatch, tmp_path, 150_000)  # two of the 58,594 KB table fit; three do not
     gpu_of_bytes(monkeypatch, int(4.5 * 300_000 * 50 * 4), "at the copy")
     config = TrainConfig(optimizer="adam", emsize=50, kvstore=kvstore)
     featurizer = type("Featurizer", (), {"num_rows": 300_000})()
@@ -1054,3 +1057,175 @@ def test_adams_moments_count_against_the_hosts_memory_only_where_they_live_there
         initial_model(featurizer, 3, config, ctxs[ctx])
     assert str(caught.value).startswith("out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of "
                                         "float32, and 2 more of that size for adam's moments"), caught.value
+
+
+def test_a_table_copied_to_other_devices_is_let_go_as_soon_as_it_is_copied():
+    """A GPU run builds the table in the host's memory, copies it to its GPUs (table_memory.adopt_data) and keeps no
+    host table after: the kvstore's copy of it (kv.init) is made in that memory afterwards. The adoption's wrapper
+    class held the table in a reference cycle, freed only when Python's cyclic collector next ran: the host held two
+    tables at kv.init. (Another CPU context stands for a GPU: the copy is made the same way.)"""
+    import gc
+
+    import mxnet as mx
+
+    from fasttext_lib.model import FastTextClassifier
+    from fasttext_lib.table_memory import adopt_data
+
+    table = mx.nd.ones((1000, 10))
+    before = sys.getrefcount(table)
+    collecting = gc.isenabled()
+    gc.disable()  # (a collection between the two counts would hide the cycle)
+    try:
+        adopt_data(FastTextClassifier(1000, 10, 3).embedding.weight, table, [mx.cpu(1)])
+        assert sys.getrefcount(table) == before
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@pytest.mark.parametrize("ctx, kvstore, refused", [("cpu", "local", True), ("cpu", "device", True),
+                                                   ("cpu:0,1", "device", True), ("cpu:0,1", "local", True),
+                                                   ("gpu:0,1", "device", False), ("gpu", "local", False),
+                                                   ("cpu", "auto", False)])
+def test_a_kvstores_copy_of_the_table_counts_against_the_hosts_memory(monkeypatch, tmp_path, ctx, kvstore, refused):
+    """Every kvstore that is not dist_* copies the value kv.init gives it into pinned host memory
+    (MXNet 1.9.1 src/kvstore/kvstore_local.h:232): a second table in the host's memory, for the whole run where the
+    store keeps it there (``local``, and ``device`` on CPUs: the merged gradient stays on a CPU, 249-254), and a
+    second CPU context holds a copy of the table too. Neither was counted: a run on a host with room for one table
+    passed the check and was killed by the OOM killer (no line) or got MXNet's traceback at kv.init. Now it is one
+    line naming them. A GPU run lets its host table go once copied to the GPUs, before kv.init: its store's copy
+    takes the table's place (``device``: until the first push moves it to a GPU). (The host here has room for the
+    table and half another; fake GPUs of 4.5 tables; SGD: no moments.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    ctxs = {"gpu": [mx.gpu(0)], "gpu:0,1": [mx.gpu(0), mx.gpu(1)], "cpu": [mx.cpu()], "cpu:0,1": [mx.cpu(0), mx.cpu(1)]}
+    machine_with_memory(monkeypatch, tmp_path, 90_000)  # the 58,594 KB table fits; a second one does not
+    gpu_of_bytes(monkeypatch, int(4.5 * 300_000 * 50 * 4), "at the copy")
+    config = TrainConfig(optimizer="sgd", emsize=50, kvstore=kvstore)
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    if not refused:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+        return
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+    message = str(caught.value)
+    assert message.startswith("out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of float32, "
+                              "and 1 more of that size for the kvstore's copy of it"), message
+    assert ("1 for cpu(1)'s copy" in message) == (ctx == "cpu:0,1"), message
+    assert "more than the 0.1 GiB of memory available here; lower emsize or buckets" in message, message
+    assert message.endswith(", or kvstore auto (one device: no kvstore, no copy)") == (ctx == "cpu"), message
+    assert "\n" not in message
+
+
+class _PullsOf:
+    """A kvstore that records how many rows each row_sparse_pull asks for (``pulled``), and does the rest itself."""
+
+    def __init__(self, kv):
+        self.kv, self.pulled = kv, []
+
+    def __getattr__(self, name):
+        return getattr(self.kv, name)
+
+    def row_sparse_pull(self, key, out, row_ids):
+        self.pulled.append(row_ids.shape[0])
+        self.kv.row_sparse_pull(key, out=out, row_ids=row_ids)
+
+
+@pytest.mark.parametrize("kvstore", ["local", "device"])
+def test_sync_tables_brings_every_devices_table_up_to_date_a_block_of_rows_at_a_time(monkeypatch, kvstore):
+    """optim.Updater.sync_tables (at setup and each epoch's end) made two temporaries the size of the table on the
+    first device: a row_sparse pull of every row, then its dense cast; on a GPU with room for the table (and adam's
+    moments) but not those, MXNet's traceback after the setup or the first epoch. Now it pulls and copies the table
+    an eighth of its rows at a time (at most 64 MB), each block into every device's rows, which stay exactly the
+    store's: a row the store does not hold (an all-zero row, which kv.init's row_sparse cast drops) comes back zero,
+    as the dense cast made it. (Two CPU contexts stand for two devices.)"""
+    import mxnet as mx
+    import numpy as np
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.model import FastTextClassifier
+    from fasttext_lib.optim import Updater, make_optimizer
+
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    model = FastTextClassifier(1000, 8, 3)
+    model.initialize_like_fasttext(ctxs, kvstore=kvstore)
+    for ctx in ctxs:
+        model.embedding.weight.data(ctx)[3] = 0  # a row the store will not hold
+    stored = model.embedding.weight.data(ctxs[0]).asnumpy()
+    kv = _PullsOf(mx.kv.create(kvstore))
+    updater = Updater(model, ctxs, make_optimizer(TrainConfig(optimizer="sgd", lr=0.5), 10), kv)
+    for table in updater.tables:
+        table[:] = 7.0  # stale: sync_tables must bring back the store's every row
+    dense_shapes = []
+    tostype = mx.nd.sparse.RowSparseNDArray.tostype
+
+    def recorded_tostype(self, stype):
+        dense_shapes.append(self.shape)
+        return tostype(self, stype)
+
+    monkeypatch.setattr(mx.nd.sparse.RowSparseNDArray, "tostype", recorded_tostype)
+    kv.pulled.clear()
+    updater.sync_tables()
+    assert sum(kv.pulled) == 1000 and max(kv.pulled) <= 125, kv.pulled
+    assert all(shape[0] <= 125 for shape in dense_shapes), dense_shapes
+    for table in updater.tables:
+        assert np.array_equal(table.asnumpy(), stored)
+    assert not stored[3].any() and stored[4].all()
+
+
+@pytest.mark.parametrize("kvstore", ["local", "dist_sync"])
+def test_the_first_gpus_room_for_kv_inits_row_sparse_cast_of_the_table_is_tried(monkeypatch, kvstore):
+    """optim.Updater gives kv.init the table's row_sparse cast, made on the first device beside its table: about a
+    second table there, at setup. With a kvstore that keeps nothing else on the GPUs (``local``, ``dist_*``), a first
+    GPU with room for the table alone failed there with MXNet's traceback, after the model was built. Now its room
+    is tried where the table is copied, one line naming the cast. (No GPUs here: two fake ones of 1.5 tables.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    held = gpu_of_bytes(monkeypatch, int(1.5 * 300_000 * 50 * 4), "at the next wait")
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, TrainConfig(optimizer="sgd", emsize=50, kvstore=kvstore), [mx.gpu(0), mx.gpu(1)])
+    message = str(caught.value)
+    assert message == ("out of memory for kv.init's row_sparse cast of the table on gpu(0): 300,000 rows x emsize 50 "
+                       "= 0.1 GiB of float32 beside the embedding table's 0.1 GiB (cudaMalloc retry failed: out of "
+                       "memory); lower emsize or buckets, or train on a device with more memory first in ctx"), message
+    assert held_on(held, 0, 300_000) == [(300_000, 50)], held  # the table: nothing else went to the GPUs after it
+
+
+@pytest.mark.parametrize("kvstore, optimizer, refused", [("local", "sgd", True), ("dist_sync", "sgd", False),
+                                                         ("local", "adam", True), ("auto", "sgd", False)])
+def test_kv_inits_row_sparse_cast_of_the_table_counts_against_the_hosts_memory_on_a_cpu(monkeypatch, tmp_path,
+                                                                                       kvstore, optimizer, refused):
+    """On a CPU the row_sparse cast kv.init is given is made in the host's memory, beside the table and, with a
+    ``local`` kvstore, the store's copy made from it: three tables at setup, uncounted (a run with room for two
+    passed the check and was killed at kv.init); a dist_* worker holds the table and the cast (kept until its first
+    push). Adam's moments come after the cast is freed: the larger of the two counts. (The host here has room for
+    two tables and a half.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    machine_with_memory(monkeypatch, tmp_path, 150_000)  # the table is 58,594 KB
+    config = TrainConfig(optimizer=optimizer, emsize=50, kvstore=kvstore)
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    if not refused:
+        initial_model(featurizer, 3, config, [mx.cpu()])
+        return
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, config, [mx.cpu()])
+    message = str(caught.value)
+    beside = ("2 more of that size for adam's moments, 1 for the kvstore's copy of it (0.2 GiB in all)"
+              if optimizer == "adam" else
+              "1 more of that size for the kvstore's copy of it, 1 for kv.init's row_sparse cast of it (0.2 GiB in all)")
+    assert message.startswith(f"out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of "
+                              f"float32, and {beside}, more than the 0.1 GiB of memory available here"), message
