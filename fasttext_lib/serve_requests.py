@@ -66,6 +66,8 @@ class Reviews(list):
     records = None  # text/csv: each record's fields (the review is its fields joined with its delimiter: , or tab)
     quoted = False  # text/csv: the first record's first field is quoted
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
+    may_follow_header = False  # text/csv: a Batch Transform mini-batch without a header row, not header=absent: a
+    # later one of a file whose header the first mini-batch held (recognized there without header=present)
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
     lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
     header_repeats = ()    # text/csv in Batch Transform: where the header is repeated among the records after it
@@ -701,6 +703,9 @@ def _csv_reviews(text, records, names, start, numbering, header, delimiter):
         texts = Reviews(delimiter.join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
+        # (plain text/csv, as docs/SERVING.md's transform() sends a file: its first mini-batch's header is recognized
+        # without header=present, and the later ones were answered whole, row numbers and classes as words)
+        texts.may_follow_header = names is None and header != "absent" and in_batch_transform(os.environ)
         return texts
     return _header_column_texts(records, names, shown, layout, index, numbering)
 
@@ -920,11 +925,13 @@ def csv_texts(reviews, predictor):
     after it (``"2","the food was great"``, a line of a Zhang et al. file: formats.labeled_csv_records), every record's
     text columns as training reads them (the class not scored, as by ``predict``); else each record whole.
 
-    A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
-    header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
-    (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
-    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
-    with the class last (``text,label``: formats.class_last_rows) are read for their other columns, as under the header."""
+    A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``), or of a file
+    sent without ``header=present`` whose header the first mini-batch's rows made known (``reviews.may_follow_header``:
+    any mini-batch without a header row), holds no header: when the file was written with pandas' index
+    (``,label,text``), its records begin with the row numbers (``8123,2,the food was great``). When every record does
+    (columns.headless_index_rows), they are left out, as the first mini-batch's header had them left out, and the rest
+    is read as above (a labeled row: its class first). Records with the class last (``text,label``:
+    formats.class_last_rows) are read for their other columns, as under the header."""
     from .columns import csv_text, headless_index_rows
     from .formats import class_last_rows, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
@@ -944,6 +951,8 @@ def csv_texts(reviews, predictor):
         if typed_header_kind(names) not in ("class first", None):  # Review Body, Sentiment; Title, Review Body: read as
             # the same header without its spaces is (its text columns), as predict reads the file
             return list(_csv_reviews("", records, names, 0, numbering, "", ","))
+    # (a typed header, Sentiment, Review Body, is known here: its rows are read under it, as in the first mini-batch)
+    after_header = after_header or (typed is None and reviews.may_follow_header)
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]

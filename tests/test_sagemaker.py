@@ -3099,11 +3099,15 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):
     assert sm.request("CreateModel")["PrimaryContainer"]["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
 
 
+@pytest.mark.parametrize("content_type", ["text/csv; header=present", "text/csv"])
 @pytest.mark.parametrize("shape", ["df.to_csv()", "shuffled", "id,label,text", "shuffled ,review"])
 def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_without_it(endpoint, served, splits,
-                                                                                        monkeypatch, shape):
+                                                                                        monkeypatch, shape,
+                                                                                        content_type):
     """df.to_csv(path) without index=False, sent with header=present and SplitType=Line: the mini-batches after the
-    first hold no header, so their records (8123,2,the review) were answered whole, row number and class as words."""
+    first hold no header, so their records (8123,2,the review) were answered whole, row number and class as words.
+    Sent as plain text/csv (the docs' transform() call), the first mini-batch's header is recognized without
+    header=present, and the later ones were still answered whole: they are read as with it."""
     import pandas as pd
 
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
@@ -3120,8 +3124,7 @@ def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_wi
     # SplitType=Line, MultiRecord: mini-batches of whole lines, the header in the first only; the last one small
     answers = []
     for part in ((0, 41), (41, 92), (92, 96)) if shape != "shuffled ,review" else ((0, 41), (41, 70), (70, 96)):
-        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
-                                              "application/json")
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), content_type, "application/json")
         assert status == 200, response
         answers += json.loads(response)
     assert answers == [HEADER_ANSWER] + served[1].predict(list(frame.iloc[:, -1]))  # one answer a line, the header's too
@@ -3184,14 +3187,17 @@ def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index
         served[1].predict(texts)
 
 
+@pytest.mark.parametrize("content_type", ["text/csv; header=present", "text/csv"])
 @pytest.mark.parametrize("columns", [["text", "label"], ["title", "text", "label"]])
 @pytest.mark.parametrize("index", [False, True])
 def test_batch_transform_mini_batches_of_a_text_label_csv_are_answered_for_their_text(endpoint, served, splits,
-                                                                                     monkeypatch, columns, index):
+                                                                                     monkeypatch, columns, index,
+                                                                                     content_type):
     """A file whose class comes after its text (text,label: Hugging Face's to_csv of IMDB or yelp_polarity), sent with
     header=present and SplitType=Line: its mini-batches after the first hold no header, and their records were answered
     whole, each review's class as a word of it. A mini-batch whose every record (4 or more) is as wide as the others
-    and ends in one of the model's classes is now read as text,label: its text columns, the class not scored."""
+    and ends in one of the model's classes is now read as text,label: its text columns, the class not scored. So also
+    as plain text/csv, whose first mini-batch's header is recognized without header=present."""
     import pandas as pd
 
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
@@ -3201,8 +3207,7 @@ def test_batch_transform_mini_batches_of_a_text_label_csv_are_answered_for_their
     lines = frame.to_csv(index=index).encode().splitlines(keepends=True)
     answers = []
     for part in ((0, 41), (41, 92), (92, 96)):  # MultiRecord: the header in the first only; the last one small
-        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
-                                              "application/json")
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), content_type, "application/json")
         assert status == 200, response
         answers += json.loads(response)
     texts = [" ".join(row[:-1]) for row in frame.itertuples(index=False)]
