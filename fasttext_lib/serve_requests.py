@@ -163,19 +163,42 @@ def body_text(body, charset, limit):
         text_codec(charset)
         try:
             text = body.decode(charset)
-        except ValueError:  # UnicodeDecodeError; a plain UnicodeError from a codec that raises one: it was a 500
+        except ValueError as exc:  # UnicodeDecodeError; a plain UnicodeError from a codec that raises one: it was a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
             if body[:2] == b"\x1f\x8b":  # the endpoint gets the bytes as sent: no Content-Encoding is undone
                 bom = (" (it is gzip-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' "
                        "has SageMaker decompress its input)")
-            raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
+            raise RequestError(400, f"request body is not valid {charset} text"
+                                    f"{bom or _undecoded_place(body, charset, exc)}") from None
     if "\x00" in text:
         # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
         # with a score per line of that garbage; predict refuses NUL bytes too
         raise RequestError(400, f"request body holds NUL characters, which no review text does (UTF-16 text sent as "
                                 f"{charset}? send UTF-8, or charset=utf-16 in the Content-Type)")
     return text
+
+
+def _undecoded_place(body, charset, exc):
+    """Where ``body`` holds the bytes ``charset`` does not decode (``exc``), ``: line N holds byte 0xNN at column C``
+    (in bytes, as predict names a file's), and for a UTF-8 body that reads as Windows-1252 (Excel's 'CSV', Windows
+    programs) the charset to send: a 400 that said only "not valid utf-8 text" left a Batch Transform user to search a
+    mini-batch of thousands of lines, not knowing the Content-Type that reads it. ``""`` for a codec's error that names
+    no byte, or a charset whose line end is no newline byte (UTF-16: no line to count)."""
+    newline = b"\n"
+    if not isinstance(exc, UnicodeDecodeError) or "\n".encode(charset, "ignore") != newline:
+        return ""
+    start = exc.start
+    line, column = body.count(newline, 0, start) + 1, start - body.rfind(newline, 0, start)
+    place = f": line {line} holds byte {body[start]:#04x} at column {column}"
+    if _codec_name(charset) != "utf-8":
+        return place
+    try:
+        body.decode("cp1252")
+    except UnicodeDecodeError:  # (bytes Windows-1252 leaves undefined: 0x81, 0x8d, ...)
+        return place
+    return (f"{place}; it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it: send "
+            f"charset=windows-1252 in the Content-Type, or send UTF-8")
 
 
 def answered_blank(texts):

@@ -2262,6 +2262,38 @@ def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     assert code == status and message in response.splitlines()[0], response
 
 
+@pytest.mark.parametrize("content_type, body, where", [
+    ("text/csv", "great food\nthe café was awful\nnaïve staff\n", "line 2 holds byte 0xe9 at column 8"),
+    ("text/plain", "great food\nthe café was awful\nnaïve staff\n", "line 2 holds byte 0xe9 at column 8"),
+    ("application/jsonlines",
+     '{"source": "great food"}\n{"source": "the café was awful"}\n{"source": "naïve staff"}\n',
+     "line 2 holds byte 0xe9 at column 20"),
+    ("application/json", '[\n"great food",\n"the café was awful",\n"naïve staff"\n]',
+     "line 3 holds byte 0xe9 at column 9"),
+], ids=["csv", "plain", "jsonlines", "json"])
+def test_a_windows_1252_body_gets_a_400_naming_its_line_and_the_charset_that_reads_it(endpoint, served, content_type,
+                                                                                       body, where):
+    """A body saved by Excel as 'CSV' or by another Windows program (Windows-1252: é one byte) was a 400 "request body
+    is not valid utf-8 text" and no more: not where, in a Batch Transform mini-batch of thousands of lines, nor what
+    to send instead, where predict names the line and the encoding of the same file. The 400 names the line, the byte
+    and its column, and the charset that reads the body; sent with that charset, the body is answered as its text."""
+    reviews = ["great food", "the café was awful", "naïve staff"]
+    code, _, response = endpoint.invoke(body.encode("cp1252"), content_type, "application/json")
+    assert code == 400 and response == (f"request body is not valid utf-8 text: {where}; it reads as Windows-1252, as "
+                                        f"Excel's 'CSV' and Windows programs write it: send charset=windows-1252 in "
+                                        f"the Content-Type, or send UTF-8"), response
+    code, _, response = endpoint.invoke(body.encode("cp1252"), f"{content_type}; charset=windows-1252",
+                                        "application/jsonlines" if "lines" in content_type else "application/json")
+    assert code == 200, response
+    if "lines" in content_type:
+        assert read_lines(response) == blazingtext_lines(served[1].predict(reviews), ranked=False)
+    else:
+        assert json.loads(response) == served[1].predict(reviews)
+    # bytes no charset of Windows' reads (0x81 is none in Windows-1252): the place alone
+    code, _, response = endpoint.invoke(b"fine\nbad \x81 bytes\n", "text/plain", "application/json")
+    assert code == 400 and response == "request body is not valid utf-8 text: line 2 holds byte 0x81 at column 5"
+
+
 def test_text_plain_is_one_review_per_line_whatever_the_review_holds():
     # str.splitlines split a review at a form feed, \x85 or U+2028: more answers than reviews, out of step
     body = "great food\u2028really\r\nawful\x0cplace\x85again\nok".encode("utf-8")
