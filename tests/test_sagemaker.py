@@ -3219,6 +3219,20 @@ def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index
         served[1].predict(texts)
 
 
+@pytest.mark.parametrize("body", [b"17,2,great food\n18,1,cold soup\n19,2,nice staff\n20,1,rude waiter\n",
+                                  b"great food,2\ncold soup,1\nnice staff,2\nrude waiter,1\n"])
+def test_batch_transform_answers_the_lines_of_a_header_absent_csv_whole_as_predict_does(monkeypatch, served, body):
+    """A headerless mini-batch of plain text/csv is read as a later one of a file with a header (its row numbers, or
+    its class last, left out: docs/SERVING.md); header=absent, the way out the docs give for a file without a header
+    row, has its lines answered whole, as predict answers the file."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    lines = body.decode().splitlines()
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=absent"), served[0]) == \
+        served[1].predict(lines)
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == \
+        served[1].predict([line.split(",", 2)[2] if line[0].isdigit() else line.rsplit(",", 1)[0] for line in lines])
+
+
 @pytest.mark.parametrize("content_type", ["text/csv; header=present", "text/csv"])
 @pytest.mark.parametrize("columns", [["text", "label"], ["title", "text", "label"]])
 @pytest.mark.parametrize("index", [False, True])
