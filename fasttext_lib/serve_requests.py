@@ -66,6 +66,8 @@ class Reviews(list):
     records = None  # text/csv: each record's fields (the review is its fields joined with its delimiter: , or tab)
     quoted = False  # text/csv: the first record's first field is quoted
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
+    may_follow_header = False  # text/csv: a Batch Transform mini-batch without a header row, not header=absent: a
+    # later one of a file whose header the first mini-batch held (recognized there without header=present)
     header_record = False  # text/csv: the first record (after lead_blank blank ones) is a header that is answered, with
     lead_blank = 0         # FieldNames (in Batch Transform); the blank records as blank lines
     header_repeats = ()    # text/csv in Batch Transform: where the header is repeated among the records after it
@@ -161,19 +163,42 @@ def body_text(body, charset, limit):
         text_codec(charset)
         try:
             text = body.decode(charset)
-        except ValueError:  # UnicodeDecodeError; a plain UnicodeError from a codec that raises one: it was a 500
+        except ValueError as exc:  # UnicodeDecodeError; a plain UnicodeError from a codec that raises one: it was a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
             if body[:2] == b"\x1f\x8b":  # the endpoint gets the bytes as sent: no Content-Encoding is undone
                 bom = (" (it is gzip-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' "
                        "has SageMaker decompress its input)")
-            raise RequestError(400, f"request body is not valid {charset} text{bom}") from None
+            raise RequestError(400, f"request body is not valid {charset} text"
+                                    f"{bom or _undecoded_place(body, charset, exc)}") from None
     if "\x00" in text:
         # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
         # with a score per line of that garbage; predict refuses NUL bytes too
         raise RequestError(400, f"request body holds NUL characters, which no review text does (UTF-16 text sent as "
                                 f"{charset}? send UTF-8, or charset=utf-16 in the Content-Type)")
     return text
+
+
+def _undecoded_place(body, charset, exc):
+    """Where ``body`` holds the bytes ``charset`` does not decode (``exc``), ``: line N holds byte 0xNN at column C``
+    (in bytes, as predict names a file's), and for a UTF-8 body that reads as Windows-1252 (Excel's 'CSV', Windows
+    programs) the charset to send: a 400 that said only "not valid utf-8 text" left a Batch Transform user to search a
+    mini-batch of thousands of lines, not knowing the Content-Type that reads it. ``""`` for a codec's error that names
+    no byte, or a charset whose line end is no newline byte (UTF-16: no line to count)."""
+    newline = b"\n"
+    if not isinstance(exc, UnicodeDecodeError) or "\n".encode(charset, "ignore") != newline:
+        return ""
+    start = exc.start
+    line, column = body.count(newline, 0, start) + 1, start - body.rfind(newline, 0, start)
+    place = f": line {line} holds byte {body[start]:#04x} at column {column}"
+    if _codec_name(charset) != "utf-8":
+        return place
+    try:
+        body.decode("cp1252")
+    except UnicodeDecodeError:  # (bytes Windows-1252 leaves undefined: 0x81, 0x8d, ...)
+        return place
+    return (f"{place}; it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it: send "
+            f"charset=windows-1252 in the Content-Type, or send UTF-8")
 
 
 def answered_blank(texts):
@@ -701,6 +726,9 @@ def _csv_reviews(text, records, names, start, numbering, header, delimiter):
         texts = Reviews(delimiter.join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
+        # (plain text/csv, as docs/SERVING.md's transform() sends a file: its first mini-batch's header is recognized
+        # without header=present, and the later ones were answered whole, row numbers and classes as words)
+        texts.may_follow_header = names is None and header != "absent" and in_batch_transform(os.environ)
         return texts
     return _header_column_texts(records, names, shown, layout, index, numbering)
 
@@ -920,11 +948,13 @@ def csv_texts(reviews, predictor):
     after it (``"2","the food was great"``, a line of a Zhang et al. file: formats.labeled_csv_records), every record's
     text columns as training reads them (the class not scored, as by ``predict``); else each record whole.
 
-    A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``) holds no
-    header: when the file was written with pandas' index (``,label,text``), its records begin with the row numbers
-    (``8123,2,the food was great``). When every record does (columns.headless_index_rows), they are left out, as the
-    first mini-batch's header had them left out, and the rest is read as above (a labeled row: its class first). Records
-    with the class last (``text,label``: formats.class_last_rows) are read for their other columns, as under the header."""
+    A Batch Transform mini-batch after the first of a ``header=present`` file (``reviews.after_header``), or of a file
+    sent without ``header=present`` whose header the first mini-batch's rows made known (``reviews.may_follow_header``:
+    any mini-batch without a header row), holds no header: when the file was written with pandas' index
+    (``,label,text``), its records begin with the row numbers (``8123,2,the food was great``). When every record does
+    (columns.headless_index_rows), they are left out, as the first mini-batch's header had them left out, and the rest
+    is read as above (a labeled row: its class first). Records with the class last (``text,label``:
+    formats.class_last_rows) are read for their other columns, as under the header."""
     from .columns import csv_text, headless_index_rows
     from .formats import class_last_rows, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
@@ -944,6 +974,8 @@ def csv_texts(reviews, predictor):
         if typed_header_kind(names) not in ("class first", None):  # Review Body, Sentiment; Title, Review Body: read as
             # the same header without its spaces is (its text columns), as predict reads the file
             return list(_csv_reviews("", records, names, 0, numbering, "", ","))
+    # (a typed header, Sentiment, Review Body, is known here: its rows are read under it, as in the first mini-batch)
+    after_header = after_header or (typed is None and reviews.may_follow_header)
     if after_header and headless_index_rows(records, predictor.class_values):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]

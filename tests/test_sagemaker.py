@@ -2302,6 +2302,38 @@ def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     assert code == status and message in response.splitlines()[0], response
 
 
+@pytest.mark.parametrize("content_type, body, where", [
+    ("text/csv", "great food\nthe café was awful\nnaïve staff\n", "line 2 holds byte 0xe9 at column 8"),
+    ("text/plain", "great food\nthe café was awful\nnaïve staff\n", "line 2 holds byte 0xe9 at column 8"),
+    ("application/jsonlines",
+     '{"source": "great food"}\n{"source": "the café was awful"}\n{"source": "naïve staff"}\n',
+     "line 2 holds byte 0xe9 at column 20"),
+    ("application/json", '[\n"great food",\n"the café was awful",\n"naïve staff"\n]',
+     "line 3 holds byte 0xe9 at column 9"),
+], ids=["csv", "plain", "jsonlines", "json"])
+def test_a_windows_1252_body_gets_a_400_naming_its_line_and_the_charset_that_reads_it(endpoint, served, content_type,
+                                                                                       body, where):
+    """A body saved by Excel as 'CSV' or by another Windows program (Windows-1252: é one byte) was a 400 "request body
+    is not valid utf-8 text" and no more: not where, in a Batch Transform mini-batch of thousands of lines, nor what
+    to send instead, where predict names the line and the encoding of the same file. The 400 names the line, the byte
+    and its column, and the charset that reads the body; sent with that charset, the body is answered as its text."""
+    reviews = ["great food", "the café was awful", "naïve staff"]
+    code, _, response = endpoint.invoke(body.encode("cp1252"), content_type, "application/json")
+    assert code == 400 and response == (f"request body is not valid utf-8 text: {where}; it reads as Windows-1252, as "
+                                        f"Excel's 'CSV' and Windows programs write it: send charset=windows-1252 in "
+                                        f"the Content-Type, or send UTF-8"), response
+    code, _, response = endpoint.invoke(body.encode("cp1252"), f"{content_type}; charset=windows-1252",
+                                        "application/jsonlines" if "lines" in content_type else "application/json")
+    assert code == 200, response
+    if "lines" in content_type:
+        assert read_lines(response) == blazingtext_lines(served[1].predict(reviews), ranked=False)
+    else:
+        assert json.loads(response) == served[1].predict(reviews)
+    # bytes no charset of Windows' reads (0x81 is none in Windows-1252): the place alone
+    code, _, response = endpoint.invoke(b"fine\nbad \x81 bytes\n", "text/plain", "application/json")
+    assert code == 400 and response == "request body is not valid utf-8 text: line 2 holds byte 0x81 at column 5"
+
+
 def test_text_plain_is_one_review_per_line_whatever_the_review_holds():
     # str.splitlines split a review at a form feed, \x85 or U+2028: more answers than reviews, out of step
     body = "great food\u2028really\r\nawful\x0cplace\x85again\nok".encode("utf-8")
@@ -3139,11 +3171,15 @@ def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):
     assert sm.request("CreateModel")["PrimaryContainer"]["Environment"]["SAGEMAKER_PROGRAM"] == "entry_point.py"
 
 
+@pytest.mark.parametrize("content_type", ["text/csv; header=present", "text/csv"])
 @pytest.mark.parametrize("shape", ["df.to_csv()", "shuffled", "id,label,text", "shuffled ,review"])
 def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_without_it(endpoint, served, splits,
-                                                                                        monkeypatch, shape):
+                                                                                        monkeypatch, shape,
+                                                                                        content_type):
     """df.to_csv(path) without index=False, sent with header=present and SplitType=Line: the mini-batches after the
-    first hold no header, so their records (8123,2,the review) were answered whole, row number and class as words."""
+    first hold no header, so their records (8123,2,the review) were answered whole, row number and class as words.
+    Sent as plain text/csv (the docs' transform() call), the first mini-batch's header is recognized without
+    header=present, and the later ones were still answered whole: they are read as with it."""
     import pandas as pd
 
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
@@ -3160,8 +3196,7 @@ def test_batch_transform_mini_batches_of_a_csv_with_pandas_index_are_answered_wi
     # SplitType=Line, MultiRecord: mini-batches of whole lines, the header in the first only; the last one small
     answers = []
     for part in ((0, 41), (41, 92), (92, 96)) if shape != "shuffled ,review" else ((0, 41), (41, 70), (70, 96)):
-        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
-                                              "application/json")
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), content_type, "application/json")
         assert status == 200, response
         answers += json.loads(response)
     assert answers == [HEADER_ANSWER] + served[1].predict(list(frame.iloc[:, -1]))  # one answer a line, the header's too
@@ -3224,14 +3259,31 @@ def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index
         served[1].predict(texts)
 
 
+@pytest.mark.parametrize("body", [b"17,2,great food\n18,1,cold soup\n19,2,nice staff\n20,1,rude waiter\n",
+                                  b"great food,2\ncold soup,1\nnice staff,2\nrude waiter,1\n"])
+def test_batch_transform_answers_the_lines_of_a_header_absent_csv_whole_as_predict_does(monkeypatch, served, body):
+    """A headerless mini-batch of plain text/csv is read as a later one of a file with a header (its row numbers, or
+    its class last, left out: docs/SERVING.md); header=absent, the way out the docs give for a file without a header
+    row, has its lines answered whole, as predict answers the file."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    lines = body.decode().splitlines()
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=absent"), served[0]) == \
+        served[1].predict(lines)
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == \
+        served[1].predict([line.split(",", 2)[2] if line[0].isdigit() else line.rsplit(",", 1)[0] for line in lines])
+
+
+@pytest.mark.parametrize("content_type", ["text/csv; header=present", "text/csv"])
 @pytest.mark.parametrize("columns", [["text", "label"], ["title", "text", "label"]])
 @pytest.mark.parametrize("index", [False, True])
 def test_batch_transform_mini_batches_of_a_text_label_csv_are_answered_for_their_text(endpoint, served, splits,
-                                                                                     monkeypatch, columns, index):
+                                                                                     monkeypatch, columns, index,
+                                                                                     content_type):
     """A file whose class comes after its text (text,label: Hugging Face's to_csv of IMDB or yelp_polarity), sent with
     header=present and SplitType=Line: its mini-batches after the first hold no header, and their records were answered
     whole, each review's class as a word of it. A mini-batch whose every record (4 or more) is as wide as the others
-    and ends in one of the model's classes is now read as text,label: its text columns, the class not scored."""
+    and ends in one of the model's classes is now read as text,label: its text columns, the class not scored. So also
+    as plain text/csv, whose first mini-batch's header is recognized without header=present."""
     import pandas as pd
 
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
@@ -3241,8 +3293,7 @@ def test_batch_transform_mini_batches_of_a_text_label_csv_are_answered_for_their
     lines = frame.to_csv(index=index).encode().splitlines(keepends=True)
     answers = []
     for part in ((0, 41), (41, 92), (92, 96)):  # MultiRecord: the header in the first only; the last one small
-        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), "text/csv; header=present",
-                                              "application/json")
+        status, _, response = endpoint.invoke(b"".join(lines[slice(*part)]), content_type, "application/json")
         assert status == 200, response
         answers += json.loads(response)
     texts = [" ".join(row[:-1]) for row in frame.itertuples(index=False)]
