@@ -272,8 +272,9 @@ def _json_lines_hint(text, exc):
     return " (one JSON value a line is JSON Lines: send it as application/jsonlines, {\"source\": \"review\"} a line)"
 
 
-def _configuration(config):
-    """``{"k": 3, "threshold": 0.1}`` (both optional; SageMaker BlazingText's request shape) -> (k, threshold)."""
+def _configuration(config, named="configuration: "):
+    """``{"k": 3, "threshold": 0.1}`` (both optional; SageMaker BlazingText's request shape) -> (k, threshold).
+    ``named``: how an error names where they were (a JSON Lines record holds them itself: no "configuration")."""
     from .predict import check_top
 
     if not isinstance(config, dict) or not set(config) <= {"k", "threshold"}:
@@ -287,7 +288,7 @@ def _configuration(config):
     try:
         check_top(k, threshold, 1)
     except FastTextError as exc:
-        raise RequestError(400, f"configuration: {exc}") from None
+        raise RequestError(400, f"{named}{exc}") from None
     return k, threshold
 
 
@@ -323,7 +324,7 @@ def jsonlines_texts(text):
             continue
         record = _jsonlines_record(line[:-1] if line.endswith("\r") else line, number, len(lines) == 1)
         try:
-            top = _configuration({key: record[key] for key in ("k", "threshold") if key in record})
+            top = _configuration({key: record[key] for key in ("k", "threshold") if key in record}, named="")
         except RequestError as exc:
             raise RequestError(400, f"line {number}: {exc.message}") from None
         texts.append(whole_characters(record["source"]))

@@ -1937,8 +1937,8 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
     (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n["b"]\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": "b"\n', "line 2 is not valid JSON: Expecting ',' delimiter at column 15"),
-    (b'{"source": "a", "k": 0}\n', "line 1: configuration: k must be a whole number >= 1"),
-    (b'{"source": "a"}\n{"source": "b", "threshold": 2}\n', "line 2: configuration: threshold must be a probability"),
+    (b'{"source": "a", "k": 0}\n', "line 1: k must be a whole number >= 1"),
+    (b'{"source": "a"}\n{"source": "b", "threshold": 2}\n', "line 2: threshold must be a probability"),
     (b"", "request holds no JSON lines"),
     (b'{"source": "caf\xe9"}\n', "request body is not valid utf-8 text"),  # bytes reach input_fn undecoded: a 400
 ])
@@ -2284,7 +2284,7 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b"[" * 100000, "application/json", 400, "not valid JSON: nested too deeply"),
     # a number of more digits than Python converts to an int (4300) was a 500 in JSON Lines, Python's own error in JSON
     (b'{"source": "a", "k": ' + b"1" * 5000 + b"}\n", "application/jsonlines", 400,
-     "line 1: configuration: k must be a whole number >= 1, or -1 for every class; got inf"),
+     "line 1: k must be a whole number >= 1, or -1 for every class; got inf"),
     (b'{"instances": ["a"], "configuration": {"k": ' + b"1" * 5000 + b"}}", "application/json", 400,
      "configuration: k must be a whole number >= 1, or -1 for every class; got inf"),
     (b"x" * (sm_serve.MAX_REQUEST_BYTES + 1), "text/plain", 413, f"the limit is {sm_serve.MAX_REQUEST_BYTES}"),
