@@ -45,6 +45,35 @@ def test_cpu_scorer_equals_the_mxnet_route(trained, native, monkeypatch):
     assert [r["label"] for r in labels] == [trained.labels[k] for k in expected[:5].argmax(axis=1)]
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["native mean", "numpy mean"])
+def test_a_review_gets_the_same_bits_alone_or_among_other_reviews(trained, native, monkeypatch):
+    """A review's probabilities are a function of the review alone: the batch's matrix product (BLAS, whose kernels
+    differ by the number of rows) gave the same review other last digits in another request or mini-batch
+    (0.6600844860 alone, 0.6600845456 among others), so an endpoint's answer and predict's on a file disagreed."""
+    trained, texts = trained
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    together = predictor.predict_proba(texts)
+    for n in (1, 2, 3, 5, 7, 16, 33, 100):
+        assert predictor.predict_proba(texts[:n]).tobytes() == together[:n].tobytes(), n
+    order = np.random.default_rng(0).permutation(len(texts))
+    assert predictor.predict_proba([texts[i] for i in order]).tobytes() == together[order].tobytes()
+    alone = np.concatenate([predictor.predict_proba([t]) for t in texts])
+    assert alone.tobytes() == together.tobytes()
+
+
+def test_past_the_own_sums_classes_the_scores_are_blas_s_product_to_float_rounding(trained, monkeypatch):
+    """Many classes (past scoring.OWN_SUMS_CLASSES) score with BLAS's product: the same probabilities to rounding."""
+    from fasttext_lib import scoring
+
+    trained, texts = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    own_sums = predictor.predict_proba(texts)
+    monkeypatch.setattr(scoring, "OWN_SUMS_CLASSES", 0)
+    np.testing.assert_allclose(predictor.predict_proba(texts), own_sums, atol=1e-6, rtol=0)
+
+
 def test_a_confident_binary_answer_keeps_the_other_class_probability_exact():
     """The first class's probability was 1 - p in float32: 0.0 once p was within 6e-8 of 1 (a score above ~17),
     where it is ~exp(-score), so evaluate's log loss of a confident mistake was capped for that class and exact for
