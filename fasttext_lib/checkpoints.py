@@ -308,20 +308,26 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
                                                                                  CHECKPOINT_MARKER)):
                 note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
             raise  # (else the epoch before stays: the stop's line names it, KeptCheckpoint)
+    # From here on this epoch's checkpoint is the one kept (the one before is removed next): a stop up to the return,
+    # the sweep of leftovers too, names it (else the caller's note named the epoch before, removed by then)
     try:
         _note_newest(checkpoint_dir, epoch)
         for old in older:
             if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing it)
                 storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+        _sweep_leftovers(checkpoint_dir, sorted(leftovers - set(older) - {epoch}))
     except KeyboardInterrupt as exc:
         note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
         raise
-    # Directories without a marker: what an interrupted save uploaded (an upload a signal abandoned may land
-    # after it took its files back), or the rest of a removal a kill cut short. Nothing else would ever
-    # visit them again. storage.remove deletes only our own files there (on S3 those older than its grace
-    # period: younger ones may be a concurrent run's upload in progress), and a failure here (files the
-    # user put there) never turns a saved checkpoint into an error.
-    for old in sorted(leftovers - set(older) - {epoch}):
+
+
+def _sweep_leftovers(checkpoint_dir, epochs):
+    """Remove the directories of ``epochs`` that have no marker: what an interrupted save uploaded (an upload a signal
+    abandoned may land after it took its files back), or the rest of a removal a kill cut short. Nothing else would
+    ever visit them again. storage.remove deletes only our own files there (on S3 those older than its grace period:
+    younger ones may be a concurrent run's upload in progress), and a failure here (files the user put there) never
+    turns a saved checkpoint into an error."""
+    for old in epochs:
         with contextlib.suppress(FastTextError):
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
 

@@ -2071,3 +2071,30 @@ def test_train_stopped_with_a_checkpoint_dir_tells_the_caller_and_the_notebook_w
     _error_as_line(Shell(), KeyboardInterrupt, stopped.value, None)
     assert shown == [f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch 2 in "
                      f"{where}: run the cell again to resume from it"]
+
+
+def test_a_save_stopped_while_it_sweeps_leftovers_names_its_own_checkpoint_not_the_one_it_removed(splits, tmp_path,
+                                                                                                  monkeypatch):
+    """A save removes the epoch before its own, then the epoch directories without a marker that an interrupted save
+    left. A stop during that sweep named the epoch before (removed by then) as the checkpoint kept: a rerun would
+    resume from another one than the line said. Now it names the one just saved, which is there."""
+    import fasttext_lib.checkpoints as checkpoints_module
+
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    real_remove = checkpoints_module.storage.remove
+
+    def remove(where, marker):
+        if str(where).endswith("epoch-0009"):  # the leftover: a stop arrives while it is removed
+            raise KeyboardInterrupt
+        return real_remove(where, marker)
+
+    def leave_a_leftover(row):
+        if row["epoch"] == 1:  # (what an interrupted save of another run left: no marker)
+            (ckpt / "epoch-0009").mkdir()
+
+    monkeypatch.setattr(checkpoints_module.storage, "remove", remove)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=leave_a_leftover)
+    where, epoch, _ = stopped.value.checkpoint_kept
+    assert (where, epoch) == (str(ckpt / "epoch-0002"), 2) and (ckpt / "epoch-0002" / "checkpoint.json").is_file()
