@@ -340,13 +340,18 @@ class KeptCheckpoint:
     how to resume, where "stopped and cleaned up" had the user think the checkpoints were gone too."""
 
     def __init__(self, checkpoint_dir, search=None):
-        self.checkpoint_dir, self.epoch = checkpoint_dir, None
+        self.checkpoint_dir, self.epoch, self.compared = checkpoint_dir, None, False
         if checkpoint_dir and search is not None:
             self.found(search)
 
     def found(self, search):
-        """What the look before the data found (:func:`refuse_an_older_format`'s ``search``): the one a resume reads."""
-        self.epoch = _resumed_epoch(self.checkpoint_dir, search)
+        """What the look before the data found (:func:`refuse_an_older_format`'s ``search``): the one a resume reads.
+        Not yet compared with the data: it may be another run's, which the resume refuses (the stop's line says so)."""
+        self.epoch, self.compared = _resumed_epoch(self.checkpoint_dir, search), False
+
+    def confirm(self, epoch):
+        """The checkpoint of ``epoch`` is this run's: the one it resumed (compared with its data), or one it saved."""
+        self.epoch, self.compared = epoch, True
 
     @contextlib.contextmanager
     def told_on_a_stop(self):
@@ -354,7 +359,8 @@ class KeptCheckpoint:
             yield self
         except KeyboardInterrupt as exc:
             if self.checkpoint_dir and self.epoch is not None:
-                note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir)
+                note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir,
+                                     compared=self.compared)
             raise
 
 
