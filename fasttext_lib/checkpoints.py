@@ -308,20 +308,26 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
                                                                                  CHECKPOINT_MARKER)):
                 note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
             raise  # (else the epoch before stays: the stop's line names it, KeptCheckpoint)
+    # From here on this epoch's checkpoint is the one kept (the one before is removed next): a stop up to the return,
+    # the sweep of leftovers too, names it (else the caller's note named the epoch before, removed by then)
     try:
         _note_newest(checkpoint_dir, epoch)
         for old in older:
             if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing it)
                 storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
+        _sweep_leftovers(checkpoint_dir, sorted(leftovers - set(older) - {epoch}))
     except KeyboardInterrupt as exc:
         note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
         raise
-    # Directories without a marker: what an interrupted save uploaded (an upload a signal abandoned may land
-    # after it took its files back), or the rest of a removal a kill cut short. Nothing else would ever
-    # visit them again. storage.remove deletes only our own files there (on S3 those older than its grace
-    # period: younger ones may be a concurrent run's upload in progress), and a failure here (files the
-    # user put there) never turns a saved checkpoint into an error.
-    for old in sorted(leftovers - set(older) - {epoch}):
+
+
+def _sweep_leftovers(checkpoint_dir, epochs):
+    """Remove the directories of ``epochs`` that have no marker: what an interrupted save uploaded (an upload a signal
+    abandoned may land after it took its files back), or the rest of a removal a kill cut short. Nothing else would
+    ever visit them again. storage.remove deletes only our own files there (on S3 those older than its grace period:
+    younger ones may be a concurrent run's upload in progress), and a failure here (files the user put there) never
+    turns a saved checkpoint into an error."""
+    for old in epochs:
         with contextlib.suppress(FastTextError):
             storage.remove(_epoch_dir(checkpoint_dir, old), CHECKPOINT_MARKER)
 
@@ -334,13 +340,18 @@ class KeptCheckpoint:
     how to resume, where "stopped and cleaned up" had the user think the checkpoints were gone too."""
 
     def __init__(self, checkpoint_dir, search=None):
-        self.checkpoint_dir, self.epoch = checkpoint_dir, None
+        self.checkpoint_dir, self.epoch, self.compared = checkpoint_dir, None, False
         if checkpoint_dir and search is not None:
             self.found(search)
 
     def found(self, search):
-        """What the look before the data found (:func:`refuse_an_older_format`'s ``search``): the one a resume reads."""
-        self.epoch = _resumed_epoch(self.checkpoint_dir, search)
+        """What the look before the data found (:func:`refuse_an_older_format`'s ``search``): the one a resume reads.
+        Not yet compared with the data: it may be another run's, which the resume refuses (the stop's line says so)."""
+        self.epoch, self.compared = _resumed_epoch(self.checkpoint_dir, search), False
+
+    def confirm(self, epoch):
+        """The checkpoint of ``epoch`` is this run's: the one it resumed (compared with its data), or one it saved."""
+        self.epoch, self.compared = epoch, True
 
     @contextlib.contextmanager
     def told_on_a_stop(self):
@@ -348,7 +359,8 @@ class KeptCheckpoint:
             yield self
         except KeyboardInterrupt as exc:
             if self.checkpoint_dir and self.epoch is not None:
-                note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir)
+                note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir,
+                                     compared=self.compared)
             raise
 
 

@@ -436,7 +436,7 @@ def _train(args, kept):
                         checkpoint_search=search, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
                         val_name=args.validation or "validation data")  # (errors name the file)
         if args.checkpoint_dir and trained.history:  # the last epoch's is kept: the rerun resumes it, saves the bundle
-            kept.epoch = trained.history[-1]["epoch"]
+            kept.confirm(trained.history[-1]["epoch"])
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0

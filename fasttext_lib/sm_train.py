@@ -810,7 +810,7 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
         raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"),
                                          test_name=env.test_channel_name)) from None
     if train_kwargs.get("checkpoint_dir") and trained.history:  # the last epoch's is kept (a stop while saving)
-        kept.epoch = trained.history[-1]["epoch"]
+        kept.confirm(trained.history[-1]["epoch"])
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
         record = trained.pretrained

@@ -384,18 +384,23 @@ def note_what_a_stop_came_after(exc, what):
     exc.came_after = what
 
 
-def note_checkpoint_kept(exc, where, epoch, checkpoint_dir):
+def note_checkpoint_kept(exc, where, epoch, checkpoint_dir, compared=True):
     """A KeyboardInterrupt ``exc`` that ended a training whose ``checkpoint_dir`` keeps a checkpoint a rerun resumes
     from: ``where`` it is (its epoch's folder) and its ``epoch``, said in the stop's line with how to resume
     (:func:`stop_message`). "stopped and cleaned up" alone had the user think the checkpoints were removed too, and
     not know that the same command goes on from there. The first note stays: the innermost knows best (a save
-    stopped once its checkpoint was in place keeps that one, not the epoch before)."""
+    stopped once its checkpoint was in place keeps that one, not the epoch before). ``compared``: whether the run
+    has compared it with its data (resumed it, or saved it); one found before the data was read may be another run's,
+    which a rerun refuses: the line then says it was not compared, and resumes only if it is this data's."""
     if getattr(exc, "checkpoint_kept", None) is None:
-        exc.checkpoint_kept = (where, epoch, checkpoint_dir)
+        exc.checkpoint_kept = (where, epoch, checkpoint_dir, compared)
 
 
 # How the CLI's user resumes from a kept checkpoint: what a stop's line says after the checkpoint's place.
 RESUME_BY_RERUN = ": run the same command again to resume from it"
+# What a checkpoint not yet compared with the data (found before the data was read) adds to how to resume from it:
+# it may be another run's (same settings, other data), which the rerun refuses
+NOT_COMPARED_CONDITION = " if it was written from the same data"
 
 
 def stop_left(exc):
@@ -442,10 +447,12 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
     line += f", but {left}" if left else ""
     kept = next(iter(_noted(exc, "checkpoint_kept")), None)
     if kept:
-        where, epoch, checkpoint_dir = kept
+        where, epoch, checkpoint_dir, compared = kept
         joined = ", keeping" if line.endswith(" and cleaned up") else "; keeping"
-        line += f"{joined} the checkpoint of epoch {epoch} in {where}"
+        line += f"{joined} the checkpoint of epoch {epoch} in {where}" + ("" if compared else " (not yet compared with "
+                                                                                               "the data)")
         line += resume(checkpoint_dir) if callable(resume) else resume
+        line += "" if compared else NOT_COMPARED_CONDITION
     return line
 
 

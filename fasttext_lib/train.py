@@ -45,7 +45,7 @@ from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file,
                    pandas_class_column, sort_labels)
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, refuse_standard_output
-from .stops import keeping_stops, note_progress, raise_if_interrupted
+from .stops import NOT_COMPARED_CONDITION, keeping_stops, note_progress, raise_if_interrupted
 from .features import Featurizer
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
@@ -206,9 +206,9 @@ def _told_to_the_caller_on_a_stop():
     except KeyboardInterrupt as exc:
         kept = getattr(exc, "checkpoint_kept", None)
         if kept and hasattr(exc, "add_note"):  # (Python 3.11 on; the SageMaker 3.8 image's job prints its line)
-            where, epoch, _ = kept
+            where, epoch, _, compared = kept
             exc.add_note(f"the checkpoint of epoch {epoch} is kept in {where}: train again with the same "
-                         f"checkpoint_dir to resume from it")
+                         f"checkpoint_dir to resume from it{'' if compared else NOT_COMPARED_CONDITION}")
         raise
 
 
@@ -389,7 +389,7 @@ def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, sea
     resumed = _resume(model, result, config, data, workers, checkpoint_dir, data_id, val_id, score_train, search)
     kept = kept or KeptCheckpoint(checkpoint_dir)
     if resumed is not None:  # (the one the search found, unless the resume set aside an incomplete one)
-        kept.epoch = resumed["epoch"]
+        kept.confirm(resumed["epoch"])
     result.rank, result.num_workers = workers.rank, workers.count
     if workers.watch is not None:  # every worker must train on the same data with the same settings: refused otherwise
         with workers.watch.armed("while the workers compared their data and settings"):
@@ -573,7 +573,7 @@ def _end_epoch(run, row, on_epoch_end):
                         run.updater.get_states(), names=run.data.names, data=run.data_id, validation=run.val_id,
                         score_train=run.score_train, num_workers=run.workers.count,
                         unicode_form=featurizer.unicode_form)
-        run.kept.epoch = row["epoch"]
+        run.kept.confirm(row["epoch"])
     if on_epoch_end is not None:
         on_epoch_end(row)
 

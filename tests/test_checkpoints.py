@@ -2035,9 +2035,12 @@ def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_
         assert (stopped.returncode, stopped.stderr) == (130, "error: interrupted (SIGINT); stopped and cleaned up\n")
         return
     where = os.path.join(str(ckpt), f"epoch-{kept:04d}")
+    # (before the data is read, the checkpoint found may be another run's: the line says so)
+    found, condition = ((" (not yet compared with the data)", " if it was written from the same data")
+                        if when == "while the data is read" else ("", ""))
     assert (stopped.returncode, stopped.stderr) == (130, (
-        f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch {kept} in {where}: "
-        f"run the same command again to resume from it\n"))
+        f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch {kept} in {where}{found}: "
+        f"run the same command again to resume from it{condition}\n"))
     assert not out.exists()
     rerun = cli_in_process(*command)
     assert rerun.returncode == 0 and f"epoch {kept} of 3 done" in rerun.stderr, rerun.stderr
@@ -2071,3 +2074,59 @@ def test_train_stopped_with_a_checkpoint_dir_tells_the_caller_and_the_notebook_w
     _error_as_line(Shell(), KeyboardInterrupt, stopped.value, None)
     assert shown == [f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch 2 in "
                      f"{where}: run the cell again to resume from it"]
+
+
+def test_a_cli_run_stopped_while_its_data_is_read_does_not_promise_another_runs_checkpoint(tmp_path, small_train_file,
+                                                                                          monkeypatch):
+    """A --checkpoint-dir holding the checkpoint of a run on other data (same settings): Ctrl-C while this run read
+    its data said 'keeping the checkpoint of epoch 1 in ...: run the same command again to resume from it', and
+    the rerun was refused as 'written by a different run'. Until the data is read, nobody knows whose it is: the
+    line says it was not compared yet. The rerun then says whose it is, as the run would have."""
+    from conftest import cli_in_process
+    import fasttext_lib.data as data_module
+    from fasttext_lib.writers import write_csv
+
+    other = tmp_path / "other.csv"
+    data = generate_reviews(900, seed=11)
+    write_csv(LabeledTexts(data.labels, data.texts), str(other))
+    ckpt, out = tmp_path / "ck", tmp_path / "model"
+    command = _checkpoint_command(small_train_file, str(ckpt), out)[3:] + ["--lr", "0.5"]  # (lr: not from the data)
+    first = cli_in_process("train", "--train", other, "--output", tmp_path / "other-model", *command[5:], "--epochs", "1")
+    assert first.returncode == 0, first.stderr
+    real_read = data_module.read_counted
+    monkeypatch.setattr(data_module, "read_counted", lambda *a, **kw: (_ctrl_c(), real_read(*a, **kw))[1])
+    stopped = cli_in_process(*command, "--epochs", "1")
+    monkeypatch.undo()
+    where = os.path.join(str(ckpt), "epoch-0001")
+    assert (stopped.returncode, stopped.stderr) == (130, (
+        f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch 1 in {where} (not yet "
+        f"compared with the data): run the same command again to resume from it if it was written from the same data\n"))
+    rerun = cli_in_process(*command, "--epochs", "1")
+    assert rerun.returncode == 2 and f"checkpoint {where} was written by a different run" in rerun.stderr
+
+
+def test_a_save_stopped_while_it_sweeps_leftovers_names_its_own_checkpoint_not_the_one_it_removed(splits, tmp_path,
+                                                                                                  monkeypatch):
+    """A save removes the epoch before its own, then the epoch directories without a marker that an interrupted save
+    left. A stop during that sweep named the epoch before (removed by then) as the checkpoint kept: a rerun would
+    resume from another one than the line said. Now it names the one just saved, which is there."""
+    import fasttext_lib.checkpoints as checkpoints_module
+
+    config = TrainConfig(epochs=3, batch_size=256, progress=False, seed=4)
+    ckpt = tmp_path / "ckpt"
+    real_remove = checkpoints_module.storage.remove
+
+    def remove(where, marker):
+        if str(where).endswith("epoch-0009"):  # the leftover: a stop arrives while it is removed
+            raise KeyboardInterrupt
+        return real_remove(where, marker)
+
+    def leave_a_leftover(row):
+        if row["epoch"] == 1:  # (what an interrupted save of another run left: no marker)
+            (ckpt / "epoch-0009").mkdir()
+
+    monkeypatch.setattr(checkpoints_module.storage, "remove", remove)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=leave_a_leftover)
+    where, epoch, _, _ = stopped.value.checkpoint_kept
+    assert (where, epoch) == (str(ckpt / "epoch-0002"), 2) and (ckpt / "epoch-0002" / "checkpoint.json").is_file()
