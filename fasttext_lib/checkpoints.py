@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import mmap
 import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass
@@ -603,6 +604,55 @@ def _different_run_line(where, meta, config, found):
         text += (f"; a finished or interrupted run resumes only with the epochs it started with (the lr schedule "
                  f"spans them): rerun with {' '.join(settings)}{same_data} to resume it")
     return text
+
+
+# A refusal here says what to do as the command line does (its flags), for its two callers that take flags: the CLI,
+# and the training job, whose sm_train.in_job_terms says them as its hyperparameters and S3 prefix. A caller of
+# train() (the Python API, the notebooks) gave them as its arguments (checkpoint_dir, val_data, TrainConfig's fields).
+_ARGUMENT_REMEDIES = (
+    (r"--checkpoint-dir", "checkpoint_dir"),
+    (r"the --validation it was written with", "the val_data it was written with"),
+)
+
+
+def in_argument_terms(message):
+    """A checkpoint refusal ``message`` said as a caller of train() gives what it names: ``use another checkpoint_dir``,
+    ``rerun with TrainConfig(epochs=2, ngrams=1)``. Any other message is returned as it is."""
+    if not re.match(r"(cannot resume from )?checkpoint ", message):
+        return message
+    message = re.sub(r"rerun with (.+?)((?: on the same data)? to resume it)",
+                     lambda m: f"rerun with TrainConfig({_as_arguments(m[1])}){m[2]}", message)
+    for pattern, said in _ARGUMENT_REMEDIES:
+        message = re.sub(pattern, said, message)
+    return message
+
+
+def _as_arguments(flags):
+    """``--epochs 2 without --pretrained-vectors`` (:func:`_as_flag`'s) as TrainConfig's arguments:
+    ``epochs=2, pretrained_vectors=None``."""
+    words, arguments = shlex.split(flags), []
+    while words:
+        word = words.pop(0)
+        if word == "without":
+            arguments.append(f"{words.pop(0)[2:].replace('-', '_')}=None")
+            continue
+        value = words.pop(0)
+        literal = value in ("True", "False") or re.fullmatch(r"-?[\d.]+(e-?\d+)?", value)
+        arguments.append(f"{word[2:].replace('-', '_')}={value if literal else repr(value)}")
+    return ", ".join(arguments)
+
+
+@contextlib.contextmanager
+def refusals_said_as_arguments(as_flags=False):
+    """A checkpoint refusal raised inside (train()'s) said in the caller's terms (:func:`in_argument_terms`), unless
+    the caller takes flags (``as_flags``: the CLI, the training job)."""
+    try:
+        yield
+    except FastTextError as exc:
+        said = str(exc) if as_flags else in_argument_terms(str(exc))
+        if said == str(exc):
+            raise
+        raise FastTextError(said) from None
 
 
 def _as_flag(name, value):

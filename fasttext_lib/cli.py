@@ -434,7 +434,8 @@ def _train(args, kept):
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
                         checkpoint_search=search, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
-                        val_name=args.validation or "validation data")  # (errors name the file)
+                        val_name=args.validation or "validation data",  # (errors name the file)
+                        said_as_flags=True)  # (a checkpoint refused: --checkpoint-dir, not train's checkpoint_dir)
         if args.checkpoint_dir and trained.history:  # the last epoch's is kept: the rerun resumes it, saves the bundle
             kept.confirm(trained.history[-1]["epoch"])
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it

@@ -443,16 +443,17 @@ class Columns:
 def csv_columns(fmt, label=None, texts=None, given_as=None):
     """``fmt`` (a format name), or :class:`Columns` when ``label`` or ``texts`` (a list of names, each may be a
     comma-separated list) name columns; a fastText-format ``fmt`` with them is an error. ``given_as``: the names of
-    the two settings as the user gave them, named by a refusal (None: the CLI's flags; notebook 01's parameters,
-    ``("label_column", "text_column")``: it has no flags)."""
+    the two settings as the user gave them, named by a refusal (None: the CLI's flags; notebook 01's parameters and
+    the SageMaker job's hyperparameters, ``("label_column", "text_column")``: they have no flags)."""
     texts = tuple(n.strip() for t in (texts or ()) for n in str(t).split(",") if n.strip())
     label = str(label).strip() if label is not None and str(label).strip() else None
     if label is None and not texts:
         return fmt
-    if fmt == "fasttext":
-        raise FastTextError("--label-column and --text-column choose columns of a CSV file with a header row, not "
-                            "of fastText format (--format fasttext)")
-    return Columns(label, texts, tuple(given_as or CLI_COLUMN_FLAGS))
+    given_as = tuple(given_as or CLI_COLUMN_FLAGS)
+    if fmt == "fasttext":  # (the format as the columns are given: the CLI's flag, the job's hyperparameter)
+        raise FastTextError(f"{given_as[0]} and {given_as[1]} choose columns of a CSV file with a header row, not of "
+                            f"fastText format ({_as_given('--format' if given_as[0].startswith('-') else 'format', fmt)})")
+    return Columns(label, texts, given_as)
 
 
 def _as_given(setting, value):

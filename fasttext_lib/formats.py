@@ -85,8 +85,9 @@ def _detected_format(first, rest, uri):
                 return "csv", rest  # tells (header_row.class_and_text_columns), which refuses a header so
             # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
             raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({line}), {unread_columns(row)}") from None
-        raise FastTextError(f"{exc}; a CSV whose class is written as a word (positive,the text) is read "
-                            f"with --format csv") from None
+        raise FormatToGive(f"{exc}; a CSV whose class is written as a word (positive,the text) is read",
+                           " with --format csv",
+                           " once its first line is a header row naming its columns (label,text)") from None
 
 
 def _unread_header_above_word_classes(first, ahead):
@@ -163,8 +164,8 @@ def detect_format(first_line, uri):
             f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
             f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
             f"after line): add a header row that names the class and text columns (e.g. pandas: pd.read_csv(path, "
-            f"sep='\\t', header=None{'' if quoted_tsv else ', quoting=3'}, names=[...]).to_csv(new_path, index=False)), or give --format tsv "
-            f"to read each line's first field as its class")
+            f"sep='\\t', header=None{'' if quoted_tsv else ', quoting=3'}, names=[...]).to_csv(new_path, "
+            f"index=False))", ", or give --format tsv to read each line's first field as its class", "")
     cells = line.split(";")
     # a class column before the separator: one word, no comma (text often holds a semicolon)
     if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
@@ -208,7 +209,19 @@ def _separated_by(line, delimiter):
         return len(tabbed) >= 2
 
 
-class _HeaderlessTsv(FastTextError):
+class FormatToGive(FastTextError):
+    """A file whose format detection cannot tell, that a format given would read: ``found`` says what it is, and the
+    message goes on to the command line's flag (``flagged``: "with --format csv"). A caller whose user has no such
+    flag (notebook 01, which reads every file as detected) raises :attr:`unflagged` instead: ``found`` followed by
+    ``otherwise``, what that user can do (a header row naming the columns), as columns.ColumnsToName's ``advising``
+    does for the columns."""
+
+    def __init__(self, found, flagged, otherwise):
+        super().__init__(found + flagged)
+        self.unflagged = FastTextError(found + otherwise)
+
+
+class _HeaderlessTsv(FormatToGive):
     """:func:`detect_format`'s error for a tab-separated line 1 that is neither a header nor a class number first:
     :func:`_detected_format` reads it as a TSV when the first lines are classes written as words
     (:func:`word_class_csv`: ``positive<TAB>the text``)."""

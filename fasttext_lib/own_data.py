@@ -69,6 +69,7 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
     from .columns import csv_columns
     from .config import check_seed
     from .data import read_labeled
+    from .formats import FormatToGive
     from . import label_names
 
     if test_file is None:  # before the file is read (a bad one was numpy's traceback once it had been)
@@ -88,6 +89,8 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
         train = read_labeled(train_file, fmt=fmt, find_names=False)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
+    except FormatToGive as exc:  # (01 has no format parameter: the CLI's --format was the advice)
+        raise exc.unflagged from None
     train = _named({"train": train}, *named, train_file)["train"]  # (as read_labeled: the names, then the classes)
     _check_trainable(train)
     kept, held_out = hold_out_by_class(train, TEST_FRACTION, seed, train_file)

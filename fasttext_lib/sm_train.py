@@ -110,6 +110,9 @@ def _column_names(text):
 # The hyperparameters the job reads several values of, and as what (any other takes one string, number or boolean):
 # the SDK sends a list or a dict as JSON, and the toolkit passes a list on as Python writes it (``['title', 'text']``:
 # _column_names reads it back), a dict as ``key=value`` pairs (label_names' inline form, ``1=negative,2=positive``).
+# What a refusal of the columns names them as (columns.Columns.given_as): the job's hyperparameters, not the CLI's flags.
+JOB_COLUMN_SETTINGS = ("label_column", "text_column")
+JOB_COLUMNS_ADVICE = "the job's hyperparameters label_column=NAME and text_column=NAME"  # (ColumnsToName.advising)
 SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names": (dict, "a dict of classes to names")}
 
 
@@ -616,6 +619,7 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     ``names``: the label names found before any data was read (:func:`names_of_channels`: the train channel's, else
     the test channel's), kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
     counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
+    from .columns import ColumnsToName
     from .data import read_counted, read_labeled
     from .label_names import kept_for_data
 
@@ -631,7 +635,10 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
         print(line, flush=True)
 
     # One read of all the files: a class is read alike in each (data.whole_number_classes), as one file's would be.
-    data = read_counted(files, fmt, note=note) if counted else read_labeled(files, fmt, find_names=False, note=note)
+    try:
+        data = read_counted(files, fmt, note=note) if counted else read_labeled(files, fmt, find_names=False, note=note)
+    except ColumnsToName as exc:  # (a header that does not tell its columns: advised as the CLI's flags)
+        raise exc.advising(JOB_COLUMNS_ADVICE) from None
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if names is not None:  # a classes.txt must fit the data, a.classes.txt beside a.train need only name its classes
         names_file, found, subset = names
@@ -736,7 +743,8 @@ def run_training(argv=None, environ=None):
     if ignored:
         print(f"ignored arguments: {' '.join(ignored)}", flush=True)
     config = TrainConfig(**config_kwargs)  # validates the values
-    fmt = csv_columns(args.format, args.label_column, [args.text_column] if args.text_column else None)
+    fmt = csv_columns(args.format, args.label_column, [args.text_column] if args.text_column else None,
+                      given_as=JOB_COLUMN_SETTINGS)
     if env.is_first_host:  # fail fast: an unwritable model or output dir is found before training, not after
         from . import storage
         from .bundle import check_output
@@ -805,7 +813,7 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
 
     try:
         trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True,
-                        checkpoint_search=search, **train_kwargs)
+                        checkpoint_search=search, said_as_flags=True, **train_kwargs)  # (as in_job_terms reads them)
     except FastTextError as exc:
         raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"),
                                          test_name=env.test_channel_name)) from None

@@ -37,8 +37,8 @@ import numpy as np
 
 from . import cluster
 from .batches import BatchMaker, prefetch, to_batch_arrays
-from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, remove_older_than,
-                          save_checkpoint, text_rule_of)
+from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, refusals_said_as_arguments,
+                          remove_older_than, save_checkpoint, text_rule_of)
 from .class_checks import check_classes
 from .config import TrainConfig
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
@@ -131,7 +131,7 @@ def featurize(train_data, val_data, config):
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (stops.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False,
-          val_name="validation data", checkpoint_search=None):
+          val_name="validation data", checkpoint_search=None, said_as_flags=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
     :class:`~fasttext_lib.data.CountedTexts` of ``data.read_counted``); returns a :class:`TrainedModel`.
 
@@ -143,7 +143,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     uninterrupted one (a ``dist_sync`` cluster too, with SGD; its servers' adam moments cannot be saved and
     start again from zero, while its lr schedule goes on where it stopped). ``checkpoint_search``: what
     :func:`~fasttext_lib.checkpoints.refuse_an_older_format` found there before the data was read (the CLI's and
-    the training job's look), resumed from without a second search.
+    the training job's look), resumed from without a second search. A checkpoint it cannot resume from is refused
+    naming ``checkpoint_dir`` and the ``TrainConfig`` to rerun with; ``said_as_flags=True`` (the CLI's, and the
+    training job's, which says them as its hyperparameters: sm_train.in_job_terms): as the command line's flags.
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
@@ -177,9 +179,11 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 
     config = config or TrainConfig()
     train_data, val_data, ctxs = _checked_inputs(train_data, val_data, config, score_train)
-    checkpoint_search = _look_into_checkpoints(checkpoint_dir, checkpoint_search, config, val_data, score_train)
+    with refusals_said_as_arguments(said_as_flags):
+        checkpoint_search = _look_into_checkpoints(checkpoint_dir, checkpoint_search, config, val_data, score_train)
     kept = KeptCheckpoint(checkpoint_dir, checkpoint_search)  # (a stop says it, and how to resume from it)
-    with _told_to_the_caller_on_a_stop(), kept.told_on_a_stop():  # (the note made, then told)
+    # (the note made, then told)
+    with refusals_said_as_arguments(said_as_flags), _told_to_the_caller_on_a_stop(), kept.told_on_a_stop():
         data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
         kv, workers = _join_workers(config, data)
         # (the order of these two matters: the texts are freed before the model's table is allocated)

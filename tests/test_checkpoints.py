@@ -322,12 +322,12 @@ def test_a_checkpoint_refused_for_other_settings_names_them(splits, tmp_path, in
         train(*splits, TrainConfig(epochs=3, batch_size=256, lr=0.5, progress=False, seed=4), checkpoint_dir=ckpt)
     message = str(refused.value)
     assert "different run (epochs 2 -> 3)" in message, message
-    assert "resumes only with the epochs it started with" in message and "--epochs 2" in message, message
+    assert "resumes only with the epochs it started with" in message and "rerun with TrainConfig(epochs=2) to resume it" in message, message
     with pytest.raises(FastTextError) as refused:
         train(*splits, TrainConfig(epochs=2, batch_size=256, lr=0.5, emsize=20, progress=False, seed=4),
               checkpoint_dir=ckpt)
     message = str(refused.value)
-    assert "different run (emsize 100 -> 20)" in message and "--epochs" not in message, message
+    assert "different run (emsize 100 -> 20)" in message and "rerun with" not in message, message
     train(*splits, config, checkpoint_dir=ckpt)  # its own settings still resume it
 
 
@@ -467,7 +467,7 @@ def test_a_checkpoint_with_an_older_versions_data_fingerprint_is_refused_in_one_
         train(*splits, config, checkpoint_dir=str(ckpt))
     message = str(refused.value)
     assert "written by an older version of this library" in message and "\n" not in message, message
-    assert "use another --checkpoint-dir or remove it to train from the start" in message, message
+    assert "use another checkpoint_dir or remove it to train from the start" in message, message
 
 
 def test_checkpoints_on_s3(splits, s3_bucket):
@@ -558,7 +558,7 @@ def test_a_rerun_with_fewer_epochs_than_its_checkpoint_is_refused_also_without_l
     with pytest.raises(FastTextError) as refused:
         train(*splits, TrainConfig(**dict(config.to_dict(), epochs=1)), checkpoint_dir=ckpt)
     message = str(refused.value)
-    assert "different run (epochs 3 -> 1)" in message and "rerun with --epochs 3 to resume it" in message, message
+    assert "different run (epochs 3 -> 1)" in message and "rerun with TrainConfig(epochs=3) to resume it" in message, message
     assert kept() == ["epoch-0002"]
     seen = []
     train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)  # its own epochs resume it
@@ -576,7 +576,7 @@ def test_a_rerun_with_other_epochs_and_other_settings_is_told_every_setting_that
         train(*splits, TrainConfig(**dict(config.to_dict(), epochs=1, batch_size=128, lr=0.3)), checkpoint_dir=ckpt)
     message = str(refused.value)
     assert "epochs 3 -> 1" in message and "batch_size 256 -> 128" in message, message
-    assert "rerun with --epochs 3 --lr 0.5 --batch-size 256 to resume it" in message, message
+    assert "rerun with TrainConfig(epochs=3, lr=0.5, batch_size=256) to resume it" in message, message
     seen = []
     train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=seen.append)  # as told: resumed
     assert [row["epoch"] for row in seen] == [3]
@@ -604,7 +604,7 @@ def test_a_checkpoint_saved_before_newest_epoch_json_is_found_past_the_reruns_ep
     with pytest.raises(FastTextError) as refused:
         train(*splits, TrainConfig(**dict(config.to_dict(), epochs=2)), checkpoint_dir=ckpt)
     message = str(refused.value)
-    assert "different run (epochs 8 -> 2)" in message and "rerun with --epochs 8 to resume it" in message, message
+    assert "different run (epochs 8 -> 2)" in message and "rerun with TrainConfig(epochs=8) to resume it" in message, message
     assert kept() == before  # nothing written, nothing removed
 
 
@@ -1005,7 +1005,7 @@ def test_two_runs_with_other_settings_started_together_do_not_replace_each_other
         return real_save(*args, **kwargs)
 
     monkeypatch.setattr(train_module, "save_checkpoint", save_after_the_first_run_saved)
-    with pytest.raises(FastTextError, match="two trainings share this --checkpoint-dir") as refused:
+    with pytest.raises(FastTextError, match="two trainings share this checkpoint_dir") as refused:
         train(*splits, theirs, checkpoint_dir=ckpt, score_train=other == "train_accuracy scoring")
     assert "\n" not in str(refused.value) and first_saved
     monkeypatch.setattr(train_module, "save_checkpoint", real_save)
@@ -1613,7 +1613,7 @@ def test_a_checkpoint_validated_on_other_data_is_refused(splits, tmp_path, chang
         train(train_split, first_val, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(1))
     with pytest.raises(FastTextError) as refused:
         train(train_split, rerun_val, config, checkpoint_dir=ckpt)
-    assert says in str(refused.value) and "rerun with the --validation it was written with" in str(refused.value)
+    assert says in str(refused.value) and "rerun with the val_data it was written with" in str(refused.value)
     assert sorted(os.listdir(ckpt)) == ["epoch-0001"]  # nothing trained, nothing replaced
     resumed = train(train_split, first_val, config, checkpoint_dir=ckpt)  # the validation it was written with
     whole = train(train_split, first_val, config)
@@ -1664,7 +1664,7 @@ def test_a_checkpoint_of_another_number_of_workers_is_refused_and_one_from_befor
     assert meta["num_workers"] == 1
     marker.write_text(json.dumps(dict(meta, num_workers=2)))
     with pytest.raises(FastTextError, match=r"epoch-0001 was written by 2 worker\(s\) and this run has 1: .*rerun "
-                                            r"with 2 worker\(s\) \(hosts\), or use another --checkpoint-dir"):
+                                            r"with 2 worker\(s\) \(hosts\), or use another checkpoint_dir"):
         train(*splits, config, checkpoint_dir=str(ckpt))
     del meta["num_workers"]
     marker.write_text(json.dumps(meta))
@@ -1987,7 +1987,8 @@ def test_a_pickled_checkpoint_the_synced_directorys_resume_would_read_is_refused
         next(epoch.glob("optimizer-*.states")).unlink()
         shutil.copytree(tmp_path / "other" / "epoch-0002", ckpt / "epoch-0001")  # (its name only: never read)
     with pytest.raises(FastTextError) as resumed:  # (the resume's own refusal, after the data is read)
-        train(*splits, config, checkpoint_dir=str(ckpt), checkpoint_search=Search((1, 2), synced=True))
+        train(*splits, config, checkpoint_dir=str(ckpt), checkpoint_search=Search((1, 2), synced=True),
+              said_as_flags=True)  # (as the job calls it: its in_job_terms reads the flags)
     with pytest.raises(FastTextError) as refused:
         refuse_an_older_format(str(ckpt), 3, synced=True)
     assert str(refused.value) == str(resumed.value), str(refused.value)
@@ -2130,3 +2131,20 @@ def test_a_save_stopped_while_it_sweeps_leftovers_names_its_own_checkpoint_not_t
         train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=leave_a_leftover)
     where, epoch, _, _ = stopped.value.checkpoint_kept
     assert (where, epoch) == (str(ckpt / "epoch-0002"), 2) and (ckpt / "epoch-0002" / "checkpoint.json").is_file()
+
+
+def test_a_checkpoint_refusal_to_a_caller_of_train_names_its_arguments_not_the_clis_flags(splits, tmp_path):
+    """train(checkpoint_dir=...) refused a checkpoint it cannot resume with "use another --checkpoint-dir or remove
+    it" and "rerun with --epochs 1": flags of the command line, which a caller of the Python API (a notebook) has
+    none of. It now names train's checkpoint_dir and TrainConfig's epochs; the CLI and the training job keep theirs
+    (sm_train.in_job_terms rewrites the flags)."""
+    ckpt = str(tmp_path / "ckpt")
+    config = TrainConfig(epochs=1, emsize=8, batch_size=64, progress=False)
+    train(*splits, config, checkpoint_dir=ckpt)
+    half = LabeledTexts(splits[0].labels[:1000], splits[0].texts[:1000])  # other data: found once it is read
+    with pytest.raises(FastTextError) as other_data:
+        train(half, splits[1], config, checkpoint_dir=ckpt)
+    with pytest.raises(FastTextError) as more_epochs:  # found before the data is read (refuse_other_settings)
+        train(*splits, TrainConfig(epochs=2, emsize=8, batch_size=64, progress=False), checkpoint_dir=ckpt)
+    for told, said in ((other_data, "use another checkpoint_dir or remove it"), (more_epochs, "epochs=1")):
+        assert "--" not in str(told.value) and said in str(told.value), told.value

@@ -471,3 +471,35 @@ def test_02_on_a_dataset_prepared_under_another_spelling_asks_if_it_was_meant(as
                                f"notebook 01 with dataset={asked!r} (and train_file=, your file, for your own data) and "
                                f"this bucket and prefix first")
     assert len(listed) == 1
+
+
+_HEADERLESS_BY_WORDS = {  # a file detection cannot tell that --format would read, and what 01 says to do instead
+    "a CSV whose capitalised classes have a space after the comma": (
+        "reviews.csv", lambda label, text: f"{label.capitalize()}, {text.replace(',', '')}\n",
+        "--format csv", "is read once its first line is a header row naming its columns"),
+    "a TSV with the text first": (
+        "reviews.tsv", lambda label, text: f"{text}\t{label}\n",
+        "--format tsv", "add a header row that names the class and text columns"),
+}
+
+
+@pytest.mark.parametrize("case", list(_HEADERLESS_BY_WORDS))
+def test_01_says_to_add_a_header_row_where_the_cli_says_to_give_a_format(case, tmp_path):
+    """A headerless file whose format detection cannot tell (classes written as words) was told to 01's user "is read
+    with --format csv" / "give --format tsv": 01 has no format parameter and reads every file as detected. It now
+    says what such a user can do (a header row naming the columns, after which the file is read); the command line
+    still names its flag."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.own_data import read_own_splits
+
+    name, line, flag, said = _HEADERLESS_BY_WORDS[case]
+    path = tmp_path / name
+    path.write_text("".join(line(label, text) for label, text in ROWS))
+    with pytest.raises(FastTextError) as told:
+        read_own_splits(str(path))
+    assert "--" not in str(told.value) and said in str(told.value), told.value
+    cli = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert cli.returncode == 2 and flag in cli.stderr, cli.stderr
+    # as told: with a header row naming the columns, 01 reads the file
+    path.write_text(("label,text\n" if name.endswith(".csv") else "text\tlabel\n") + path.read_text())
+    assert sorted(set(read_own_splits(str(path))["train"].labels)) in (["Negative", "Positive"], ["negative", "positive"])

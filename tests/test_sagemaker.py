@@ -4237,13 +4237,29 @@ def test_a_job_reads_the_columns_its_label_column_and_text_column_hyperparameter
 
     env = make_container(tmp_path, {"train": {"a.csv": table(train.head(400))}, "test": {"b.csv": table(test.head(100))}})
     bare = job_in_process(source_dir, env, args_for(epochs=1, progress="False"))
-    assert bare.returncode != 0 and "error:" in bare.stderr and "the SageMaker job's label_column" in bare.stderr
+    assert bare.returncode != 0 and "error:" in bare.stderr and "--" not in bare.stderr, bare.stderr
+    assert "say which to read: the job's hyperparameters label_column=NAME and text_column=NAME" in bare.stderr
     ok = job_in_process(source_dir, env, args_for(epochs=1, progress="False", label_column="airline_sentiment",
                                                   text_column="text"))
     assert ok.returncode == 0, ok.stderr
     assert "left out: 'tweet_id', 'airline'" in ok.stdout + ok.stderr
     assert "val_accuracy=nan;" not in ok.stdout  # the test channel was read with the same columns
     assert Predictor.load(tmp_path / "model").config["num_classes"] == len(set(train.head(400).labels))
+
+
+@pytest.mark.parametrize("hyperparameters, said", [
+    ({"label_column": "rating"}, "label_column='rating': no column of that name"),
+    ({"text_column": "text,TEXT"}, "text_column='text': column 'text' is named more than once"),
+    ({"label_column": "label", "text_column": "label"}, "cannot be both the class (label_column) and text (text_column)"),
+    ({"label_column": "label", "format": "fasttext"}, "not of fastText format (format='fasttext')"),
+])
+def test_a_jobs_column_refusals_name_its_hyperparameters_not_the_clis_flags(hyperparameters, said, source_dir, tmp_path):
+    """A job's label_column or text_column that names no column (or one twice, or the class column) was refused as
+    "--label-column rating: no column of that name": a flag of the command line; a job has hyperparameters."""
+    rows = "".join(f"{label},review number {i} was {label}\n" for i, label in enumerate(["1", "2"] * 20))
+    env = make_container(tmp_path, {"train": {"a.csv": lambda p: open(p, "w").write("label,text\n" + rows)}})
+    job = job_in_process(source_dir, env, args_for(epochs=1, progress="False", **hyperparameters))
+    assert job.returncode != 0 and said in job.stderr and "--" not in job.stderr.splitlines()[-1], job.stderr
 
 
 @pytest.mark.parametrize("value, columns", [
