@@ -1027,6 +1027,29 @@ def test_several_gpus_try_the_room_for_a_device_kvstores_copy_of_the_table_with_
     assert "\n" not in message
 
 
+def _initial_model_on_a_small_host(monkeypatch, tmp_path, host_kb, optimizer, kvstore, ctx, refused):
+    """train.initial_model of a 300,000 x 50 table on ``ctx`` (``gpu``, ``gpu:0,1``, ``cpu``, ``cpu:0,1``) of a host
+    with ``host_kb`` KB of memory and fake GPUs of 4.5 tables: its refusal (pytest's ExceptionInfo) where
+    ``refused``, else None once it passed."""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    ctxs = {"gpu": [mx.gpu(0)], "gpu:0,1": [mx.gpu(0), mx.gpu(1)], "cpu": [mx.cpu()], "cpu:0,1": [mx.cpu(0), mx.cpu(1)]}
+    machine_with_memory(monkeypatch, tmp_path, host_kb)
+    gpu_of_bytes(monkeypatch, int(4.5 * 300_000 * 50 * 4), "at the copy")
+    config = TrainConfig(optimizer=optimizer, emsize=50, kvstore=kvstore)
+    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
+    if not refused:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+        return None
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, config, ctxs[ctx])
+    return caught
+
+
 @pytest.mark.parametrize("ctx, kvstore, refused", [("gpu", "auto", False), ("gpu:0,1", "auto", False),
                                                    ("cpu", "dist_sync", False), ("gpu:0,1", "dist_sync", False),
                                                    ("cpu", "auto", True), ("cpu:0,1", "device", True),
@@ -1039,22 +1062,9 @@ def test_adams_moments_count_against_the_hosts_memory_only_where_they_live_there
     count where they live: on the host for a CPU run and for a ``local`` kvstore (its stored value in pinned host
     memory, kvstore_local.h:232). (The host here has room for two tables and a half, not for three: a CPU worker's
     table and kv.init's row_sparse cast of it fit; fake GPUs of 4.5 tables.)"""
-    import mxnet as mx
-
-    from fasttext_lib.config import TrainConfig
-    from fasttext_lib.errors import FastTextError
-    from fasttext_lib.train import initial_model
-
-    ctxs = {"gpu": [mx.gpu(0)], "gpu:0,1": [mx.gpu(0), mx.gpu(1)], "cpu": [mx.cpu()], "cpu:0,1": [mx.cpu(0), mx.cpu(1)]}
-    machine_with_memory(monkeypatch, tmp_path, 150_000)  # two of the 58,594 KB table fit; three do not
-    gpu_of_bytes(monkeypatch, int(4.5 * 300_000 * 50 * 4), "at the copy")
-    config = TrainConfig(optimizer="adam", emsize=50, kvstore=kvstore)
-    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
-    if not refused:
-        initial_model(featurizer, 3, config, ctxs[ctx])
+    caught = _initial_model_on_a_small_host(monkeypatch, tmp_path, 150_000, "adam", kvstore, ctx, refused)
+    if not refused:  # (two of the 58,594 KB table fit; three do not)
         return
-    with pytest.raises(FastTextError) as caught:
-        initial_model(featurizer, 3, config, ctxs[ctx])
     assert str(caught.value).startswith("out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of "
                                         "float32, and 2 more of that size for adam's moments"), caught.value
 
@@ -1096,22 +1106,9 @@ def test_a_kvstores_copy_of_the_table_counts_against_the_hosts_memory(monkeypatc
     line naming them. A GPU run lets its host table go once copied to the GPUs, before kv.init: its store's copy
     takes the table's place (``device``: until the first push moves it to a GPU). (The host here has room for the
     table and half another; fake GPUs of 4.5 tables; SGD: no moments.)"""
-    import mxnet as mx
-
-    from fasttext_lib.config import TrainConfig
-    from fasttext_lib.errors import FastTextError
-    from fasttext_lib.train import initial_model
-
-    ctxs = {"gpu": [mx.gpu(0)], "gpu:0,1": [mx.gpu(0), mx.gpu(1)], "cpu": [mx.cpu()], "cpu:0,1": [mx.cpu(0), mx.cpu(1)]}
-    machine_with_memory(monkeypatch, tmp_path, 90_000)  # the 58,594 KB table fits; a second one does not
-    gpu_of_bytes(monkeypatch, int(4.5 * 300_000 * 50 * 4), "at the copy")
-    config = TrainConfig(optimizer="sgd", emsize=50, kvstore=kvstore)
-    featurizer = type("Featurizer", (), {"num_rows": 300_000})()
-    if not refused:
-        initial_model(featurizer, 3, config, ctxs[ctx])
+    caught = _initial_model_on_a_small_host(monkeypatch, tmp_path, 90_000, "sgd", kvstore, ctx, refused)
+    if not refused:  # (the 58,594 KB table fits; a second one does not)
         return
-    with pytest.raises(FastTextError) as caught:
-        initial_model(featurizer, 3, config, ctxs[ctx])
     message = str(caught.value)
     assert message.startswith("out of memory for the embedding table: 300,000 rows x emsize 50 = 0.1 GiB of float32, "
                               "and 1 more of that size for the kvstore's copy of it"), message
