@@ -278,7 +278,7 @@ def _refuse_an_older_fingerprint(where, meta):
 
 
 def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None,
-                    validation=None, score_train=False, num_workers=1, unicode_form=TRAINING_FORM):
+                    validation=None, score_train=False, num_workers=1, unicode_form=TRAINING_FORM, kept=None):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run). ``data`` / ``validation``: :func:`data_fingerprint` of
@@ -287,7 +287,8 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     ``num_workers``: the workers of a dist_* cluster (1 otherwise), whose number sets each one's share of the
     data and its steps per epoch: a resumed cluster must have as many. ``unicode_form``: how the run's featurizer
     read text (text.UNICODE_FORMS; bundle's "unicode_normalization"), which the data fingerprint may not show
-    (:func:`_check_text_rule`)."""
+    (:func:`_check_text_rule`). ``kept``: the run's :class:`KeptCheckpoint`, confirmed here to be this epoch's before
+    the epoch before is removed (confirmed by the caller once this returned, a stop in between named the removed one)."""
     refuse_standard_output(checkpoint_dir, "checkpoint_dir", "the checkpoints", "a directory")
     older, leftovers, _ = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
@@ -311,6 +312,8 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     # From here on this epoch's checkpoint is the one kept (the one before is removed next): a stop up to the return,
     # the sweep of leftovers too, names it (else the caller's note named the epoch before, removed by then)
     try:
+        if kept is not None:
+            kept.confirm(epoch)
         _note_newest(checkpoint_dir, epoch)
         for old in older:
             if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing it)

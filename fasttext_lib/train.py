@@ -572,8 +572,7 @@ def _end_epoch(run, row, on_epoch_end):
         save_checkpoint(run.checkpoint_dir, row["epoch"], model, run.config, run.data.classes, run.result.history,
                         run.updater.get_states(), names=run.data.names, data=run.data_id, validation=run.val_id,
                         score_train=run.score_train, num_workers=run.workers.count,
-                        unicode_form=featurizer.unicode_form)
-        run.kept.confirm(row["epoch"])
+                        unicode_form=featurizer.unicode_form, kept=run.kept)
     if on_epoch_end is not None:
         on_epoch_end(row)
 

@@ -2130,3 +2130,25 @@ def test_a_save_stopped_while_it_sweeps_leftovers_names_its_own_checkpoint_not_t
         train(*splits, config, checkpoint_dir=str(ckpt), on_epoch_end=leave_a_leftover)
     where, epoch, _, _ = stopped.value.checkpoint_kept
     assert (where, epoch) == (str(ckpt / "epoch-0002"), 2) and (ckpt / "epoch-0002" / "checkpoint.json").is_file()
+
+
+def test_a_stop_just_after_a_save_returns_names_the_checkpoint_it_saved(splits, tmp_path, monkeypatch):
+    """train confirmed a save's epoch as the one kept only once save_checkpoint had returned, after it had removed the
+    epoch before: a stop in between (a few bytecodes) named that removed epoch. The save now confirms its own epoch
+    the moment its checkpoint.json is in place."""
+    import fasttext_lib.train as train_module
+
+    real_save = train_module.save_checkpoint
+
+    def save(checkpoint_dir, epoch, *args, **kwargs):
+        real_save(checkpoint_dir, epoch, *args, **kwargs)
+        if epoch == 2:  # the stop arrives as the save returns
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_module, "save_checkpoint", save)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, TrainConfig(epochs=3, batch_size=256, progress=False, seed=4), checkpoint_dir=str(ckpt))
+    where, epoch, _, compared = stopped.value.checkpoint_kept
+    assert (where, epoch, compared) == (str(ckpt / "epoch-0002"), 2, True)
+    assert (ckpt / "epoch-0002" / "checkpoint.json").is_file() and not (ckpt / "epoch-0001").exists()
