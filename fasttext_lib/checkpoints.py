@@ -302,11 +302,19 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
         model.save_parameters(paths["model.params"])
         _write_optimizer_state(paths["optimizer.npz"], meta, optimizer_states)
+        committed = []
+
+        def commit():  # its checkpoint.json is in place: the one a rerun resumes from (on S3 known by the PUT's answer)
+            committed.append(epoch)
+            if kept is not None:
+                kept.confirm(epoch)
+
         try:
-            storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
+            storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True,
+                            on_commit=commit)
         except KeyboardInterrupt as exc:  # stopped just after its commit (local: its manifest in place), it stays
-            if not storage.is_s3(checkpoint_dir) and os.path.isfile(os.path.join(_epoch_dir(checkpoint_dir, epoch),
-                                                                                 CHECKPOINT_MARKER)):
+            if committed or not storage.is_s3(checkpoint_dir) and os.path.isfile(
+                    os.path.join(_epoch_dir(checkpoint_dir, epoch), CHECKPOINT_MARKER)):
                 note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
             raise  # (else the epoch before stays: the stop's line names it, KeptCheckpoint)
     # From here on this epoch's checkpoint is the one kept (the one before is removed next): a stop up to the return,

@@ -2152,3 +2152,30 @@ def test_a_stop_just_after_a_save_returns_names_the_checkpoint_it_saved(splits, 
     where, epoch, _, compared = stopped.value.checkpoint_kept
     assert (where, epoch, compared) == (str(ckpt / "epoch-0002"), 2, True)
     assert (ckpt / "epoch-0002" / "checkpoint.json").is_file() and not (ckpt / "epoch-0001").exists()
+
+
+@pytest.mark.parametrize("stopped_in", ["_s3_collect", "_put_manifest"])
+def test_a_stop_in_an_s3_save_after_its_commit_names_the_checkpoint_it_saved(splits, s3_bucket, monkeypatch,
+                                                                              stopped_in):
+    """On S3 a stop within a save after its checkpoint.json was put (while the replaced objects are collected, or as
+    the PUT's answer came) named the epoch before, while the rerun resumes from the one just saved (the newest). The
+    save now takes its epoch as the one kept the moment its PUT is answered, with no S3 call more during the stop."""
+    import fasttext_lib.storage.sets as sets_module
+
+    real = getattr(sets_module, stopped_in)
+    calls = []
+
+    def stopping(*args, **kwargs):
+        answer = real(*args, **kwargs)
+        calls.append(stopped_in)
+        if len(calls) == 2:  # epoch 2's save: its checkpoint.json is in place
+            raise KeyboardInterrupt
+        return answer
+
+    monkeypatch.setattr(sets_module, stopped_in, stopping)
+    ckpt = f"{s3_bucket}/stopped"
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, TrainConfig(epochs=3, batch_size=256, progress=False, seed=4), checkpoint_dir=ckpt)
+    where, epoch, _, compared = stopped.value.checkpoint_kept
+    assert (where, epoch, compared) == (f"{ckpt}/epoch-0002", 2, True)
+    assert storage.exists(f"{ckpt}/epoch-0002/checkpoint.json")
