@@ -433,7 +433,7 @@ def _train(args, kept):
         trained = _autotune(args, config, train_data, val_data, report)
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
-                        checkpoint_search=search, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
+                        checkpoint_search=search, kept=kept, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
                         val_name=args.validation or "validation data")  # (errors name the file)
         if args.checkpoint_dir and trained.history:  # the last epoch's is kept: the rerun resumes it, saves the bundle
             kept.confirm(trained.history[-1]["epoch"])

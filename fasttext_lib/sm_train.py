@@ -805,7 +805,7 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
 
     try:
         trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True,
-                        checkpoint_search=search, **train_kwargs)
+                        checkpoint_search=search, kept=kept, **train_kwargs)
     except FastTextError as exc:
         raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"),
                                          test_name=env.test_channel_name)) from None

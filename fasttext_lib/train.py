@@ -131,7 +131,7 @@ def featurize(train_data, val_data, config):
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (stops.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False,
-          val_name="validation data", checkpoint_search=None):
+          val_name="validation data", checkpoint_search=None, kept=None):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
     :class:`~fasttext_lib.data.CountedTexts` of ``data.read_counted``); returns a :class:`TrainedModel`.
 
@@ -143,7 +143,9 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     uninterrupted one (a ``dist_sync`` cluster too, with SGD; its servers' adam moments cannot be saved and
     start again from zero, while its lr schedule goes on where it stopped). ``checkpoint_search``: what
     :func:`~fasttext_lib.checkpoints.refuse_an_older_format` found there before the data was read (the CLI's and
-    the training job's look), resumed from without a second search.
+    the training job's look), resumed from without a second search. ``kept``: the caller's
+    :class:`~fasttext_lib.checkpoints.KeptCheckpoint` of ``checkpoint_dir`` (theirs: a stop as this returns, before
+    the caller could confirm the last epoch's checkpoint, named none), set as the run goes on.
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
@@ -178,7 +180,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     config = config or TrainConfig()
     train_data, val_data, ctxs = _checked_inputs(train_data, val_data, config, score_train)
     checkpoint_search = _look_into_checkpoints(checkpoint_dir, checkpoint_search, config, val_data, score_train)
-    kept = KeptCheckpoint(checkpoint_dir, checkpoint_search)  # (a stop says it, and how to resume from it)
+    if kept is None:  # (a stop says it, and how to resume from it)
+        kept = KeptCheckpoint(checkpoint_dir, checkpoint_search)
     with _told_to_the_caller_on_a_stop(), kept.told_on_a_stop():  # (the note made, then told)
         data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
         kv, workers = _join_workers(config, data)

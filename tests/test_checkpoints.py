@@ -1999,12 +1999,13 @@ def _ctrl_c():
 
 
 @pytest.mark.parametrize("when", ["after epoch 2", "before the first checkpoint", "while the data is read",
-                                  "while the bundle is written"])
+                                  "while the bundle is written", "as training returns"])
 def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_file, monkeypatch, when):
     """Ctrl-C during `train --checkpoint-dir` said 'interrupted (SIGINT); stopped and cleaned up': nothing of the
     checkpoint kept, nor that the same command resumes from it ('cleaned up' read as the checkpoints removed). Now
     the line names the newest checkpoint there and says to rerun; a run stopped before there is one says what it
-    said. The rerun then resumes from that epoch."""
+    said. The rerun then resumes from that epoch. (As training returns: the command confirmed the last epoch's
+    checkpoint as kept only once train() had returned, and a stop in between named none.)"""
     from conftest import cli_in_process
     import fasttext_lib.bundle as bundle_module
     import fasttext_lib.cli as cli_module
@@ -2026,6 +2027,10 @@ def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_
     elif when == "before the first checkpoint":
         monkeypatch.setattr(train_module, "save_checkpoint", lambda *a, **kw: _ctrl_c())
         kept = None
+    elif when == "as training returns":
+        real_train = train_module.train
+        monkeypatch.setattr(train_module, "train", lambda *a, **kw: (real_train(*a, **kw), _ctrl_c())[0])
+        kept = 3
     else:
         monkeypatch.setattr(bundle_module, "save_bundle", lambda *a, **kw: _ctrl_c())
         kept = 3
