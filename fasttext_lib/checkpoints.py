@@ -279,7 +279,7 @@ def _refuse_an_older_fingerprint(where, meta):
 
 
 def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optimizer_states, names=None, data=None,
-                    validation=None, score_train=False, num_workers=1, unicode_form=TRAINING_FORM):
+                    validation=None, score_train=False, num_workers=1, unicode_form=TRAINING_FORM, kept=None):
     """Publish ``epoch-NNNN/`` (manifest last), then remove older epochs: a kill at any point leaves
     at least one complete checkpoint. ``names``: the label names (recorded, not compared on resume:
     they change how classes are shown, not the run). ``data`` / ``validation``: :func:`data_fingerprint` of
@@ -288,7 +288,8 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
     ``num_workers``: the workers of a dist_* cluster (1 otherwise), whose number sets each one's share of the
     data and its steps per epoch: a resumed cluster must have as many. ``unicode_form``: how the run's featurizer
     read text (text.UNICODE_FORMS; bundle's "unicode_normalization"), which the data fingerprint may not show
-    (:func:`_check_text_rule`)."""
+    (:func:`_check_text_rule`). ``kept``: the run's :class:`KeptCheckpoint`, confirmed here to be this epoch's before
+    the epoch before is removed (confirmed by the caller once this returned, a stop in between named the removed one)."""
     refuse_standard_output(checkpoint_dir, "checkpoint_dir", "the checkpoints", "a directory")
     older, leftovers, _ = _epochs_found(checkpoint_dir, epoch)
     for other in older:  # (epoch itself too: this save would replace it)
@@ -302,16 +303,26 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
         model.save_parameters(paths["model.params"])
         _write_optimizer_state(paths["optimizer.npz"], meta, optimizer_states)
+        committed = []
+
+        def commit():  # its checkpoint.json is in place: the one a rerun resumes from (on S3 known by the PUT's answer)
+            committed.append(epoch)
+            if kept is not None:
+                kept.confirm(epoch)
+
         try:
-            storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True)
+            storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True,
+                            on_commit=commit)
         except KeyboardInterrupt as exc:  # stopped just after its commit (local: its manifest in place), it stays
-            if not storage.is_s3(checkpoint_dir) and os.path.isfile(os.path.join(_epoch_dir(checkpoint_dir, epoch),
-                                                                                 CHECKPOINT_MARKER)):
+            if committed or not storage.is_s3(checkpoint_dir) and os.path.isfile(
+                    os.path.join(_epoch_dir(checkpoint_dir, epoch), CHECKPOINT_MARKER)):
                 note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
             raise  # (else the epoch before stays: the stop's line names it, KeptCheckpoint)
     # From here on this epoch's checkpoint is the one kept (the one before is removed next): a stop up to the return,
     # the sweep of leftovers too, names it (else the caller's note named the epoch before, removed by then)
     try:
+        if kept is not None:
+            kept.confirm(epoch)
         _note_newest(checkpoint_dir, epoch)
         for old in older:
             if old < epoch:  # (a newer one stays: a checkpoint a resume set aside, or that of a run ahead sharing it)

@@ -416,12 +416,12 @@ def _train(args, kept):
     names_line = label_names.settle(train_data, explicit_names, "--label-names")
     if beside_validation is not None:  # names beside the validation data only: they name the training data's classes
         names_file, found = beside_validation
-        kept = label_names.kept_for_data(found, list(train_data.labels) + list(val_data.labels), names_file,
-                                         subset=label_names.named_for(names_file, validation))
+        kept_names = label_names.kept_for_data(found, list(train_data.labels) + list(val_data.labels), names_file,
+                                               subset=label_names.named_for(names_file, validation))
         # (checked against both files' classes, kept for the training data's: a validation class training lacks is
         # then said as such by train, not as a name the training data has no class for)
         trained_classes = set(train_data.labels)
-        train_data.names = {label: name for label, name in kept.items() if label in trained_classes}
+        train_data.names = {label: name for label, name in kept_names.items() if label in trained_classes}
         names_line = label_names.settle(train_data, None, "--label-names")
     if names_line:
         print(names_line, file=sys.stderr)
@@ -433,7 +433,7 @@ def _train(args, kept):
         trained = _autotune(args, config, train_data, val_data, report)
     else:
         trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
-                        checkpoint_search=search, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
+                        checkpoint_search=search, kept=kept, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
                         val_name=args.validation or "validation data",  # (errors name the file)
                         said_as_flags=True)  # (a checkpoint refused: --checkpoint-dir, not train's checkpoint_dir)
         if args.checkpoint_dir and trained.history:  # the last epoch's is kept: the rerun resumes it, saves the bundle

@@ -813,7 +813,8 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
 
     try:
         trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True,
-                        checkpoint_search=search, said_as_flags=True, **train_kwargs)  # (as in_job_terms reads them)
+                        checkpoint_search=search, kept=kept, said_as_flags=True,  # (as in_job_terms reads them)
+                        **train_kwargs)
     except FastTextError as exc:
         raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"),
                                          test_name=env.test_channel_name)) from None

@@ -131,7 +131,7 @@ def featurize(train_data, val_data, config):
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (stops.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False,
-          val_name="validation data", checkpoint_search=None, said_as_flags=False):
+          val_name="validation data", checkpoint_search=None, kept=None, said_as_flags=False):
     """Train a :class:`FastTextClassifier` on :class:`LabeledTexts` (or, for training data, the
     :class:`~fasttext_lib.data.CountedTexts` of ``data.read_counted``); returns a :class:`TrainedModel`.
 
@@ -143,9 +143,12 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     uninterrupted one (a ``dist_sync`` cluster too, with SGD; its servers' adam moments cannot be saved and
     start again from zero, while its lr schedule goes on where it stopped). ``checkpoint_search``: what
     :func:`~fasttext_lib.checkpoints.refuse_an_older_format` found there before the data was read (the CLI's and
-    the training job's look), resumed from without a second search. A checkpoint it cannot resume from is refused
-    naming ``checkpoint_dir`` and the ``TrainConfig`` to rerun with; ``said_as_flags=True`` (the CLI's, and the
-    training job's, which says them as its hyperparameters: sm_train.in_job_terms): as the command line's flags.
+    the training job's look), resumed from without a second search. ``kept``: the caller's
+    :class:`~fasttext_lib.checkpoints.KeptCheckpoint` of ``checkpoint_dir`` (theirs: a stop as this returns, before
+    the caller could confirm the last epoch's checkpoint, named none), set as the run goes on. A checkpoint it
+    cannot resume from is refused naming ``checkpoint_dir`` and the ``TrainConfig`` to rerun with;
+    ``said_as_flags=True`` (the CLI's, and the training job's, which says them as its hyperparameters:
+    sm_train.in_job_terms): as the command line's flags.
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
@@ -181,7 +184,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     train_data, val_data, ctxs = _checked_inputs(train_data, val_data, config, score_train)
     with refusals_said_as_arguments(said_as_flags):
         checkpoint_search = _look_into_checkpoints(checkpoint_dir, checkpoint_search, config, val_data, score_train)
-    kept = KeptCheckpoint(checkpoint_dir, checkpoint_search)  # (a stop says it, and how to resume from it)
+    if kept is None:  # (a stop says it, and how to resume from it)
+        kept = KeptCheckpoint(checkpoint_dir, checkpoint_search)
     # (the note made, then told)
     with refusals_said_as_arguments(said_as_flags), _told_to_the_caller_on_a_stop(), kept.told_on_a_stop():
         data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
@@ -576,8 +580,7 @@ def _end_epoch(run, row, on_epoch_end):
         save_checkpoint(run.checkpoint_dir, row["epoch"], model, run.config, run.data.classes, run.result.history,
                         run.updater.get_states(), names=run.data.names, data=run.data_id, validation=run.val_id,
                         score_train=run.score_train, num_workers=run.workers.count,
-                        unicode_form=featurizer.unicode_form)
-        run.kept.confirm(row["epoch"])
+                        unicode_form=featurizer.unicode_form, kept=run.kept)
     if on_epoch_end is not None:
         on_epoch_end(row)
 

@@ -2000,12 +2000,13 @@ def _ctrl_c():
 
 
 @pytest.mark.parametrize("when", ["after epoch 2", "before the first checkpoint", "while the data is read",
-                                  "while the bundle is written"])
+                                  "while the bundle is written", "as training returns"])
 def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_file, monkeypatch, when):
     """Ctrl-C during `train --checkpoint-dir` said 'interrupted (SIGINT); stopped and cleaned up': nothing of the
     checkpoint kept, nor that the same command resumes from it ('cleaned up' read as the checkpoints removed). Now
     the line names the newest checkpoint there and says to rerun; a run stopped before there is one says what it
-    said. The rerun then resumes from that epoch."""
+    said. The rerun then resumes from that epoch. (As training returns: the command confirmed the last epoch's
+    checkpoint as kept only once train() had returned, and a stop in between named none.)"""
     from conftest import cli_in_process
     import fasttext_lib.bundle as bundle_module
     import fasttext_lib.cli as cli_module
@@ -2027,6 +2028,10 @@ def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_
     elif when == "before the first checkpoint":
         monkeypatch.setattr(train_module, "save_checkpoint", lambda *a, **kw: _ctrl_c())
         kept = None
+    elif when == "as training returns":
+        real_train = train_module.train
+        monkeypatch.setattr(train_module, "train", lambda *a, **kw: (real_train(*a, **kw), _ctrl_c())[0])
+        kept = 3
     else:
         monkeypatch.setattr(bundle_module, "save_bundle", lambda *a, **kw: _ctrl_c())
         kept = 3
@@ -2148,3 +2153,52 @@ def test_a_checkpoint_refusal_to_a_caller_of_train_names_its_arguments_not_the_c
         train(*splits, TrainConfig(epochs=2, emsize=8, batch_size=64, progress=False), checkpoint_dir=ckpt)
     for told, said in ((other_data, "use another checkpoint_dir or remove it"), (more_epochs, "epochs=1")):
         assert "--" not in str(told.value) and said in str(told.value), told.value
+
+
+def test_a_stop_just_after_a_save_returns_names_the_checkpoint_it_saved(splits, tmp_path, monkeypatch):
+    """train confirmed a save's epoch as the one kept only once save_checkpoint had returned, after it had removed the
+    epoch before: a stop in between (a few bytecodes) named that removed epoch. The save now confirms its own epoch
+    the moment its checkpoint.json is in place."""
+    import fasttext_lib.train as train_module
+
+    real_save = train_module.save_checkpoint
+
+    def save(checkpoint_dir, epoch, *args, **kwargs):
+        real_save(checkpoint_dir, epoch, *args, **kwargs)
+        if epoch == 2:  # the stop arrives as the save returns
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_module, "save_checkpoint", save)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, TrainConfig(epochs=3, batch_size=256, progress=False, seed=4), checkpoint_dir=str(ckpt))
+    where, epoch, _, compared = stopped.value.checkpoint_kept
+    assert (where, epoch, compared) == (str(ckpt / "epoch-0002"), 2, True)
+    assert (ckpt / "epoch-0002" / "checkpoint.json").is_file() and not (ckpt / "epoch-0001").exists()
+
+
+@pytest.mark.parametrize("stopped_in", ["_s3_collect", "_put_manifest"])
+def test_a_stop_in_an_s3_save_after_its_commit_names_the_checkpoint_it_saved(splits, s3_bucket, monkeypatch,
+                                                                              stopped_in):
+    """On S3 a stop within a save after its checkpoint.json was put (while the replaced objects are collected, or as
+    the PUT's answer came) named the epoch before, while the rerun resumes from the one just saved (the newest). The
+    save now takes its epoch as the one kept the moment its PUT is answered, with no S3 call more during the stop."""
+    import fasttext_lib.storage.sets as sets_module
+
+    real = getattr(sets_module, stopped_in)
+    calls = []
+
+    def stopping(*args, **kwargs):
+        answer = real(*args, **kwargs)
+        calls.append(stopped_in)
+        if len(calls) == 2:  # epoch 2's save: its checkpoint.json is in place
+            raise KeyboardInterrupt
+        return answer
+
+    monkeypatch.setattr(sets_module, stopped_in, stopping)
+    ckpt = f"{s3_bucket}/stopped"
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, TrainConfig(epochs=3, batch_size=256, progress=False, seed=4), checkpoint_dir=ckpt)
+    where, epoch, _, compared = stopped.value.checkpoint_kept
+    assert (where, epoch, compared) == (f"{ckpt}/epoch-0002", 2, True)
+    assert storage.exists(f"{ckpt}/epoch-0002/checkpoint.json")

@@ -891,3 +891,13 @@ def test_evaluate_reads_a_csv_whose_classes_are_all_whole_floats_as_training_doe
     r = cli_in_process("evaluate", "--model", named_bundle, "--data", path)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.splitlines()[-1])["n"] == 6
+
+
+def test_train_with_names_beside_the_validation_file_and_a_checkpoint_dir_writes_its_bundle(tmp_path):
+    """The names beside --validation were kept in the variable that held the run's kept checkpoint
+    (checkpoints.KeptCheckpoint): with --checkpoint-dir the run trained every epoch and then ended in an
+    AttributeError traceback ('dict' object has no attribute 'confirm'), no bundle written."""
+    out = _train_beside(tmp_path, None, "negative\npositive\n", "--checkpoint-dir", tmp_path / "ck")
+    assert out.returncode == 0, out.stderr
+    assert Predictor.load(tmp_path / "b").label_names == POLARITY
+    assert (tmp_path / "ck" / "epoch-0002" / "checkpoint.json").is_file()

@@ -4772,3 +4772,24 @@ def test_a_bad_label_names_file_in_the_train_channel_is_refused_before_the_test_
     last = r.stderr.strip().splitlines()[-1]
     assert re.search(r"classes.txt: classes '1' and '2' have the same name 'x'", last), last
     assert (root / "output" / "failure").read_text() == last
+
+
+def test_a_stop_as_training_returns_names_the_checkpoint_of_the_last_epoch(source_dir, tmp_path, monkeypatch):
+    """The job confirmed the last epoch's checkpoint as the one kept only once train() had returned: a SIGTERM in
+    between said 'stopped and cleaned up' and nothing of the checkpoint the next job resumes from."""
+    import fasttext_lib.train as train_module
+
+    ckpt = tmp_path / "ck"
+    args = args_for(epochs=2, batch_size=16, checkpoint_dir=ckpt)
+    real_train = train_module.train
+
+    def train_then_sigterm(*a, **kw):
+        trained = real_train(*a, **kw)
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what SIGTERM arriving here runs
+        return trained
+
+    monkeypatch.setattr(train_module, "train", train_then_sigterm)
+    r = job_in_process(source_dir, make_container(tmp_path / "first", {"train": {"a.train": GOOD}}), args)
+    assert (r.returncode, r.stderr.strip().splitlines()[-1]) == (143, (
+        f"error: terminated (SIGTERM); stopped and cleaned up, keeping the checkpoint of epoch 2 in "
+        f"{ckpt / 'epoch-0002'}: a job started with the same checkpoint_dir hyperparameter resumes from it")), r.stderr

@@ -377,7 +377,7 @@ def _local_leftovers(dest, keep):
             if n not in keep and n != LOCK_NAME and (n.startswith(STAGING_PREFIX) or _OBJECT_RE.match(n))]
 
 
-def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=True, hint=None):
+def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=True, hint=None, on_commit=None):
     dest = os.path.abspath(dest)
     if _check_local_destination(dest, manifest_name) is not None and not overwrite:
         raise already_exists(os.path.join(dest, manifest_name), hint)
@@ -404,6 +404,8 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                     os.fsync(f.fileno())
                 os.replace(staged_manifest, os.path.join(dest, manifest_name))  # the commit point
                 committed = True
+                if on_commit is not None:
+                    on_commit()
                 _fsync_dir(dest)
             except BaseException:
                 # A signal's handler runs between two bytecodes: also after os.replace put our manifest in place
@@ -651,7 +653,8 @@ def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, 
 _RETRY = "nothing of this one was kept; try again"
 
 
-def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass --overwrite to replace it"):
+def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass --overwrite to replace it",
+                on_commit=None):
     from concurrent.futures import ThreadPoolExecutor
 
     bucket, prefix = split_s3(dest)
@@ -682,17 +685,21 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
             committing = True
             put = _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,
                                 dest, where, overwrite, hint)  # the commit point
+            if on_commit is not None:
+                on_commit()
         except BaseException as exc:
             # before the manifest PUT nothing of ours is live; after it (failed, refused: a retry of a PUT whose
             # answer was lost is refused by its own condition) the live manifest tells
             ours = join(dest, uploaded[-1][0]) if uploaded else None
             live = _live_objects(dest, manifest_name, ours) if committing else set()
+            names = {obj for obj, _ in uploaded}
+            if live and names <= live and on_commit is not None:  # (a stop in the PUT whose manifest is seen live)
+                on_commit()
             if committing and _may_still_land(exc):
                 # the manifest PUT was sent and then abandoned (a signal, a read timeout): S3 may apply it after
                 # we look, so our files stay (unreferenced ones are orphans the next publish collects); taken
                 # back, a late PUT left a manifest naming deleted files, a set that could never be read again
                 live = None
-            names = {obj for obj, _ in uploaded}
             if live is not None and not (live & names):  # surely not committed: take ours back (by their versions)
                 with contextlib.suppress(Exception):
                     delete_written(client, [(bucket, _key(prefix, obj), answer) for obj, answer in uploaded])
@@ -753,7 +760,8 @@ def _remove_s3(dest, manifest_name):
                     manifest=(_key(prefix, manifest_name), read, deleted))
 
 
-def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hint="pass --overwrite to replace it"):
+def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hint="pass --overwrite to replace it",
+            on_commit=None):
     """Publish ``files`` (logical name -> local path) and ``manifest`` at ``dest``, all or nothing.
 
     Returns ``dest`` (absolute for a local path). Adds ``files`` and the marker to the manifest.
@@ -762,13 +770,17 @@ def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hi
     written once). Every other guarantee is the same: unique names, durable before the manifest,
     the manifest last. ``overwrite=False``: a set already at ``dest`` (or one a concurrent publisher
     commits first) is never replaced: "<dest>/<manifest> already exists; <hint>", nothing left behind.
+    ``on_commit``: called (no arguments) as soon as the new manifest is known to be in place, before the files of the
+    set it replaced are deleted: a stop after it (an exception raised out of this call) leaves the new set live.
     """
     files = {str(k): str(v) for k, v in files.items()}
     _check_files(files, manifest_name)
     with out_of_memory_naming(f"write {dest}"):  # (what was staged is taken back first, as for any failure)
         if is_s3(dest):
-            return _publish_s3(str(dest), files, manifest_name, manifest, overwrite=overwrite, hint=hint)
-        return _publish_local(str(dest), files, manifest_name, manifest, move=move, overwrite=overwrite, hint=hint)
+            return _publish_s3(str(dest), files, manifest_name, manifest, overwrite=overwrite, hint=hint,
+                               on_commit=on_commit)
+        return _publish_local(str(dest), files, manifest_name, manifest, move=move, overwrite=overwrite, hint=hint,
+                              on_commit=on_commit)
 
 
 def fetch(src, manifest, names, local_dir):
