@@ -27,11 +27,12 @@ class ColumnsToName(FastTextError):
     otherwise (the notebooks' parameters: own_data.py), the caller says so with :meth:`advising`: those flags were
     the advice in a notebook too, which has none."""
 
-    def __init__(self, found, ask="say which to read", after=""):
+    def __init__(self, found, ask="say which to read", after="", flags=FLAG_ADVICE):
         # ``ask``: what leads to the advice (a condition: "if one of them is the class, say which to read");
-        # ``after``: what follows it (the other way on: "; else label these texts with predict")
+        # ``after``: what follows it (the other way on: "; else label these texts with predict"); ``flags``: the
+        # command line's advice, where one of its flags is all it lacks ("--text-column NAME")
         self.found, self.ask, self.after = found, ask, after
-        super().__init__(self._said(FLAG_ADVICE))
+        super().__init__(self._said(flags))
 
     def _said(self, advice):
         return f"{self.found}; {self.ask}: {advice}{self.after}"

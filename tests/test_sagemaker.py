@@ -4772,3 +4772,18 @@ def test_a_bad_label_names_file_in_the_train_channel_is_refused_before_the_test_
     last = r.stderr.strip().splitlines()[-1]
     assert re.search(r"classes.txt: classes '1' and '2' have the same name 'x'", last), last
     assert (root / "output" / "failure").read_text() == last
+
+
+@pytest.mark.parametrize("case", ["ids first under a header of text columns"])
+def test_a_jobs_columns_to_name_are_asked_as_its_hyperparameters_not_the_clis_flags(case, source_dir, tmp_path):
+    """A header whose first column holds ids asked a job's user for --label-column: a flag a job has none of."""
+    from pathlib import Path
+
+    from test_own_data import COLUMNS_TO_NAME
+
+    name, write, asked, _ = COLUMNS_TO_NAME[case]
+    env = make_container(tmp_path, {"train": {name: lambda p: write(Path(p))}})
+    job = job_in_process(source_dir, env, args_for(epochs=1, progress="False"))
+    said = job.stderr.strip().splitlines()[-1]
+    assert job.returncode != 0 and "--" not in said, job.stderr
+    assert asked + "the job's hyperparameters label_column=NAME and text_column=NAME" in said, said
