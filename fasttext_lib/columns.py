@@ -19,6 +19,7 @@ from .text import nfc
 # columns must be named asks for (ColumnsToName), unless its caller names them otherwise.
 CLI_COLUMN_FLAGS = ("--label-column", "--text-column")  # how the CLI's user names the columns (Columns.given_as)
 FLAG_ADVICE = "--label-column NAME --text-column NAME (the SageMaker job's label_column and text_column)"
+LEFT_OUT_READ_BY = "--text-column NAME"  # what read_from_note's line says reads a column left out (the job says its own)
 
 
 class ColumnsToName(FastTextError):
@@ -841,14 +842,14 @@ def check_text_columns(rows, columns, uri, names=None, keys=False):
         return
     found = sorted(ids + constant)
     text = [c for c in text_cols if c not in {c for c, _ in found}] or text_cols
-    if keys:
+    if keys:  # (a ColumnsToName: 01 and the job ask their own parameters, not --text-column)
         kept = [names[label_col].strip()] + [names[c].strip() for c in text]
-        raise FastTextError(
+        raise ColumnsToName(
             f"{uri}: not every key beside the class is text: over the first {len(rows)} objects, "
-            f"{'; '.join(what for _, what in found)} (an id, a date or a count), and each would be trained on as words. "
-            f"Name the text keys with --text-column (the SageMaker job's text_column), or keep only the class and the "
-            f"text key(s), e.g. pandas: pd.read_json(path, lines=True)[{kept!r}].to_json(new_path, orient='records', "
-            f"lines=True)")
+            f"{'; '.join(what for _, what in found)} (an id, a date or a count), and each would be trained on as words",
+            "name the text keys", f", or keep only the class and the text key(s), e.g. pandas: pd.read_json(path, "
+            f"lines=True)[{kept!r}].to_json(new_path, orient='records', lines=True)",
+            flags="--text-column NAME (the SageMaker job's text_column)")
     raise FastTextError(
         f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
         f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "
@@ -941,7 +942,7 @@ def read_from_note(uri, kind, names, text_cols, left, label_col=None):
     if label_col is None:
         return f"{uri}: the text is {kind} {shown(text_cols)}; left out: {shown(left)}"
     return (f"{uri}: the class is {kind} {names[label_col]!r}, the text {shown(text_cols)}; left out: {shown(left)} "
-            f"(--text-column NAME reads a {kind} as text)")
+            f"({LEFT_OUT_READ_BY} reads a {kind} as text)")
 
 
 _WHOLE_FLOAT = re.compile(r"-?[0-9]+\.0+")  # a whole number as a float: pandas writes 5.0

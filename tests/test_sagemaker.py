@@ -4774,9 +4774,11 @@ def test_a_bad_label_names_file_in_the_train_channel_is_refused_before_the_test_
     assert (root / "output" / "failure").read_text() == last
 
 
-@pytest.mark.parametrize("case", ["ids first under a header of text columns"])
+@pytest.mark.parametrize("case", ["ids first under a header of text columns", "JSON Lines with a class key and no text key",
+                                  "JSON Lines with a number key among the text keys"])
 def test_a_jobs_columns_to_name_are_asked_as_its_hyperparameters_not_the_clis_flags(case, source_dir, tmp_path):
-    """A header whose first column holds ids asked a job's user for --label-column: a flag a job has none of."""
+    """A header whose first column holds ids, JSON Lines objects with no text key training knows, or with a number key
+    among the text keys asked a job's user for --label-column / --text-column: flags a job has none of."""
     from pathlib import Path
 
     from test_own_data import COLUMNS_TO_NAME
@@ -4787,3 +4789,15 @@ def test_a_jobs_columns_to_name_are_asked_as_its_hyperparameters_not_the_clis_fl
     said = job.stderr.strip().splitlines()[-1]
     assert job.returncode != 0 and "--" not in said, job.stderr
     assert asked + "the job's hyperparameters label_column=NAME and text_column=NAME" in said, said
+
+
+def test_a_jobs_log_says_which_hyperparameter_reads_a_left_out_column_as_text(source_dir, tmp_path):
+    """The job's log named the columns a CSV's reading left out with "(--text-column NAME reads a column as text)", a
+    flag a job has none of: it names the job's hyperparameter."""
+    rows = "".join(f"{label},review number {i} was {label},2024-01-{1 + i % 28:02d}\n"
+                   for i, label in enumerate(["good", "bad"] * 20))
+    env = make_container(tmp_path, {"train": {"a.csv": lambda p: open(p, "w").write("label,text,date\n" + rows)}})
+    job = job_in_process(source_dir, env, args_for(epochs=1, progress="False"))
+    assert job.returncode == 0, job.stderr
+    assert "left out: 'date' (the hyperparameter text_column=NAME reads a column as text)" in job.stdout, job.stdout
+    assert "--text-column" not in job.stdout + job.stderr
