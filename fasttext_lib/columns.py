@@ -454,11 +454,11 @@ def csv_columns(fmt, label=None, texts=None, given_as=None):
     given_as = tuple(given_as or CLI_COLUMN_FLAGS)
     if fmt == "fasttext":  # (the format as the columns are given: the CLI's flag, the job's hyperparameter)
         raise FastTextError(f"{given_as[0]} and {given_as[1]} choose columns of a CSV file with a header row, not of "
-                            f"fastText format ({_as_given('--format' if given_as[0].startswith('-') else 'format', fmt)})")
+                            f"fastText format ({as_given('--format' if given_as[0].startswith('-') else 'format', fmt)})")
     return Columns(label, texts, given_as)
 
 
-def _as_given(setting, value):
+def as_given(setting, value):
     """A column named by a setting as the user gave it: ``--label-column rating``, ``label_column='rating'``."""
     return f"{setting} {value}" if setting.startswith("-") else f"{setting}={value!r}"
 
@@ -480,24 +480,24 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     def find(name, flag):
         hits = [i for i, n in enumerate(folded) if n == _folded_name(name)]
         if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
-            raise FastTextError(f"{uri}: {_as_given(flag, name)}: the file has no header row to find it in (its first line is a "
+            raise FastTextError(f"{uri}: {as_given(flag, name)}: the file has no header row to find it in (its first line is a "
                                 f"record: {_shortened(shown)}); {needs_header}")
         if not hits and not keys and not (looks_like_header(names) or any(
                 n in HEADER_LABEL_NAMES or n in HEADER_TEXT_NAMES or n in INDEX_NAMES for n in lowered)):
             # short words, none a name training knows (positive,great: a header, or a record of a short file?): said
             # to be the header row, a record was
-            raise FastTextError(f"{uri}: {_as_given(flag, name)}: its first line ({_shortened(shown)}) names no such column: "
+            raise FastTextError(f"{uri}: {as_given(flag, name)}: its first line ({_shortened(shown)}) names no such column: "
                                 f"if that line is the header row, those are its columns; if it is a record, the file "
                                 f"has no header row; {needs_header}")
         if len(hits) != 1:
             how = f"no {column}" if not hits else f"{len(hits)} {column}s"
-            raise FastTextError(f"{uri}: {_as_given(flag, name)}: {how} of that name in {where} ({shown})")
+            raise FastTextError(f"{uri}: {as_given(flag, name)}: {how} of that name in {where} ({shown})")
         return hits[0]
 
     text_cols = [find(t, text_setting) for t in choice.texts]
     twice = next((t for c, t in zip(text_cols, choice.texts) if text_cols.count(c) > 1), None)
     if twice is not None:  # (each record's text was read twice over, its words counted double)
-        raise FastTextError(f"{uri}: {_as_given(text_setting, twice)}: {column} {names[text_cols[choice.texts.index(twice)]]!r} is "
+        raise FastTextError(f"{uri}: {as_given(text_setting, twice)}: {column} {names[text_cols[choice.texts.index(twice)]]!r} is "
                             f"named more than once (name each text {column} once)")
     if choice.label is not None:
         label_col = find(choice.label, label_setting)

@@ -113,6 +113,7 @@ def _column_names(text):
 # What a refusal of the columns names them as (columns.Columns.given_as): the job's hyperparameters, not the CLI's flags.
 JOB_COLUMN_SETTINGS = ("label_column", "text_column")
 JOB_COLUMNS_ADVICE = "the job's hyperparameters label_column=NAME and text_column=NAME"  # (ColumnsToName.advising)
+JOB_FORMAT_SETTING = "the hyperparameter format"  # a file a format would read: format='csv' (formats.FormatToGive)
 JOB_LEFT_OUT_READ_BY = "the hyperparameter text_column=NAME"  # (columns.LEFT_OUT_READ_BY in the job's log)
 SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names": (dict, "a dict of classes to names")}
 
@@ -622,6 +623,7 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
     from .columns import LEFT_OUT_READ_BY, ColumnsToName
     from .data import read_counted, read_labeled
+    from .formats import FormatToGive
     from .label_names import kept_for_data
 
     path, files, _, empty, marked = _listed(channel, name)
@@ -640,6 +642,8 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
         data = read_counted(files, fmt, note=note) if counted else read_labeled(files, fmt, find_names=False, note=note)
     except ColumnsToName as exc:  # (a header that does not tell its columns: advised as the CLI's flags)
         raise exc.advising(JOB_COLUMNS_ADVICE) from None
+    except FormatToGive as exc:  # (a file a format given would read: said as the CLI's --format)
+        raise exc.given_as(JOB_FORMAT_SETTING) from None
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if names is not None:  # a classes.txt must fit the data, a.classes.txt beside a.train need only name its classes
         names_file, found, subset = names
