@@ -378,7 +378,7 @@ def _train(args, kept):
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
-    check_output(args.output, overwrite=args.overwrite)
+    check_output(args.output, overwrite=args.overwrite, hint=OVERWRITE_HINT)
     fmt = chosen_format(args)
     search = None  # (what is found in --checkpoint-dir now is what the resume goes on from: one search a run)
     if args.checkpoint_dir:
