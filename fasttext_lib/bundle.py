@@ -68,26 +68,32 @@ def refuse_a_file_of(uri, location, names, instead):
 
 
 @contextlib.contextmanager
-def _explaining_an_older_bundle(dest):
-    """storage refuses a destination it did not write; when that is a format-1 bundle, say so."""
+def _explaining_an_older_bundle(dest, hint):
+    """storage refuses a destination it did not write; when that is a format-1 bundle, say so, and the way out of
+    ``hint`` (the caller's: :data:`SAVE_HINT`, the command line's :data:`OVERWRITE_HINT`) that is one here: not to
+    replace it (this version does not), the other place after its ``, or``."""
     try:
         yield
     except FastTextError as exc:
         older = "not written by this library" in str(exc) and older_format(dest)
         if older:
-            raise FastTextError(f"refusing to write to {dest}: {older}; remove it or choose another --output") from None
+            elsewhere = hint.rpartition(", or ")[2] or "choose another destination"
+            raise FastTextError(f"refusing to write to {dest}: {older}; remove it or {elsewhere}") from None
         raise
 
 
+# What a refusal of a bundle already at the destination says to do, as the caller gives it: the Python API's
+# arguments (SAVE_HINT, below: notebook 02 saves through it), the command line's flags.
 OVERWRITE_HINT = "pass --overwrite to replace it, or choose another --output"
 
 
-def check_output(dest, overwrite=True, hint=OVERWRITE_HINT):
+def check_output(dest, overwrite=True, hint=None):
     """Fail fast, before training: ``dest`` must be writable and new, empty, or a bundle of ours;
-    ``overwrite=False``: not a bundle either (``hint``: what to do instead, in the message). Where S3
-    cannot tell (no s3:ListBucket: 403 for a missing key too) the save itself refuses one
-    (``save_bundle(..., overwrite=False)``, a conditional PUT)."""
-    with _explaining_an_older_bundle(dest):
+    ``overwrite=False``: not a bundle either (``hint``: what to do instead, in the message; None:
+    :data:`SAVE_HINT`, the Python API's). Where S3 cannot tell (no s3:ListBucket: 403 for a missing key too) the
+    save itself refuses one (``save_bundle(..., overwrite=False)``, a conditional PUT)."""
+    hint = hint or SAVE_HINT
+    with _explaining_an_older_bundle(dest, hint):
         storage.check_writable(dest, CONFIG)
     if not overwrite and storage.would_replace(storage.join(str(dest), CONFIG)):
         raise FastTextError(f"{dest} already holds a model bundle; {hint}")
@@ -137,7 +143,7 @@ def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HI
     (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle,
     ``hint``: what the refusal suggests)."""
     refuse_standard_output(dest, "dest", "the bundle", "a directory")
-    with _explaining_an_older_bundle(dest):
+    with _explaining_an_older_bundle(dest, hint):
         return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint)
 
 

@@ -378,7 +378,7 @@ def _train(args, kept):
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Fail fast: a destination that cannot be written (or must not be replaced) is found before
     # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
-    check_output(args.output, overwrite=args.overwrite)
+    check_output(args.output, overwrite=args.overwrite, hint=OVERWRITE_HINT)
     fmt = chosen_format(args)
     search = None  # (what is found in --checkpoint-dir now is what the resume goes on from: one search a run)
     if args.checkpoint_dir:
@@ -828,12 +828,12 @@ def cmd_export_vectors(args):
 
 
 def cmd_prepare(args):
-    from .download import prepare
+    from .download import DIFFERS_FLAG_HINT, prepare
 
     # the summary once the files are in place: stdout refusing it (> /dev/full) puts the user's old files back; after
     # S3 uploads, which can still be refused (storage.atomic_writes' on_written)
     prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url, overwrite=args.overwrite,
-            on_written=lambda written: say(json.dumps(written), flush=True))
+            on_written=lambda written: say(json.dumps(written), flush=True), hint=DIFFERS_FLAG_HINT)
     return 0
 
 

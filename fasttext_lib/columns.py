@@ -19,6 +19,7 @@ from .text import nfc
 # columns must be named asks for (ColumnsToName), unless its caller names them otherwise.
 CLI_COLUMN_FLAGS = ("--label-column", "--text-column")  # how the CLI's user names the columns (Columns.given_as)
 FLAG_ADVICE = "--label-column NAME --text-column NAME (the SageMaker job's label_column and text_column)"
+LEFT_OUT_READ_BY = "--text-column NAME"  # what read_from_note's line says reads a column left out (the job says its own)
 
 
 class ColumnsToName(FastTextError):
@@ -27,11 +28,12 @@ class ColumnsToName(FastTextError):
     otherwise (the notebooks' parameters: own_data.py), the caller says so with :meth:`advising`: those flags were
     the advice in a notebook too, which has none."""
 
-    def __init__(self, found, ask="say which to read", after=""):
+    def __init__(self, found, ask="say which to read", after="", flags=FLAG_ADVICE):
         # ``ask``: what leads to the advice (a condition: "if one of them is the class, say which to read");
-        # ``after``: what follows it (the other way on: "; else label these texts with predict")
+        # ``after``: what follows it (the other way on: "; else label these texts with predict"); ``flags``: the
+        # command line's advice, where one of its flags is all it lacks ("--text-column NAME")
         self.found, self.ask, self.after = found, ask, after
-        super().__init__(self._said(FLAG_ADVICE))
+        super().__init__(self._said(flags))
 
     def _said(self, advice):
         return f"{self.found}; {self.ask}: {advice}{self.after}"
@@ -452,11 +454,11 @@ def csv_columns(fmt, label=None, texts=None, given_as=None):
     given_as = tuple(given_as or CLI_COLUMN_FLAGS)
     if fmt == "fasttext":  # (the format as the columns are given: the CLI's flag, the job's hyperparameter)
         raise FastTextError(f"{given_as[0]} and {given_as[1]} choose columns of a CSV file with a header row, not of "
-                            f"fastText format ({_as_given('--format' if given_as[0].startswith('-') else 'format', fmt)})")
+                            f"fastText format ({as_given('--format' if given_as[0].startswith('-') else 'format', fmt)})")
     return Columns(label, texts, given_as)
 
 
-def _as_given(setting, value):
+def as_given(setting, value):
     """A column named by a setting as the user gave it: ``--label-column rating``, ``label_column='rating'``."""
     return f"{setting} {value}" if setting.startswith("-") else f"{setting}={value!r}"
 
@@ -478,24 +480,24 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     def find(name, flag):
         hits = [i for i, n in enumerate(folded) if n == _folded_name(name)]
         if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
-            raise FastTextError(f"{uri}: {_as_given(flag, name)}: the file has no header row to find it in (its first line is a "
+            raise FastTextError(f"{uri}: {as_given(flag, name)}: the file has no header row to find it in (its first line is a "
                                 f"record: {_shortened(shown)}); {needs_header}")
         if not hits and not keys and not (looks_like_header(names) or any(
                 n in HEADER_LABEL_NAMES or n in HEADER_TEXT_NAMES or n in INDEX_NAMES for n in lowered)):
             # short words, none a name training knows (positive,great: a header, or a record of a short file?): said
             # to be the header row, a record was
-            raise FastTextError(f"{uri}: {_as_given(flag, name)}: its first line ({_shortened(shown)}) names no such column: "
+            raise FastTextError(f"{uri}: {as_given(flag, name)}: its first line ({_shortened(shown)}) names no such column: "
                                 f"if that line is the header row, those are its columns; if it is a record, the file "
                                 f"has no header row; {needs_header}")
         if len(hits) != 1:
             how = f"no {column}" if not hits else f"{len(hits)} {column}s"
-            raise FastTextError(f"{uri}: {_as_given(flag, name)}: {how} of that name in {where} ({shown})")
+            raise FastTextError(f"{uri}: {as_given(flag, name)}: {how} of that name in {where} ({shown})")
         return hits[0]
 
     text_cols = [find(t, text_setting) for t in choice.texts]
     twice = next((t for c, t in zip(text_cols, choice.texts) if text_cols.count(c) > 1), None)
     if twice is not None:  # (each record's text was read twice over, its words counted double)
-        raise FastTextError(f"{uri}: {_as_given(text_setting, twice)}: {column} {names[text_cols[choice.texts.index(twice)]]!r} is "
+        raise FastTextError(f"{uri}: {as_given(text_setting, twice)}: {column} {names[text_cols[choice.texts.index(twice)]]!r} is "
                             f"named more than once (name each text {column} once)")
     if choice.label is not None:
         label_col = find(choice.label, label_setting)
@@ -840,14 +842,14 @@ def check_text_columns(rows, columns, uri, names=None, keys=False):
         return
     found = sorted(ids + constant)
     text = [c for c in text_cols if c not in {c for c, _ in found}] or text_cols
-    if keys:
+    if keys:  # (a ColumnsToName: 01 and the job ask their own parameters, not --text-column)
         kept = [names[label_col].strip()] + [names[c].strip() for c in text]
-        raise FastTextError(
+        raise ColumnsToName(
             f"{uri}: not every key beside the class is text: over the first {len(rows)} objects, "
-            f"{'; '.join(what for _, what in found)} (an id, a date or a count), and each would be trained on as words. "
-            f"Name the text keys with --text-column (the SageMaker job's text_column), or keep only the class and the "
-            f"text key(s), e.g. pandas: pd.read_json(path, lines=True)[{kept!r}].to_json(new_path, orient='records', "
-            f"lines=True)")
+            f"{'; '.join(what for _, what in found)} (an id, a date or a count), and each would be trained on as words",
+            "name the text keys", f", or keep only the class and the text key(s), e.g. pandas: pd.read_json(path, "
+            f"lines=True)[{kept!r}].to_json(new_path, orient='records', lines=True)",
+            flags="--text-column NAME (the SageMaker job's text_column)")
     raise FastTextError(
         f"{uri}: not every column after the class is text: over the first {len(rows)} rows, "
         f"{'; '.join(what for _, what in found)} (an id, date or user column, as in Sentiment140's "
@@ -940,7 +942,7 @@ def read_from_note(uri, kind, names, text_cols, left, label_col=None):
     if label_col is None:
         return f"{uri}: the text is {kind} {shown(text_cols)}; left out: {shown(left)}"
     return (f"{uri}: the class is {kind} {names[label_col]!r}, the text {shown(text_cols)}; left out: {shown(left)} "
-            f"(--text-column NAME reads a {kind} as text)")
+            f"({LEFT_OUT_READ_BY} reads a {kind} as text)")
 
 
 _WHOLE_FLOAT = re.compile(r"-?[0-9]+\.0+")  # a whole number as a float: pandas writes 5.0

@@ -63,22 +63,24 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     return path
 
 
-# What a rerun of prepare is told when a file it would replace holds something else.
-DIFFERS_HINT = ("it differs from what prepare writes (edited since, or prepared with another limit or archive): pass "
-                "--overwrite (overwrite=True) to replace it, or choose another --output")
+# What a rerun of prepare is told when a file it would replace holds something else: what to do, as its caller gives
+# it (prepare's arguments, which notebook 01 passes its parameter overwrite as; the command line's flags: cli).
+DIFFERS = "it differs from what prepare writes (edited since, or prepared with another limit or archive)"
+DIFFERS_HINT = f"{DIFFERS}: pass overwrite=True to replace it, or prepare the dataset in another folder or S3 prefix"
+DIFFERS_FLAG_HINT = f"{DIFFERS}: pass --overwrite to replace it, or choose another --output"
 
 
-def _refuse_what_differs(outputs):
-    """Refuse (one line naming it) the first of ``outputs`` (``{uri: storage.Written}``) whose uri holds something
-    other than what was written for it: a names file the user edited, splits of another ``limit``. Byte for byte the
-    same is no loss: a rerun (notebook 01 on every run) succeeds."""
+def _refuse_what_differs(outputs, hint):
+    """Refuse (one line naming it, then ``hint``) the first of ``outputs`` (``{uri: storage.Written}``) whose uri
+    holds something other than what was written for it: a names file the user edited, splits of another ``limit``.
+    Byte for byte the same is no loss: a rerun (notebook 01 on every run) succeeds."""
     for uri, written in outputs.items():
         if storage.would_replace(uri) and not storage.holds(uri, written):
-            raise storage.already_exists(uri, DIFFERS_HINT)
+            raise storage.already_exists(uri, hint)
 
 
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True, on_written=None,
-            overwrite=False):
+            overwrite=False, hint=DIFFERS_HINT):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix, each split in a seeded random order as
@@ -92,7 +94,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     (storage.atomic_writes' on_written).
 
     Files already there are kept unless ``overwrite``: where one holds other bytes than this run would write (a
-    ``.classes.txt`` the user edited, splits of another ``limit``), nothing is written and the error names it. A run
+    ``.classes.txt`` the user edited, splits of another ``limit``), nothing is written and the error names it, and
+    what to do (``hint``: as these arguments; the command line passes its flags, :data:`DIFFERS_FLAG_HINT`). A run
     that writes the same bytes again succeeds (a notebook rerun), and leaves those files as they are: whether they
     are the same is known only once they are prepared, so each is compared as it is written, before anything is put
     in place, and again as the files are put in place (a file another run put there meanwhile, or one changed since:
@@ -126,13 +129,13 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         # or one changed since it was compared); where none is there, none is ever replaced (a link, S3's
         # conditional PUT).
         with storage.atomic_writes(uris, overwrite=overwrite, if_taken=None if overwrite else (
-                lambda uri: _refuse_what_differs({uri: outputs[uri]})),
+                lambda uri: _refuse_what_differs({uri: outputs[uri]}, hint)),
                 on_written=on_written and (lambda: on_written(written))) as files:
             outputs = {uri: storage.Written(f, s3=storage.is_s3(uri)) for uri, f in zip(uris, files)}
             if names:
                 outputs[names_uri].write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
                 if not overwrite:  # at once: an edited names file is refused before minutes of normalizing
-                    _refuse_what_differs({names_uri: outputs[names_uri]})
+                    _refuse_what_differs({names_uri: outputs[names_uri]}, hint)
             for split in SPLITS:
                 data, rows = zhang_splits.read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
                 check_fasttext_labels(data, written[split])
@@ -141,7 +144,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
                                     order=zhang_splits.shuffled(len(data)), numbers=rows)
                 del data  # one split in memory at a time
             if not overwrite:  # the names file last: the one a user edits, looked at just before all are put in place
-                _refuse_what_differs({uri: outputs[uri] for uri in uris[1:] + uris[:1]} if names else outputs)
+                _refuse_what_differs({uri: outputs[uri] for uri in uris[1:] + uris[:1]} if names else outputs, hint)
     return written
 
 

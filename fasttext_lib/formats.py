@@ -23,8 +23,8 @@ import itertools
 import re
 import sys
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, class_and_text_names,
-                      csv_text, header_layout, index_column, index_header_start, index_named, is_int_text,
+from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, as_given,
+                      class_and_text_names, csv_text, header_layout, index_column, index_header_start, index_named, is_int_text,
                       looks_like_header, number_with_comma, one_column_text_header, prose_commas, reads_as_number,
                       semicolon_header, series_values_header, several_class_columns, short_header, short_names,
                       table_header, text_header_columns, tsv_header_line, two_names, unread_columns, unread_header,
@@ -86,8 +86,8 @@ def _detected_format(first, rest, uri):
             # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
             raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({line}), {unread_columns(row)}") from None
         raise FormatToGive(f"{exc}; a CSV whose class is written as a word (positive,the text) is read",
-                           " with --format csv",
-                           " once its first line is a header row naming its columns (label,text)") from None
+                           " with {format}", " once its first line is a header row naming its columns (label,text)",
+                           "csv") from None
 
 
 def _unread_header_above_word_classes(first, ahead):
@@ -165,7 +165,7 @@ def detect_format(first_line, uri):
             f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
             f"after line): add a header row that names the class and text columns (e.g. pandas: pd.read_csv(path, "
             f"sep='\\t', header=None{'' if quoted_tsv else ', quoting=3'}, names=[...]).to_csv(new_path, "
-            f"index=False))", ", or give --format tsv to read each line's first field as its class", "")
+            f"index=False))", ", or give {format} to read each line's first field as its class", "", "tsv")
     cells = line.split(";")
     # a class column before the separator: one word, no comma (text often holds a semicolon)
     if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
@@ -211,14 +211,23 @@ def _separated_by(line, delimiter):
 
 class FormatToGive(FastTextError):
     """A file whose format detection cannot tell, that a format given would read: ``found`` says what it is, and the
-    message goes on to the command line's flag (``flagged``: "with --format csv"). A caller whose user has no such
-    flag (notebook 01, which reads every file as detected) raises :attr:`unflagged` instead: ``found`` followed by
-    ``otherwise``, what that user can do (a header row naming the columns), as columns.ColumnsToName's ``advising``
-    does for the columns."""
+    message goes on to the command line's flag (``flagged``: "with {format}", said as ``--format csv`` for the format
+    ``fmt``). A caller whose user has no such flag (notebook 01, which reads every file as detected) raises
+    :attr:`unflagged` instead: ``found`` followed by ``otherwise``, what that user can do (a header row naming the
+    columns), as columns.ColumnsToName's ``advising`` does for the columns; one whose user gives the format otherwise
+    (the training job's hyperparameter) raises :meth:`given_as` its setting."""
 
-    def __init__(self, found, flagged, otherwise):
-        super().__init__(found + flagged)
+    def __init__(self, found, flagged, otherwise, fmt):
+        self.found, self.flagged, self.fmt = found, flagged, fmt
+        super().__init__(self._said("--format"))
         self.unflagged = FastTextError(found + otherwise)
+
+    def _said(self, setting):
+        return self.found + self.flagged.replace("{format}", as_given(setting, self.fmt))
+
+    def given_as(self, setting):
+        """This error, naming the format as the user gives it: ``setting`` (as columns.as_given says it)."""
+        return FastTextError(self._said(setting))
 
 
 class _HeaderlessTsv(FormatToGive):

@@ -242,11 +242,12 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), 
         # a header whose first column has a name training does not know, beside text columns (review_id,text:
         # reviews to label, with their ids) is read with that column as the class, as Zhang et al.'s header
         # ("Class Index",Title,Description) is; ids there made a class of every review
-        raise FastTextError(
+        # (a ColumnsToName: 01 and the job ask their own parameters, not --label-column)
+        raise ColumnsToName(
             f"{uri}:{ahead[0][1]}: the header row ({','.join(header_row)}) puts {first_name!r} first, where the "
             f"class goes, but over the first {len(later)} rows it holds ids (nearly all different, with digits: "
-            f"{later[0][0].strip()!r}, ...), not classes; name the class column: --label-column NAME (the "
-            f"SageMaker job's label_column), or label these texts with predict")
+            f"{later[0][0].strip()!r}, ...), not classes", "name the class column", ", or label these texts with predict",
+            flags="--label-column NAME (the SageMaker job's label_column)")
     return columns, rows
 
 

@@ -180,8 +180,8 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
         # are ids and dates as often: only the named text keys, and prose)
         text_cols = header_text_columns(keys, (label_col, named), rows)[1] or (layout[1] if len(layout[1]) == 1 else [])
         if not text_cols:
-            raise FastTextError(f"{uri}: its objects' keys ({','.join(keys)}) name no text key training knows beside "
-                                f"the class key {keys[label_col]!r}; name it with --text-column")
+            raise ColumnsToName(f"{uri}: its objects' keys ({','.join(keys)}) name no text key training knows beside "
+                                f"the class key {keys[label_col]!r}", "name the text key", flags="--text-column NAME")
     if choice is None or not choice.texts:  # (text keys the user named are read as named)
         # as a CSV's columns are checked: a labels file ({"review_id": ..., "stars": 5.0}, its texts elsewhere) had
         # its one key beside the class read as the text, and was trained on its ids as words

@@ -113,6 +113,8 @@ def _column_names(text):
 # What a refusal of the columns names them as (columns.Columns.given_as): the job's hyperparameters, not the CLI's flags.
 JOB_COLUMN_SETTINGS = ("label_column", "text_column")
 JOB_COLUMNS_ADVICE = "the job's hyperparameters label_column=NAME and text_column=NAME"  # (ColumnsToName.advising)
+JOB_FORMAT_SETTING = "the hyperparameter format"  # a file a format would read: format='csv' (formats.FormatToGive)
+JOB_LEFT_OUT_READ_BY = "the hyperparameter text_column=NAME"  # (columns.LEFT_OUT_READ_BY in the job's log)
 SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names": (dict, "a dict of classes to names")}
 
 
@@ -619,8 +621,9 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     ``names``: the label names found before any data was read (:func:`names_of_channels`: the train channel's, else
     the test channel's), kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
     counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
-    from .columns import ColumnsToName
+    from .columns import LEFT_OUT_READ_BY, ColumnsToName
     from .data import read_counted, read_labeled
+    from .formats import FormatToGive
     from .label_names import kept_for_data
 
     path, files, _, empty, marked = _listed(channel, name)
@@ -631,14 +634,16 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
         print(f"{name} channel: skipped {len(empty)} empty file(s): {_some([os.path.relpath(f, path) for f in empty])}",
               flush=True)
 
-    def note(line):  # how a file was read (pandas' index column left out), in the job's log
-        print(line, flush=True)
+    def note(line):  # how a file was read (pandas' index column left out), in the job's log, in the job's terms
+        print(line.replace(f"({LEFT_OUT_READ_BY} reads", f"({JOB_LEFT_OUT_READ_BY} reads"), flush=True)
 
     # One read of all the files: a class is read alike in each (data.whole_number_classes), as one file's would be.
     try:
         data = read_counted(files, fmt, note=note) if counted else read_labeled(files, fmt, find_names=False, note=note)
     except ColumnsToName as exc:  # (a header that does not tell its columns: advised as the CLI's flags)
         raise exc.advising(JOB_COLUMNS_ADVICE) from None
+    except FormatToGive as exc:  # (a file a format given would read: said as the CLI's --format)
+        raise exc.given_as(JOB_FORMAT_SETTING) from None
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if names is not None:  # a classes.txt must fit the data, a.classes.txt beside a.train need only name its classes
         names_file, found, subset = names

@@ -259,3 +259,23 @@ def test_a_model_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, mon
     r = cli_in_process("predict", "--model", "loopa", input="good food\n")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "error: cannot read loopa: a loop of symbolic links"], r.stderr
+
+
+def test_a_bundle_of_the_older_format_at_the_destination_is_refused_in_the_callers_terms(trained, tmp_path):
+    """A format-1 bundle where a bundle goes was refused as "remove it or choose another --output" by the Python API
+    too: by notebook 02's check cell (check_output) and its save (save_bundle), which have no --output. They say
+    another destination; the command line still says --output."""
+    from fasttext_lib.bundle import check_output
+    from fasttext_lib.errors import FastTextError
+
+    target = tmp_path / "models" / "run"
+    target.mkdir(parents=True)
+    (target / "config.json").write_text(json.dumps({"format_version": 1, "labels": ["1", "2"]}))
+    (target / "model.params").write_text("old")
+    for refused_by in (lambda: check_output(str(target)), lambda: save_bundle(trained, str(target))):
+        with pytest.raises(FastTextError) as told:
+            refused_by()
+        said = str(told.value)
+        assert "--" not in said and said.endswith("remove it or choose another destination"), said
+    cli = cli_in_process("train", "--train", tmp_path / "missing.csv", "--output", target, "--no-progress")
+    assert cli.returncode == 2 and cli.stderr.strip().endswith("remove it or choose another --output"), cli.stderr

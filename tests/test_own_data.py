@@ -1,6 +1,7 @@
 """Notebook 01 with the user's own labelled files (``train_file``, ``test_file``, ``label_column``, ``text_column``):
 ``-p dataset my_reviews.csv`` was "unknown dataset" and the series had no way in for a data scientist's own CSV."""
 import gzip
+import json
 import os
 
 import pytest
@@ -503,3 +504,48 @@ def test_01_says_to_add_a_header_row_where_the_cli_says_to_give_a_format(case, t
     # as told: with a header row naming the columns, 01 reads the file
     path.write_text(("label,text\n" if name.endswith(".csv") else "text\tlabel\n") + path.read_text())
     assert sorted(set(read_own_splits(str(path))["train"].labels)) in (["Negative", "Positive"], ["negative", "positive"])
+
+
+def _ids_first(path):  # reviews to label with their ids first, where the class goes (review_id,text)
+    path.write_text("review_id,text\n" + "".join(f"rv{i:05d}x,the food was good number {i} and the staff kind\n"
+                                                 for i in range(60)))
+
+
+def _jsonl(rows):
+    def write(path):
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return write
+
+
+# Tables whose columns must be named (in 01: its parameters), each with what the command line names instead
+COLUMNS_TO_NAME = {
+    "ids first under a header of text columns": ("to_label.csv", _ids_first, "name the class column: ",
+                                                 "--label-column NAME"),
+    "JSON Lines with a class key and no text key": (
+        "short.jsonl", _jsonl([{"stars": 1 + i % 2, "n": i % 5, "m": "q"} for i in range(60)]),
+        "beside the class key 'stars'; name the text key: ", "--text-column"),
+    "JSON Lines with a number key among the text keys": (
+        "titled.jsonl", _jsonl([{"stars": 1 + i % 2, "title": 1000 + 3 * i, "text": f"great food {i}"}
+                                for i in range(60)]), "; name the text keys: ", "--text-column"),
+}
+
+
+@pytest.mark.parametrize("case", list(COLUMNS_TO_NAME))
+def test_01_asks_for_columns_the_header_does_not_tell_as_its_parameters_not_the_clis_flags(case, tmp_path):
+    """A header whose first column holds ids ("name the class column: --label-column NAME"), JSON Lines objects with
+    no text key training knows ("name it with --text-column") or a number key among the text keys ("Name the text
+    keys with --text-column") were refused to 01's user with the command line's flags: they are ColumnsToName now,
+    asked as 01's parameters. The command line keeps its flags."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.own_data import read_own_splits
+
+    name, write, asked, flag = COLUMNS_TO_NAME[case]
+    path = tmp_path / name
+    write(path)
+    with pytest.raises(FastTextError) as told:
+        read_own_splits(str(path))
+    said = str(told.value)
+    assert "--" not in said and asked + "label_column='NAME' and text_column='NAME' (this notebook's parameters)" \
+        in said, said
+    cli = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert cli.returncode == 2 and flag in cli.stderr, cli.stderr

@@ -4793,3 +4793,51 @@ def test_a_stop_as_training_returns_names_the_checkpoint_of_the_last_epoch(sourc
     assert (r.returncode, r.stderr.strip().splitlines()[-1]) == (143, (
         f"error: terminated (SIGTERM); stopped and cleaned up, keeping the checkpoint of epoch 2 in "
         f"{ckpt / 'epoch-0002'}: a job started with the same checkpoint_dir hyperparameter resumes from it")), r.stderr
+
+
+@pytest.mark.parametrize("case", ["ids first under a header of text columns", "JSON Lines with a class key and no text key",
+                                  "JSON Lines with a number key among the text keys"])
+def test_a_jobs_columns_to_name_are_asked_as_its_hyperparameters_not_the_clis_flags(case, source_dir, tmp_path):
+    """A header whose first column holds ids, JSON Lines objects with no text key training knows, or with a number key
+    among the text keys asked a job's user for --label-column / --text-column: flags a job has none of."""
+    from pathlib import Path
+
+    from test_own_data import COLUMNS_TO_NAME
+
+    name, write, asked, _ = COLUMNS_TO_NAME[case]
+    env = make_container(tmp_path, {"train": {name: lambda p: write(Path(p))}})
+    job = job_in_process(source_dir, env, args_for(epochs=1, progress="False"))
+    said = job.stderr.strip().splitlines()[-1]
+    assert job.returncode != 0 and "--" not in said, job.stderr
+    assert asked + "the job's hyperparameters label_column=NAME and text_column=NAME" in said, said
+
+
+@pytest.mark.parametrize("case, said", [
+    ("a CSV whose capitalised classes have a space after the comma", "is read with the hyperparameter format='csv'"),
+    ("a TSV with the text first", "or give the hyperparameter format='tsv' to read each line's first field as its class"),
+])
+def test_a_jobs_file_that_a_format_would_read_names_its_format_hyperparameter(case, said, source_dir, tmp_path):
+    """A headerless file whose format detection cannot tell was told to a job's user "is read with --format csv" /
+    "give --format tsv": the job's hyperparameter is format."""
+    from test_own_data import _HEADERLESS_BY_WORDS, ROWS
+
+    name, line, _, _ = _HEADERLESS_BY_WORDS[case]
+    env = make_container(tmp_path, {"train": {name: lambda p: open(p, "w").write(
+        "".join(line(label, text) for label, text in ROWS))}})
+    job = job_in_process(source_dir, env, args_for(epochs=1, progress="False"))
+    last = job.stderr.strip().splitlines()[-1]
+    assert job.returncode != 0 and "--" not in last and said in last, job.stderr
+    fmt = said.split("format='")[1][:3]
+    assert job_in_process(source_dir, env, args_for(epochs=1, progress="False", format=fmt)).returncode == 0
+
+
+def test_a_jobs_log_says_which_hyperparameter_reads_a_left_out_column_as_text(source_dir, tmp_path):
+    """The job's log named the columns a CSV's reading left out with "(--text-column NAME reads a column as text)", a
+    flag a job has none of: it names the job's hyperparameter."""
+    rows = "".join(f"{label},review number {i} was {label},2024-01-{1 + i % 28:02d}\n"
+                   for i, label in enumerate(["good", "bad"] * 20))
+    env = make_container(tmp_path, {"train": {"a.csv": lambda p: open(p, "w").write("label,text,date\n" + rows)}})
+    job = job_in_process(source_dir, env, args_for(epochs=1, progress="False"))
+    assert job.returncode == 0, job.stderr
+    assert "left out: 'date' (the hyperparameter text_column=NAME reads a column as text)" in job.stdout, job.stdout
+    assert "--text-column" not in job.stdout + job.stderr
