@@ -28,7 +28,7 @@ from . import storage
 from . import text as text_rules
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
-from .stops import note_checkpoint_kept
+from .stops import note_checkpoint_kept, note_what_a_stop_came_after
 from .text import FORMED_BREAKS, MARKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -349,10 +349,12 @@ class KeptCheckpoint:
     none), first the one the look before the data found and a resume would read (``search``:
     :func:`refuse_an_older_format`'s), then the one resumed and each one saved (the caller sets it). A stop that ends
     the run within :meth:`told_on_a_stop` carries it (stops.note_checkpoint_kept): its one line says where it is and
-    how to resume, where "stopped and cleaned up" had the user think the checkpoints were gone too."""
+    how to resume, where "stopped and cleaned up" had the user think the checkpoints were gone too. Once the run's
+    bundle is written (:meth:`bundle_written`), the line says where instead: there is nothing left to resume."""
 
     def __init__(self, checkpoint_dir, search=None):
         self.checkpoint_dir, self.epoch, self.compared = checkpoint_dir, None, False
+        self.bundle = None  # where the run wrote its bundle (None: not yet)
         if checkpoint_dir and search is not None:
             self.found(search)
 
@@ -365,12 +367,20 @@ class KeptCheckpoint:
         """The checkpoint of ``epoch`` is this run's: the one it resumed (compared with its data), or one it saved."""
         self.epoch, self.compared = epoch, True
 
+    def bundle_written(self, where):
+        """The run's bundle is in place at ``where``: a stop from here on (its last lines) said 'stopped and cleaned
+        up, keeping the checkpoint ...: run the same command again to resume from it', and that command was refused,
+        as ``where`` held a bundle. Its line now says that it stopped after the bundle was written there."""
+        self.bundle = where
+
     @contextlib.contextmanager
     def told_on_a_stop(self):
         try:
             yield self
         except KeyboardInterrupt as exc:
-            if self.checkpoint_dir and self.epoch is not None:
+            if self.bundle is not None:
+                note_what_a_stop_came_after(exc, f"the bundle was written to {self.bundle}")
+            elif self.checkpoint_dir and self.epoch is not None:
                 note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir,
                                      compared=self.compared)
             raise

@@ -351,7 +351,7 @@ def cmd_train(args):
 
     kept = KeptCheckpoint(args.checkpoint_dir)  # what --checkpoint-dir keeps: a stop's line says it, and to rerun
     # --train and --validation: never one from a write that replaced the other
-    with storage.reading_together(), kept.told_on_a_stop():
+    with kept.told_on_a_stop(), storage.reading_together():  # (outermost: a stop as the block ends is told too)
         return _train(args, kept)
 
 
@@ -448,6 +448,7 @@ def _train(args, kept):
                                         overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT)
     else:  # without --overwrite also a bundle another run saved there meanwhile is kept (this save fails instead)
         where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT)
+    kept.bundle_written(where)  # (a stop from here on: the line says so, not to run the command again)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)

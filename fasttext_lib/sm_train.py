@@ -832,7 +832,7 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
               f"{record['rows_initialized']} of the {record['vocab_size']} vocabulary words start from them", flush=True)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:
-        save_model(trained, env.model_dir)
+        kept.bundle_written(save_model(trained, env.model_dir))  # (a stop from here on: the line says so)
         written = write_metrics(trained, env.output_data_dir,
                                 {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs})
         print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)

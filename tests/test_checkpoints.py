@@ -2052,6 +2052,29 @@ def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_
     assert rerun.returncode == 0 and f"epoch {kept} of 3 done" in rerun.stderr, rerun.stderr
 
 
+
+@pytest.mark.parametrize("checkpoints", [True, False])
+def test_a_cli_run_stopped_once_its_bundle_is_written_says_so_and_not_to_run_it_again(tmp_path, small_train_file,
+                                                                                     monkeypatch, checkpoints):
+    """A stop once the bundle was published (as the command says so, its last line) said 'stopped and cleaned up,
+    keeping the checkpoint of epoch 3 in ...: run the same command again to resume from it' (or, without
+    --checkpoint-dir, 'stopped and cleaned up'): the bundle was there all the same, and the same command run again was
+    refused, as --output held a bundle. Now the line says where the bundle was written; the status is still the
+    stop's."""
+    from conftest import cli_in_process
+    import fasttext_lib.devices as devices_module
+
+    ckpt, out = tmp_path / "ck", tmp_path / "model"
+    command = _checkpoint_command(small_train_file, str(ckpt), out)[3:]
+    command = command if checkpoints else command[:-2]
+    monkeypatch.setattr(devices_module, "describe_ctx", lambda ctx: _ctrl_c())  # (in the line 'bundle written to')
+    stopped = cli_in_process(*command)
+    monkeypatch.undo()
+    assert (stopped.returncode, stopped.stderr.splitlines()[-1]) == (
+        130, f"error: interrupted (SIGINT); stopped after the bundle was written to {out}"), stopped.stderr
+    assert stopped.stderr.count("error:") == 1
+    assert cli_in_process("predict", "--model", str(out), input="good food\n").returncode == 0
+
 def test_train_stopped_with_a_checkpoint_dir_tells_the_caller_and_the_notebook_what_it_keeps(splits, tmp_path):
     """The Python API: train(checkpoint_dir=...) stopped (a notebook's Stop, Ctrl-C in a script) raised a bare
     KeyboardInterrupt, and a notebook showed IPython's traceback through the training loop. Now the exception

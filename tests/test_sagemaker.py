@@ -4841,3 +4841,19 @@ def test_a_jobs_log_says_which_hyperparameter_reads_a_left_out_column_as_text(so
     assert job.returncode == 0, job.stderr
     assert "left out: 'date' (the hyperparameter text_column=NAME reads a column as text)" in job.stdout, job.stdout
     assert "--text-column" not in job.stdout + job.stderr
+
+
+def test_a_stop_once_the_bundle_is_written_says_so_and_not_how_a_job_resumes(source_dir, tmp_path, monkeypatch):
+    """A SIGTERM once the job had written its bundle (during its metrics) said 'stopped and cleaned up, keeping the
+    checkpoint of epoch 2 in ...: a job started with the same checkpoint_dir hyperparameter resumes from it', as if
+    its model were lost. Now the line (and the FailureReason) says where the bundle was written."""
+    ckpt = tmp_path / "ck"
+    args = args_for(epochs=2, batch_size=16, checkpoint_dir=ckpt)
+    monkeypatch.setattr(sm_train, "write_metrics",  # (what SIGTERM arriving as the metrics are written runs)
+                        lambda *a, **kw: signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None))
+    root = tmp_path / "first"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args)
+    last = r.stderr.strip().splitlines()[-1]
+    assert (r.returncode, last) == (
+        143, f"error: terminated (SIGTERM); stopped after the bundle was written to {root / 'model'}"), r.stderr
+    assert (root / "output" / "failure").read_text() == last
