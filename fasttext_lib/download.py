@@ -68,19 +68,23 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
 DIFFERS = "it differs from what prepare writes (edited since, or prepared with another limit or archive)"
 DIFFERS_HINT = f"{DIFFERS}: pass overwrite=True to replace it, or prepare the dataset in another folder or S3 prefix"
 DIFFERS_FLAG_HINT = f"{DIFFERS}: pass --overwrite to replace it, or choose another --output"
+# What it is told when such a file on S3 cannot be told the same as what it writes (storage.check_comparable), so too
+UNREADABLE_HINT = "pass overwrite=True to replace it, or grant that permission"
+UNREADABLE_FLAG_HINT = "pass --overwrite to replace it, or grant that permission"
 
 
-def _refuse_what_differs(outputs, hint):
+def _refuse_what_differs(outputs, hint, unreadable_hint):
     """Refuse (one line naming it, then ``hint``) the first of ``outputs`` (``{uri: storage.Written}``) whose uri
-    holds something other than what was written for it: a names file the user edited, splits of another ``limit``.
-    Byte for byte the same is no loss: a rerun (notebook 01 on every run) succeeds."""
+    holds something other than what was written for it: a names file the user edited, splits of another ``limit``
+    (one on S3 that cannot be told so: ``unreadable_hint``). Byte for byte the same is no loss: a rerun (notebook 01
+    on every run) succeeds."""
     for uri, written in outputs.items():
-        if storage.would_replace(uri) and not storage.holds(uri, written):
+        if storage.would_replace(uri) and not storage.holds(uri, written, unreadable_hint):
             raise storage.already_exists(uri, hint)
 
 
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True, on_written=None,
-            overwrite=False, hint=DIFFERS_HINT):
+            overwrite=False, hint=DIFFERS_HINT, unreadable_hint=UNREADABLE_HINT):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix, each split in a seeded random order as
@@ -100,7 +104,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     are the same is known only once they are prepared, so each is compared as it is written, before anything is put
     in place, and again as the files are put in place (a file another run put there meanwhile, or one changed since:
     storage.atomic_writes' ``if_taken``). On S3 a HEAD tells (storage.holds: the ETag); an object it cannot tell
-    and that may not be read is refused before the download (storage.check_comparable).
+    and that may not be read is refused before the download (storage.check_comparable), ending in
+    ``unreadable_hint`` (the command line's: :data:`UNREADABLE_FLAG_HINT`).
     """
     refuse_standard_output(out_dir_or_s3_prefix, "out_dir_or_s3_prefix", "the dataset", "a directory")
     refuse_standard_output(cache_dir, "cache_dir", "the downloaded archive", "a directory")
@@ -111,7 +116,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     storage.check_writable(out_dir_or_s3_prefix)
     if not overwrite:  # and files there that could be told the same only once written, and then not at all
         for name in [spec.name + label_names.SUFFIX] + [f"{spec.name}.{split}" for split in SPLITS]:
-            storage.check_comparable(storage.join(out_dir_or_s3_prefix, name))
+            storage.check_comparable(storage.join(out_dir_or_s3_prefix, name), unreadable_hint)
     archive = download(spec, cache_dir, base_url=base_url, progress=progress)
     with storage.staging_dir() as tmp:
         csvs = zhang_splits.extract_splits(archive, f"{spec.name}_csv", tmp)
@@ -129,13 +134,13 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         # or one changed since it was compared); where none is there, none is ever replaced (a link, S3's
         # conditional PUT).
         with storage.atomic_writes(uris, overwrite=overwrite, if_taken=None if overwrite else (
-                lambda uri: _refuse_what_differs({uri: outputs[uri]}, hint)),
+                lambda uri: _refuse_what_differs({uri: outputs[uri]}, hint, unreadable_hint)),
                 on_written=on_written and (lambda: on_written(written))) as files:
             outputs = {uri: storage.Written(f, s3=storage.is_s3(uri)) for uri, f in zip(uris, files)}
             if names:
                 outputs[names_uri].write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
                 if not overwrite:  # at once: an edited names file is refused before minutes of normalizing
-                    _refuse_what_differs({names_uri: outputs[names_uri]}, hint)
+                    _refuse_what_differs({names_uri: outputs[names_uri]}, hint, unreadable_hint)
             for split in SPLITS:
                 data, rows = zhang_splits.read_split(csvs[split], f"{archive}:{spec.name}_csv/{split}.csv", limit)
                 check_fasttext_labels(data, written[split])
@@ -144,7 +149,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
                                     order=zhang_splits.shuffled(len(data)), numbers=rows)
                 del data  # one split in memory at a time
             if not overwrite:  # the names file last: the one a user edits, looked at just before all are put in place
-                _refuse_what_differs({uri: outputs[uri] for uri in uris[1:] + uris[:1]} if names else outputs, hint)
+                _refuse_what_differs({uri: outputs[uri] for uri in uris[1:] + uris[:1]} if names else outputs, hint,
+                                    unreadable_hint)
     return written
 
 

@@ -2265,12 +2265,15 @@ def test_holds_tells_a_multipart_upload_by_its_etag_and_a_different_object_witho
     assert _gets(proxy, r"/(parts|other)$") == []
 
 
+@pytest.mark.parametrize("caller", ["api", "cli"])
 def test_prepare_rerun_to_s3_that_cannot_tell_refuses_before_the_download(archive, server, tmp_path, s3_bucket,
-                                                                         proxy, monkeypatch):
+                                                                         proxy, monkeypatch, capsys, caller):
     """An object whose ETag is no MD5 of its bytes (SSE-KMS) can only be told the same by reading it: where that is
     refused (no s3:GetObject, or no kms:Decrypt), the rerun is one line saying so, before the archive's download
-    (minutes for Yelp), not a claim that the file differs after it."""
+    (minutes for Yelp), not a claim that the file differs after it. What to do is said as the caller gives it: the
+    Python API (notebook 01, which has no flags) was told to pass --overwrite too; now overwrite=True."""
     import fasttext_lib.download as download_module
+    from fasttext_lib import cli
 
     spec, _ = archive
     prefix, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
@@ -2281,10 +2284,20 @@ def test_prepare_rerun_to_s3_that_cannot_tell_refuses_before_the_download(archiv
     client.put_object(Bucket=bucket, Key=key, Body=body, ServerSideEncryption="aws:kms")
     proxy.fail("GET", r"/datasets/tiny/tiny\.", "403")
     monkeypatch.setattr(download_module, "download", lambda *a, **k: pytest.fail("the archive was downloaded"))
-    with pytest.raises(FastTextError, match=rf"^cannot tell whether {first['train']} holds what this run writes: .*"
-                                            rf"s3:GetObject.*pass --overwrite") as exc:
-        prepare(spec, prefix, cache, base_url=server[0], progress=False)
-    assert "\n" not in str(exc.value)
+    if caller == "cli":
+        monkeypatch.setitem(DATASETS, NAME, spec)
+        capsys.readouterr()
+        assert cli.main(["prepare", "--dataset", NAME, "--output", prefix, "--cache-dir", cache]) == 2
+        said = capsys.readouterr().err.splitlines()
+        assert len(said) == 1 and said[0].startswith("error: "), said
+        said, replace = said[0][len("error: "):], "pass --overwrite to replace it"
+    else:
+        with pytest.raises(FastTextError) as exc:
+            prepare(spec, prefix, cache, base_url=server[0], progress=False)
+        said, replace = str(exc.value), "pass overwrite=True to replace it"
+        assert "--overwrite" not in said and "\n" not in said, said
+    assert re.match(rf"cannot tell whether {re.escape(first['train'])} holds what this run writes: .*s3:GetObject.*; "
+                    rf"{replace}, or grant that permission$", said), said
 
 
 def _meanwhile(monkeypatch, action):
@@ -2339,8 +2352,8 @@ def test_prepare_rerun_keeps_a_file_changed_after_its_comparison(archive, server
     edited = b"1=great\n2=awful\n3=meh\n"
     real = download_module._refuse_what_differs
 
-    def compared_then_edited(outputs, hint):
-        real(outputs, hint)
+    def compared_then_edited(outputs, *hints):
+        real(outputs, *hints)
         if len(outputs) > 1:  # the last comparison, of all the files, just before they are put in place
             if where == "local":
                 with open(first["label_names"], "wb") as f:

@@ -156,17 +156,22 @@ def _md5(data=b""):
     return hashlib.md5(data, **_NOT_FOR_SECURITY)
 
 
-def holds(uri, written):
+# What to do where an object that must not be replaced unless told to cannot be told the same as what a run writes
+# (:func:`check_comparable`, :func:`holds`), unless the caller says it in its user's terms (download.prepare's)
+CANNOT_TELL_HINT = "pass --overwrite to replace it, or grant that permission"
+
+
+def holds(uri, written, hint=CANNOT_TELL_HINT):
     """Whether the file or S3 object at ``uri`` holds exactly the bytes of ``written`` (a :class:`Written`): a write
     that would put the same bytes there replaces nothing of the user's (``prepare`` run again). The size is compared
     first (a stat, a HEAD); a local file of that size is read and hashed; an S3 object is told by its ETag where that
     is an MD5 of its bytes (``Written(s3=True)``), and read only where it is not (SSE-KMS, parts of another size). A
     file found the same is remembered (``written.seen``): asked again, it is read again only if it changed meanwhile.
     No regular file there (a directory, a FIFO, a dangling link) holds nothing; a local file that may not be read
-    counts as different; an S3 object that can be told neither by its ETag nor by reading it is an error
-    (:func:`check_comparable` says so before any work)."""
+    counts as different; an S3 object that can be told neither by its ETag nor by reading it is an error, ending in
+    ``hint`` (:func:`check_comparable` says so before any work)."""
     if is_s3(uri):
-        return _object_holds(uri, written)
+        return _object_holds(uri, written, hint)
     try:
         found = os.stat(uri)
         if not stat.S_ISREG(found.st_mode) or found.st_size != written.size:
@@ -216,7 +221,7 @@ def _etag_is_md5(head):
     return re.fullmatch(r"[0-9a-f]{32}", bare_etag(head.get("ETag"))) is not None and _etag_is_checksum(head)
 
 
-def _object_holds(uri, written):
+def _object_holds(uri, written, hint):
     head = _head(uri)
     if head is None or head.get("ContentLength") != written.size:
         return False
@@ -236,7 +241,7 @@ def _object_holds(uri, written):
             if _is_missing(exc):
                 return False
             if is_forbidden(exc):
-                raise _cannot_tell(uri, exc) from None
+                raise _cannot_tell(uri, exc, hint) from None
             raise
     if digest.hexdigest() != written.sha256.hexdigest():
         return False
@@ -244,18 +249,19 @@ def _object_holds(uri, written):
     return True
 
 
-def _cannot_tell(uri, exc):
+def _cannot_tell(uri, exc, hint):
     code = getattr(exc, "response", {}).get("Error", {}).get("Code", "403")
     return FastTextError(f"cannot tell whether {uri} holds what this run writes: S3 refuses to let it be read ({code}: "
                          f"s3:GetObject, or kms:Decrypt for an SSE-KMS object) and its ETag is no checksum of its "
-                         f"bytes; pass --overwrite to replace it, or grant that permission")
+                         f"bytes; {hint}")
 
 
-def check_comparable(uri):
+def check_comparable(uri, hint=CANNOT_TELL_HINT):
     """Fail fast (before any work) where the S3 object at ``uri`` could be told the same as what a run writes neither
     by its ETag (no MD5 of its bytes, nor of parts of our sizes: :class:`Written`) nor by reading it (refused: no
     s3:GetObject, or no kms:Decrypt for SSE-KMS): :func:`holds` would fail only once the run's files are written. A
-    local path, a missing object or one that can be told by its ETag passes without a read."""
+    local path, a missing object or one that can be told by its ETag passes without a read. The refusal ends in
+    ``hint``: what to do, as the caller's user says it (the command line's flag by default)."""
     if not is_s3(uri):
         return
     head = _head(uri)
@@ -271,7 +277,7 @@ def check_comparable(uri):
             s3_client().get_object(Bucket=bucket, Key=key, Range="bytes=0-0")["Body"].close()
         except Exception as exc:
             if is_forbidden(exc):
-                raise _cannot_tell(uri, exc) from None
+                raise _cannot_tell(uri, exc, hint) from None
 
 
 def hash_file(path):
