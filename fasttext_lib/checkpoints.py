@@ -630,10 +630,17 @@ def _different_run_line(where, meta, config, found):
 # A refusal here says what to do as the command line does (its flags), for its two callers that take flags: the CLI,
 # and the training job, whose sm_train.in_job_terms says them as its hyperparameters and S3 prefix. A caller of
 # train() (the Python API, the notebooks) gave them as its arguments (checkpoint_dir, val_data, TrainConfig's fields).
+# Each pattern matches the remedy's own words only: the checkpoint's path comes first in the same text, and a path
+# holding "rerun with " or "--checkpoint-dir" was rewritten as if it were the remedy (or broke the rewrite).
 _ARGUMENT_REMEDIES = (
-    (r"--checkpoint-dir", "checkpoint_dir"),
+    (r"(another|this) --checkpoint-dir\b", r"\1 checkpoint_dir"),
     (r"the --validation it was written with", "the val_data it was written with"),
 )
+# One of _as_flag's settings: "without --flag", or "--flag WORD" with WORD as shlex.quote writes it (bare safe
+# characters, or single-quoted pieces joined by "'" in double quotes)
+_SHELL_WORD = r"""(?:[A-Za-z0-9_@%+=:,./-]+|'[^']*'(?:"'"'[^']*')*)"""
+_SETTING = rf"(?:without --[a-z][a-z-]*|--[a-z][a-z-]* {_SHELL_WORD})"
+_RERUN_WITH = re.compile(rf"rerun with ({_SETTING}(?: {_SETTING})*)((?: on the same data)? to resume it)")
 
 
 def in_argument_terms(message):
@@ -641,25 +648,35 @@ def in_argument_terms(message):
     ``rerun with TrainConfig(epochs=2, ngrams=1)``. Any other message is returned as it is."""
     if not re.match(r"(cannot resume from )?checkpoint ", message):
         return message
-    message = re.sub(r"rerun with (.+?)((?: on the same data)? to resume it)",
-                     lambda m: f"rerun with TrainConfig({_as_arguments(m[1])}){m[2]}", message)
+    message = rerun_settings_said(message, lambda settings: f"TrainConfig({_as_arguments(settings)})")
     for pattern, said in _ARGUMENT_REMEDIES:
         message = re.sub(pattern, said, message)
     return message
 
 
-def _as_arguments(flags):
-    """``--epochs 2 without --pretrained-vectors`` (:func:`_as_flag`'s) as TrainConfig's arguments:
-    ``epochs=2, pretrained_vectors=None``."""
-    words, arguments = shlex.split(flags), []
+def rerun_settings_said(message, said):
+    """``message`` with its "rerun with --epochs 2 --seed 1 to resume it" said by ``said`` (given
+    :func:`rerun_settings`' pairs) in its caller's terms; a message without one is returned as it is."""
+    return _RERUN_WITH.sub(lambda m: f"rerun with {said(rerun_settings(m[1]))}{m[2]}", message)
+
+
+def rerun_settings(flags):
+    """``--epochs 2 without --pretrained-vectors`` (:func:`_as_flag`'s) as ``[("epochs", "2"),
+    ("pretrained_vectors", None)]``: each setting's name and the value it was written with (None: not given)."""
+    words, settings = shlex.split(flags), []
     while words:
         word = words.pop(0)
-        if word == "without":
-            arguments.append(f"{words.pop(0)[2:].replace('-', '_')}=None")
-            continue
-        value = words.pop(0)
-        literal = value in ("True", "False") or re.fullmatch(r"-?[\d.]+(e-?\d+)?", value)
-        arguments.append(f"{word[2:].replace('-', '_')}={value if literal else repr(value)}")
+        name = (words.pop(0) if word == "without" else word)[2:].replace("-", "_")
+        settings.append((name, None if word == "without" else words.pop(0)))
+    return settings
+
+
+def _as_arguments(settings):
+    """:func:`rerun_settings`' pairs as TrainConfig's arguments: ``epochs=2, pretrained_vectors=None``."""
+    arguments = []
+    for name, value in settings:
+        literal = value is None or value in ("True", "False") or re.fullmatch(r"-?[\d.]+(e-?\d+)?", value)
+        arguments.append(f"{name}={value if literal else repr(value)}")
     return ", ".join(arguments)
 
 

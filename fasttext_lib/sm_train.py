@@ -860,7 +860,6 @@ _SYNCED_REMEDIES = (
 _HYPERPARAMETER_REMEDIES = (
     (r"another --checkpoint-dir", "another checkpoint_dir hyperparameter"),
     (r"this --checkpoint-dir", "this checkpoint_dir hyperparameter"),
-    (r"--epochs (\d+)", r"the hyperparameter epochs=\1"),
     (r"the --validation it was written with", "the {test_name} channel it was written with"),
 )
 
@@ -873,12 +872,22 @@ def in_job_terms(message, checkpoint_dir, synced_dir=None, test_name="test"):
     channel, named as it was given (``test_name``: test or validation)."""
     if not checkpoint_dir or not re.match(r"(cannot resume from )?checkpoint ", message):
         return message
+    from .checkpoints import rerun_settings_said
+
     synced = is_synced(checkpoint_dir, synced_dir)
+    message = rerun_settings_said(message, _as_hyperparameters)
     for pattern, said in (_SYNCED_REMEDIES if synced else ()) + _HYPERPARAMETER_REMEDIES:
         message = re.sub(pattern, said.replace("{test_name}", test_name), message)
     if synced:
         message += f"; SageMaker copies that prefix to {checkpoint_dir} when a job starts"
     return message
+
+
+def _as_hyperparameters(settings):
+    """A refusal's settings to rerun with (checkpoints.rerun_settings' pairs) as the job's hyperparameters: ``the
+    hyperparameters epochs=2, seed=42`` (a --seed beside the epochs was said as the CLI's flag)."""
+    said = [f"{name}={value}" if value is not None else f"no {name}" for name, value in settings]
+    return f"the hyperparameter{'s' if len(said) > 1 else ''} {', '.join(said)}"
 
 
 def resumed_by_a_job(checkpoint_dir, synced_dir=None):

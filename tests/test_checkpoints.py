@@ -2225,3 +2225,19 @@ def test_a_stop_in_an_s3_save_after_its_commit_names_the_checkpoint_it_saved(spl
     where, epoch, _, compared = stopped.value.checkpoint_kept
     assert (where, epoch, compared) == (f"{ckpt}/epoch-0002", 2, True)
     assert storage.exists(f"{ckpt}/epoch-0002/checkpoint.json")
+
+
+@pytest.mark.parametrize("folder", ["rerun with me", "rerun with bob's", "a--checkpoint-dir"])
+def test_a_checkpoint_refusal_in_arguments_keeps_a_path_that_reads_like_its_remedy(splits, tmp_path, folder):
+    """The refusal's remedy is rewritten from the CLI's flags to train's arguments in its text, and the rewrite took
+    the checkpoint's path for part of it: a path holding "rerun with" became TrainConfig(...) of its words (or an
+    IndexError or shlex ValueError traceback), one holding "--checkpoint-dir" lost its dashes. Only the remedy is
+    rewritten now; the path is said as it is."""
+    ckpt = str(tmp_path / folder / "ckpt")
+    config = TrainConfig(epochs=1, emsize=8, batch_size=64, progress=False)
+    train(*splits, config, checkpoint_dir=ckpt)
+    with pytest.raises(FastTextError) as more_epochs:
+        train(*splits, TrainConfig(epochs=2, emsize=8, batch_size=64, progress=False), checkpoint_dir=ckpt)
+    told = str(more_epochs.value)
+    assert told.startswith(f"checkpoint {os.path.join(ckpt, 'epoch-0001')} was written by a different run ("), told
+    assert "rerun with TrainConfig(epochs=1) to resume it" in told and "use another checkpoint_dir" in told, told

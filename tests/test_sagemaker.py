@@ -781,6 +781,21 @@ def test_a_checkpoint_the_job_cannot_resume_says_what_to_do_in_the_jobs_terms(so
     assert os.listdir(root / "model") == []
 
 
+def test_a_checkpoint_of_other_epochs_and_settings_names_every_setting_as_a_hyperparameter(source_dir, tmp_path,
+                                                                                              monkeypatch):
+    """A resume with other epochs and another setting (seed) is told every setting it was written with: the job said
+    the epochs as its hyperparameter and the others as the CLI's flags ("rerun with the hyperparameter epochs=2
+    --seed 42 to resume it"), which the job has none of."""
+    synced = _synced_checkpoints(tmp_path, monkeypatch)
+    _first_job(source_dir, tmp_path, synced, batch_size=16)
+    root = tmp_path / "second"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}),
+                       args_for(epochs=3, batch_size=16, seed=7))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert "rerun with the hyperparameters epochs=2, seed=42 to resume it" in last and " --" not in last, last
+
+
 @pytest.mark.parametrize("channel", ["test", "validation"])
 def test_a_checkpoint_validated_on_other_data_names_the_channel_as_the_job_was_given_it(source_dir, tmp_path,
                                                                                        monkeypatch, channel):
