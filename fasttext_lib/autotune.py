@@ -635,7 +635,7 @@ def _key(config):
 
 
 def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwrite=True, hint=SAVE_HINT,
-                            trials_hint=SAVE_HINT):
+                            trials_hint=SAVE_HINT, on_commit=None):
     """Save ``trained`` (an autotuned model) as a bundle at ``output`` and its trial table at ``trials_uri`` together:
     both saved, or, where either fails, both as they were. Returns where the bundle was written (bundle.save_bundle).
 
@@ -647,7 +647,11 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     a disk too full for it failed the run with the old bundle already replaced; now such a failure leaves both as they
     were. Without ``overwrite`` it is claimed first instead (a link locally, a conditional PUT on S3), and on S3 with
     ``overwrite``, where putting it in place is an upload that can fail, it goes first too (:func:`_save_table_first`);
-    a bundle that then fails takes it back."""
+    a bundle that then fails takes it back.
+
+    ``on_commit``: as save_bundle's, called with where the bundle is the moment it is in place. From then on the
+    table stays with it: a stop (or an error) as the save ends kept the new bundle and took its table back, or put the
+    earlier one back beside it, or (local, with ``overwrite``) never put it in place."""
     from .bundle import save_bundle  # (looked up at the call: benchmarks/ wrap bundle.save_bundle in a timer)
     from .compact import check_choice
 
@@ -656,6 +660,13 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     _check_autotuned(trained)
     check_choice(compact)  # (before the table is written: it would be taken back)
     table = compressed(_trial_table_csv(trained, compact), trials_uri)
+    committed = []
+
+    def commit(where):
+        committed.append(where)
+        if on_commit is not None:
+            on_commit(where)
+
     if not overwrite:
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
@@ -669,18 +680,28 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
                 raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
             raise
         try:
-            return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint)
+            return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=commit)
         except BaseException as exc:
-            _take_back_the_table(trials_uri, exc, written)
+            if not committed:  # (once the bundle is in place, the table is its)
+                _take_back_the_table(trials_uri, exc, written)
             raise
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
         if readable:
-            return _save_table_first(trained, output, compact, hint, trials_uri, table, previous)
+            return _save_table_first(trained, output, compact, hint, trials_uri, table, previous, commit, committed)
+    after_the_commit = None
     with storage.atomic_write(trials_uri, "wb", overwrite=True) as f:
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
-        return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
+        try:
+            where = save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=commit)
+        except BaseException as exc:
+            if not committed:
+                raise
+            after_the_commit = exc  # the bundle is in place: its table is put in place (the rename), then it goes on
+    if after_the_commit is not None:
+        raise after_the_commit
+    return where
 
 
 def _check_autotuned(trained):
@@ -755,20 +776,22 @@ def _previous_table(uri):
         return False, None
 
 
-def _save_table_first(trained, output, compact, hint, uri, table, previous):
+def _save_table_first(trained, output, compact, hint, uri, table, previous, on_commit, committed):
     """``overwrite`` with the table on S3: its upload is the step that can fail (a 500, a reset), and, made after the
     bundle was published, such a failure ended the run in an error with the old bundle already replaced. So the
     table goes first, and a bundle that then fails puts ``previous`` (None: no table) back: in a bucket that keeps
     versions by deleting the version this write created (``previous`` is current again, no version is added), else
-    by writing it again."""
+    by writing it again (not once the bundle is in place: ``committed``, which ``on_commit`` fills)."""
     from .bundle import save_bundle
 
     written = []  # (the version this write created: a take-back deletes it, leaving none in a bucket keeping versions)
     with storage.atomic_write(uri, "wb", overwrite=True, written=written) as f:
         f.write(table)
     try:
-        return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint)
+        return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit)
     except BaseException as exc:
+        if committed:
+            raise
         try:
             if previous is None:
                 storage.remove_file(uri, written)

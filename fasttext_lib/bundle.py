@@ -138,13 +138,16 @@ def _holds_a_bundle(folder):
 SAVE_HINT = "save with overwrite=True to replace it, or choose another destination"
 
 
-def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HINT):
+def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HINT, on_commit=None):
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
     (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle,
-    ``hint``: what the refusal suggests)."""
+    ``hint``: what the refusal suggests; ``on_commit``: called with where the bundle is, what this returns, the
+    moment its config.json is in place)."""
     refuse_standard_output(dest, "dest", "the bundle", "a directory")
+    where = str(dest) if storage.is_s3(dest) else os.path.abspath(dest)  # (as storage.publish returns it)
     with _explaining_an_older_bundle(dest, hint):
-        return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint)
+        return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint,
+                               on_commit=on_commit and (lambda: on_commit(where)))
 
 
 def check_trained_model(trained, what="save_bundle"):
@@ -167,7 +170,7 @@ def check_trained_model(trained, what="save_bundle"):
     raise FastTextError(f"{what} saves a TrainedModel, got {got}: {instead}")
 
 
-def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None):
+def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None, on_commit=None):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
@@ -183,7 +186,11 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     ``None`` or ``"none"``: always the full table.
 
     ``data``: a JSON-able record of the data trained on, stored as metrics.json's ``"data"`` (notebook 02's test
-    split: provenance.data_record, which 04 checks)."""
+    split: provenance.data_record, which 04 checks).
+
+    ``on_commit``: called with the bundle's location (what this returns) the moment its config.json is in place,
+    before the staging folder is removed: a caller telling a stop that the bundle is written is told it from there on
+    (a stop in between, told as one before the save, had the user run again a command --output then refused)."""
     from . import compact as compacting
 
     refuse_standard_output(dest, "dest", "the bundle", "a directory")  # (before the table is compacted)
@@ -229,7 +236,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
             f.write(vocabulary_json(featurizer))
         with open(paths[METRICS], "w") as f:
             json.dump(metrics, f, indent=2)
-        return publish_bundle(dest, config, paths, move=True, overwrite=overwrite, hint=hint)  # staged here, removed on the way out
+        return publish_bundle(dest, config, paths, move=True, overwrite=overwrite, hint=hint,  # staged here, removed
+                              on_commit=on_commit)  # on the way out
 
 
 def vocabulary_json(featurizer):

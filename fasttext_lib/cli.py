@@ -441,14 +441,17 @@ def _train(args, kept):
     if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
         print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
         return 0
+    # kept.bundle_written the moment the bundle's config.json is in place: a stop from there on (the staging folder
+    # removed, the lines below) says so, not to run the command again (--output would refuse it)
     if args.autotune_validation and args.autotune_trials:
         from .autotune import save_bundle_with_trials
 
         where = save_bundle_with_trials(trained, args.output, args.autotune_trials, compact=args.compact,
-                                        overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT)
+                                        overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT,
+                                        on_commit=kept.bundle_written)
     else:  # without --overwrite also a bundle another run saved there meanwhile is kept (this save fails instead)
-        where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT)
-    kept.bundle_written(where)  # (a stop from here on: the line says so, not to run the command again)
+        where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT,
+                            on_commit=kept.bundle_written)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)

@@ -651,19 +651,20 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     return data
 
 
-def save_model(trained, model_dir):
+def save_model(trained, model_dir, on_commit=None):
     """Publish the bundle straight into ``model_dir`` (storage.publish fills a directory in place:
     ``SM_MODEL_DIR`` may be a mount point, so it is never replaced by a rename).
 
     Files readable by all (the serving container may not run as root); the lock file goes, as
     nothing else publishes here, so the job's ``model.tar.gz`` holds exactly the bundle.
+    ``on_commit``: save_bundle's, called the moment the bundle is in place (before the steps after it).
     """
     from . import storage
     from .bundle import save_bundle, stored_names
     from .bundle_format import CONFIG
 
     try:
-        save_bundle(trained, model_dir)
+        save_bundle(trained, model_dir, on_commit=on_commit)
     finally:  # also after a failed save: what is left there is the previous bundle, whole
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(model_dir, storage.LOCK_NAME))
@@ -832,7 +833,7 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
               f"{record['rows_initialized']} of the {record['vocab_size']} vocabulary words start from them", flush=True)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
     if env.is_first_host:
-        kept.bundle_written(save_model(trained, env.model_dir))  # (a stop from here on: the line says so)
+        save_model(trained, env.model_dir, on_commit=kept.bundle_written)  # (a stop from its commit on: says so)
         written = write_metrics(trained, env.output_data_dir,
                                 {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs})
         print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)

@@ -1129,6 +1129,36 @@ def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_
         f"holds the trials of a bundle that was not saved"]
 
 
+@pytest.mark.parametrize("where", ["local", "s3"])
+@pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "replacing"])
+def test_a_stop_once_the_bundle_is_in_place_keeps_its_trial_table(tmp_path, s3_bucket, monkeypatch, where, overwrite):
+    """A stop (or an error) after the bundle's config.json was put in place but before save_bundle returned (its
+    staging folder removed) took the trial table back as for a save that failed: the new bundle stayed without its
+    trials (claimed), or beside the earlier table (replacing: put back on S3, never renamed into place locally).
+    From the bundle's commit on, the table stays with it; the stop goes on, and on_commit has said where."""
+    from types import SimpleNamespace
+
+    from fasttext_lib import bundle, storage
+    from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
+
+    base = str(tmp_path) if where == "local" else f"{s3_bucket}/runs"
+    trials, out = f"{base}/trials.csv", f"{base}/bundle"
+    if overwrite:
+        with storage.atomic_write(trials, "wb") as f:
+            f.write(b"my old trials\n")
+
+    def committed_then_stopped(*args, on_commit=None, **kwargs):
+        on_commit(out)  # (the bundle is in place)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(bundle, "save_bundle", committed_then_stopped)
+    trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
+    told = []
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(trained, out, trials, overwrite=overwrite, on_commit=told.append)
+    assert told == [out]
+    assert storage.read_bytes(trials) == _trial_table_csv(trained)
+
+
 @pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
 @pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "written-first"])
 def test_a_trial_table_taken_back_from_a_bucket_that_keeps_versions_leaves_no_version(s3_bucket, s3_proxy, monkeypatch,

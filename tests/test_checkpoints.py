@@ -2075,6 +2075,43 @@ def test_a_cli_run_stopped_once_its_bundle_is_written_says_so_and_not_to_run_it_
     assert stopped.stderr.count("error:") == 1
     assert cli_in_process("predict", "--model", str(out), input="good food\n").returncode == 0
 
+
+def _stop_once_published(monkeypatch, stop):
+    """Have ``stop`` run just after bundle.publish_bundle has put the bundle in place (its config.json committed) and
+    before save_bundle returns: what a signal arriving as save_bundle removes its staging folder runs."""
+    import fasttext_lib.bundle as bundle_module
+
+    real = bundle_module.publish_bundle
+
+    def published_then_stopped(*args, **kwargs):
+        where = real(*args, **kwargs)
+        stop()
+        return where
+
+    monkeypatch.setattr(bundle_module, "publish_bundle", published_then_stopped)
+
+
+@pytest.mark.parametrize("checkpoints", [True, False])
+def test_a_cli_run_stopped_as_its_save_ends_says_the_bundle_is_written(tmp_path, small_train_file, monkeypatch,
+                                                                        checkpoints):
+    """A stop after the bundle's commit but before save_bundle returned (its staging folder removed) still said
+    'stopped and cleaned up, keeping the checkpoint of epoch 3 in ...: run the same command again to resume from it'
+    (or just 'stopped and cleaned up'), and that command was refused: --output held the bundle. The run now notes the
+    bundle as written the moment its config.json is in place (storage.publish's on_commit)."""
+    from conftest import cli_in_process
+
+    ckpt, out = tmp_path / "ck", tmp_path / "model"
+    command = _checkpoint_command(small_train_file, str(ckpt), out)[3:]
+    command = command if checkpoints else command[:-2]
+    _stop_once_published(monkeypatch, _ctrl_c)
+    stopped = cli_in_process(*command)
+    monkeypatch.undo()
+    assert (stopped.returncode, stopped.stderr.splitlines()[-1]) == (
+        130, f"error: interrupted (SIGINT); stopped after the bundle was written to {out}"), stopped.stderr
+    assert stopped.stderr.count("error:") == 1
+    assert cli_in_process("predict", "--model", str(out), input="good food\n").returncode == 0
+
+
 def test_train_stopped_with_a_checkpoint_dir_tells_the_caller_and_the_notebook_what_it_keeps(splits, tmp_path):
     """The Python API: train(checkpoint_dir=...) stopped (a notebook's Stop, Ctrl-C in a script) raised a bare
     KeyboardInterrupt, and a notebook showed IPython's traceback through the training loop. Now the exception

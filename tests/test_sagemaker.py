@@ -4872,3 +4872,21 @@ def test_a_stop_once_the_bundle_is_written_says_so_and_not_how_a_job_resumes(sou
     assert (r.returncode, last) == (
         143, f"error: terminated (SIGTERM); stopped after the bundle was written to {root / 'model'}"), r.stderr
     assert (root / "output" / "failure").read_text() == last
+
+
+def test_a_stop_as_the_jobs_save_ends_says_the_bundle_is_written(source_dir, tmp_path, monkeypatch):
+    """A SIGTERM after the bundle's commit but before save_model returned (save_bundle removing its staging folder;
+    then the lock file's removal, the chmods) still said 'stopped and cleaned up, keeping the checkpoint of epoch 2
+    in ...: a job started with the same checkpoint_dir hyperparameter resumes from it'. The job now notes the bundle
+    as written the moment its config.json is in place: the line (and the FailureReason) says where."""
+    from test_checkpoints import _stop_once_published
+
+    ckpt = tmp_path / "ck"
+    args = args_for(epochs=2, batch_size=16, checkpoint_dir=ckpt)
+    _stop_once_published(monkeypatch, lambda: signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None))
+    root = tmp_path / "first"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args)
+    last = r.stderr.strip().splitlines()[-1]
+    assert (r.returncode, last) == (
+        143, f"error: terminated (SIGTERM); stopped after the bundle was written to {root / 'model'}"), r.stderr
+    assert (root / "output" / "failure").read_text() == last
