@@ -71,6 +71,9 @@ DIFFERS_FLAG_HINT = f"{DIFFERS}: pass --overwrite to replace it, or choose anoth
 # What it is told when such a file on S3 cannot be told the same as what it writes (storage.check_comparable), so too
 UNREADABLE_HINT = "pass overwrite=True to replace it, or grant that permission"
 UNREADABLE_FLAG_HINT = "pass --overwrite to replace it, or grant that permission"
+# How it is told to replace where its S3 writes are refused without overwrite (a file created meanwhile by another
+# run, a store that can neither write conditionally nor say what is missing, a set left mixed: storage.atomic_writes')
+OVERWRITE_ARGUMENT = "overwrite=True"
 
 
 def _refuse_what_differs(outputs, hint, unreadable_hint):
@@ -84,7 +87,7 @@ def _refuse_what_differs(outputs, hint, unreadable_hint):
 
 
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True, on_written=None,
-            overwrite=False, hint=DIFFERS_HINT, unreadable_hint=UNREADABLE_HINT):
+            overwrite=False, hint=DIFFERS_HINT, unreadable_hint=UNREADABLE_HINT, overwrite_as=OVERWRITE_ARGUMENT):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.
 
     The output goes to a local directory or an ``s3://`` prefix, each split in a seeded random order as
@@ -105,7 +108,8 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     in place, and again as the files are put in place (a file another run put there meanwhile, or one changed since:
     storage.atomic_writes' ``if_taken``). On S3 a HEAD tells (storage.holds: the ETag); an object it cannot tell
     and that may not be read is refused before the download (storage.check_comparable), ending in
-    ``unreadable_hint`` (the command line's: :data:`UNREADABLE_FLAG_HINT`).
+    ``unreadable_hint`` (the command line's: :data:`UNREADABLE_FLAG_HINT`). Its other refusals on S3 say how to
+    replace as ``overwrite_as`` (the command line's: storage.OVERWRITE_FLAG).
     """
     refuse_standard_output(out_dir_or_s3_prefix, "out_dir_or_s3_prefix", "the dataset", "a directory")
     refuse_standard_output(cache_dir, "cache_dir", "the downloaded archive", "a directory")
@@ -135,7 +139,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         # conditional PUT).
         with storage.atomic_writes(uris, overwrite=overwrite, if_taken=None if overwrite else (
                 lambda uri: _refuse_what_differs({uri: outputs[uri]}, hint, unreadable_hint)),
-                on_written=on_written and (lambda: on_written(written))) as files:
+                on_written=on_written and (lambda: on_written(written)), overwrite_as=overwrite_as) as files:
             outputs = {uri: storage.Written(f, s3=storage.is_s3(uri)) for uri, f in zip(uris, files)}
             if names:
                 outputs[names_uri].write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))

@@ -18,6 +18,8 @@
     proxy.fail("PUT", r"/note", action="400-if-match") # a PUT with If-Match: 400 InvalidArgument; others forwarded
     proxy.fail("PUT", r".", action="403-if-match")     # a PUT with If-Match: 403 AccessDenied; others forwarded
     proxy.fail("PUT", r".", action="501-if-match")     # a PUT with If-Match: 501 NotImplemented; others forwarded
+    proxy.fail("PUT", r".", action="501-if-none-match")  # a PUT with If-None-Match: 501 NotImplemented; the others
+                                                        # forwarded
     proxy.fail("GET", r".", action="405-versioning")   # GetBucketVersioning: 405 (or 400-versioning); others forwarded
 
 ``stall`` is a request S3 received whole but answers late (a slow or congested S3): a client that
@@ -26,7 +28,8 @@ is set once one is held, and ``proxy.release()`` lets every held request through
 
 ``400-if-match`` is an S3-compatible store that takes If-None-Match but answers If-Match, which it does not
 support, with 400 (S3 takes both; a store may also ignore a header it does not know, or answer 501).
-``501-if-match`` is a store that answers a condition it does not support with 501 NotImplemented.
+``501-if-match`` is a store that answers a condition it does not support with 501 NotImplemented;
+``501-if-none-match`` one without conditional writes at all (a create-only PUT is 501; a plain one is stored).
 ``403-if-match`` is S3 answering a caller without s3:GetObject: a PUT with If-Match needs it too (the ETag it
 compares is read), a plain or If-None-Match PUT does not (moto asks for s3:PutObject alone).
 
@@ -52,6 +55,8 @@ _ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "Acce
            "400-if-match": (400, "InvalidArgument", "Unsupported header 'If-Match' received for this API call."),
            "403-if-match": (403, "AccessDenied", "injected refusal of a conditional write (no s3:GetObject)"),
            "501-if-match": (501, "NotImplemented", "A header you provided implies functionality that is not implemented"),
+           "501-if-none-match": (501, "NotImplemented",
+                                 "A header you provided implies functionality that is not implemented"),
            "400-versioning": (400, "InvalidRequest", "injected: this store has no versioning API"),
            "405-versioning": (405, "MethodNotAllowed", "injected: this store has no versioning API")}
 
@@ -114,6 +119,8 @@ class FaultProxy:
                     action()
                     action = None
                 if action in ("400-if-match", "403-if-match", "501-if-match") and self.headers.get("If-Match") is None:
+                    action = None
+                if action == "501-if-none-match" and self.headers.get("If-None-Match") is None:
                     action = None
                 if action in ("400-versioning", "405-versioning") and "versioning" not in urlsplit(self.path).query:
                     action = None

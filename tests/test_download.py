@@ -2494,6 +2494,96 @@ def test_a_prepare_run_without_delete_permission_that_finds_another_file_created
     assert storage.read_bytes(storage.join(out, "tiny.test")) == b"__label__1 theirs\n"
 
 
+def _prepare_as(caller, spec, out, cache, server, monkeypatch, capsys):
+    """The one line prepare fails with, called as ``caller`` gives it: the Python API (notebook 01, which has no flags:
+    its parameter is overwrite) or the command line (its flags); the API's with no flag in it."""
+    from fasttext_lib import cli
+
+    if caller == "cli":
+        monkeypatch.setitem(DATASETS, NAME, spec)
+        capsys.readouterr()
+        assert cli.main(["prepare", "--dataset", NAME, "--output", out, "--cache-dir", cache,
+                         "--base-url", server[0]]) == 2
+        said = capsys.readouterr().err.splitlines()
+        assert len(said) == 1 and said[0].startswith("error: "), said
+        return said[0][len("error: "):]
+    with pytest.raises(FastTextError) as exc:
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    said = str(exc.value)
+    assert "--" not in said and "\n" not in said, said
+    return said
+
+
+@pytest.mark.parametrize("caller", ["api", "cli"])
+def test_prepare_to_a_store_that_cannot_write_conditionally_nor_see_a_missing_file_says_what_to_do_as_its_caller(
+        archive, server, tmp_path, s3_bucket, proxy, monkeypatch, capsys, caller):
+    """A store without conditional writes (a create-only PUT is 501) is asked with a HEAD first; one that refuses it
+    (403: no s3:ListBucket) cannot say whether the file is there. The line said to pass --overwrite to the Python API
+    too, and so in notebook 01, which has no flags: there it says overwrite=True."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    proxy.fail("PUT", r"/datasets/tiny/tiny\.", "501-if-none-match")
+    proxy.fail("HEAD", r"/datasets/tiny/tiny\.", "403")
+    said = _prepare_as(caller, spec, out, cache, server, monkeypatch, capsys)
+    replace = "--overwrite" if caller == "cli" else "overwrite=True"
+    assert said == (f"cannot tell whether {out}/tiny.classes.txt exists: S3 refused to say (403: without "
+                    f"s3:ListBucket a missing object is refused too) and this S3 client or endpoint cannot write "
+                    f"conditionally; pass {replace} if replacing it is fine, or grant s3:ListBucket"), said
+    assert [p for m, p, _ in proxy.log if m == "PUT" and "/datasets/tiny/tiny." in p]  # (the create was tried)
+    assert storage.s3_client().list_objects_v2(Bucket=s3_bucket[len("s3://"):]).get("KeyCount") == 0
+
+
+@pytest.mark.parametrize("caller", ["api", "cli"])
+def test_prepare_that_loses_its_create_race_twice_says_what_to_do_as_its_caller(
+        archive, server, tmp_path, s3_bucket, proxy, monkeypatch, capsys, caller):
+    """Each time this run creates its names file, another run has just created one there (S3 answers 412), and then
+    taken it back (a run that failed): the second time the run gives up, "already exists; pass --overwrite to replace
+    it", also to the Python API and so in notebook 01, which has no flags: there it says overwrite=True."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+    real, calls = storage.pairs._upload_new, []
+
+    def upload_new(client, path, bucket, key, *args, **kwargs):
+        calls.append(key)
+        client.put_object(Bucket=bucket, Key=key, Body=b"theirs\n")  # the other run's create, just before ours
+        try:
+            return real(client, path, bucket, key, *args, **kwargs)
+        finally:
+            client.delete_object(Bucket=bucket, Key=key)  # ... and its take-back
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    said = _prepare_as(caller, spec, out, cache, server, monkeypatch, capsys)
+    replace = "--overwrite" if caller == "cli" else "overwrite=True"
+    assert said == f"{out}/tiny.classes.txt already exists; pass {replace} to replace it", said
+    assert calls == ["datasets/tiny/tiny.classes.txt"] * 2
+
+
+def test_prepare_left_beside_a_failed_runs_file_says_to_run_it_again_with_overwrite_true(
+        archive, server, tmp_path, s3_bucket, proxy, monkeypatch):
+    """This run creates its names file and train split; another run (another limit) writes its set over them and fails
+    at its copy onto the test split; this run creates its test split and finds a mixed set. The line said "run the
+    command again with --overwrite (overwrite=True)" to the Python API too (notebook 01 has no command, no flags)."""
+    spec, _ = archive
+    out, cache = f"{s3_bucket}/datasets/tiny", str(tmp_path / "cache")
+
+    def other_run():
+        proxy.fail("PUT", r"/datasets/tiny/tiny\.test$", "500")  # (its copy onto the test split)
+        with pytest.raises(FastTextError, match="no longer belong together"):
+            prepare(spec, out, cache, base_url=server[0], progress=False, limit=1, overwrite=True)
+        proxy.clear()
+        return {}
+    calls, _ = _another_run_before_create(monkeypatch, 3, other_run)
+    with pytest.raises(FastTextError) as exc:
+        prepare(spec, out, cache, base_url=server[0], progress=False)
+    said = str(exc.value)
+    assert said == (f"{out}/tiny.classes.txt, {out}/tiny.train were written over by another run after this one "
+                    f"created them, so {out}/tiny.classes.txt, {out}/tiny.train, {out}/tiny.test are now a mixed "
+                    f"set, of two writes (reading them together is refused); this run replaced nothing: run it again "
+                    f"with overwrite=True to write them whole"), said
+    assert calls[2].endswith("tiny.test")
+    assert prepare(spec, out, cache, base_url=server[0], progress=False, overwrite=True)  # as it says
+    assert len(read_labeled(f"{out}/tiny.train")) > 1
+
+
 def test_a_prepare_run_that_fails_takes_back_no_file_replaced_after_it_looked(archive, server, tmp_path, s3_bucket,
                                                                                monkeypatch):
     """A run that fails after creating its names file takes it back where it is still its own (a HEAD: its set id),

@@ -9,9 +9,9 @@ import sys
 
 from ..errors import FastTextError
 from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
-from .s3 import (AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions, _may_delete, _operation_members,
-                 _status, _upload_new, head_object, heads_remembered, is_forbidden, is_s3, may_still_create, s3_client,
-                 s3_errors, split_s3, upload_file)
+from .s3 import (OVERWRITE_FLAG, AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions, _may_delete,
+                 _operation_members, _status, _upload_new, head_object, heads_remembered, is_forbidden, is_s3,
+                 may_still_create, run_again_with, s3_client, s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -58,7 +58,7 @@ from .versions import created_version, delete_version, delete_written, say_kept
 
 
 @contextlib.contextmanager
-def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=None):
+def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=None, overwrite_as=OVERWRITE_FLAG):
     """:func:`.atomic.atomic_write` for files that belong together (a train and a test split): yields their file
     objects; all are written in full before any replaces what is at its ``uri``, and they are put in place
     in the order given. A failure while writing them leaves every old file as it was.
@@ -79,7 +79,10 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
     that failed between its copies), the set is written whole again (its members must be of one write), after each
     taken one has been asked again once the uploads are done, just before the copies: from that check to the copy
     (milliseconds) a file changed by someone else is still replaced (S3 can make a copy conditional on the target's
-    ETag, but the S3 servers this is tested against ignore that condition)."""
+    ETag, but the S3 servers this is tested against ignore that condition).
+
+    ``overwrite_as``: how a refusal without ``overwrite`` on S3 tells the caller's user to replace (a file created
+    meanwhile, a set left mixed): the command line's flag, or the caller's terms (``overwrite=True``: prepare's)."""
     uris = [str(u) for u in uris]
     _refuse_one_file_twice(uris, overwrite)
     if not any(is_s3(u) for u in uris):
@@ -101,7 +104,7 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
         yield [local.get(u) or opened[u] for u in uris]
         for f in opened.values():
             f.close()
-        _put_set_in_place(uris, staged, metadata, overwrite, if_taken)
+        _put_set_in_place(uris, staged, metadata, overwrite, if_taken, overwrite_as)
         written.extend(u for u in uris if is_s3(u))  # (the local members are put in place as the stack closes)
 
 
@@ -163,7 +166,7 @@ def staging_key(key, set_id):
     return (head + "/" if head else "") + f".fasttext-staging-{set_id}-{name}"
 
 
-def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
+def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None, overwrite_as=OVERWRITE_FLAG):
     client = s3_client()
     targets = [u for u in uris if is_s3(u)]
     bucket = split_s3(targets[0])[0]
@@ -172,7 +175,7 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
         deletable = _may_delete_beside(client, *split_s3(targets[0]), keeps_versions[bucket])
     if overwrite or if_taken is None:
         return _write_set(client, targets, staged, _with_before(client, targets, metadata), overwrite, deletable,
-                          keeps_versions=keeps_versions)
+                          keeps_versions=keeps_versions, overwrite_as=overwrite_as)
     overtaken = None
     for attempt in range(2):
         # (each target HEADed once by the checks between two writes of this run; an attempt again looks anew)
@@ -192,7 +195,8 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None):
             try:  # none there: each created only if still none is there; some: the set written whole again, its own
                 return _write_set(client, targets, staged, _with_before(client, targets, metadata), bool(taken),
                                   deletable, recheck=lambda: _taken_alike(targets, if_taken),
-                                  after_a_mix=looking_again, keeps_versions=keeps_versions)
+                                  after_a_mix=looking_again, keeps_versions=keeps_versions,
+                                  overwrite_as=overwrite_as)
             except (AlreadyExists, _LeftMixed) as exc:  # another run created one meanwhile (two prepare runs at once),
                 if attempt:  # perhaps after we had created some (_Overtaken), or wrote over one of ours: look again (of
                     raise  # our bytes, the set is written whole again)
@@ -208,12 +212,14 @@ def _taken_alike(targets, if_taken):
 
 
 def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False,
-               keeps_versions=None):
+               keeps_versions=None, overwrite_as=OVERWRITE_FLAG):
     """The S3 members put in place (see the top of this module); ``recheck()``: called once they are uploaded, just
     before the first of them replaces anything. ``after_a_mix``: written again after another run's write was found
-    among this run's members (:func:`_checking`). ``keeps_versions``: as versions.delete_written takes it."""
+    among this run's members (:func:`_checking`). ``keeps_versions``: as versions.delete_written takes it;
+    ``overwrite_as``: as atomic_writes takes it."""
     if not overwrite or not deletable:
-        return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck, after_a_mix)
+        return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck, after_a_mix,
+                                overwrite_as)
     created = []  # staging keys, by the key: deleted without a listing, each by the version its upload answered
     try:
         for uri in targets:
@@ -248,7 +254,7 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                     _delete_staged(client, created, keeps_versions)
                     created = []
                     return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck,
-                                            after_a_mix)
+                                            after_a_mix, overwrite_as)
             with _checking(targets, found_mixed=attempt or after_a_mix):
                 if _of_one_write(client, targets):
                     return
@@ -330,13 +336,14 @@ def _may_delete_beside(client, bucket, key, keeps_versions):
     return _may_delete(client, bucket, probe, keeps_versions) is not False
 
 
-def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False):
+def _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck=None, after_a_mix=False,
+                     overwrite_as=OVERWRITE_FLAG):
     """Each member uploaded to its target, one after another: where staging objects could not be deleted or copied
     (see the top of this module). Replacing (``overwrite``), the run checks afterwards that its targets are of one
     write and uploads its set again if another run's uploads interleaved with its own, as the copies do
     (PAIR_COPY_ATTEMPTS); ``recheck()``: asked before each upload."""
     if not overwrite:
-        return _create_each(client, targets, staged, metadata, deletable)
+        return _create_each(client, targets, staged, metadata, deletable, overwrite_as)
     for attempt in range(PAIR_COPY_ATTEMPTS):
         for done, uri in enumerate(targets):
             bucket, key = split_s3(uri)
@@ -361,17 +368,18 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
     raise _written_at_once(targets)
 
 
-def _create_each(client, targets, staged, metadata, deletable):
+def _create_each(client, targets, staged, metadata, deletable, overwrite_as=OVERWRITE_FLAG):
     """Each member created at its target (If-None-Match), one after another: nothing is replaced; a failure takes
     back what this write created and still holds (deletable), or says what it left (_Overtaken, _mixed). Then, as a
-    replacing write does, the members are checked to be of one write (:class:`_LeftMixed`)."""
+    replacing write does, the members are checked to be of one write (:class:`_LeftMixed`). What to do is said as
+    ``overwrite_as`` (atomic_writes')."""
     created = []
     for done, uri in enumerate(targets):
         bucket, key = split_s3(uri)
         sent = []
         try:
             with s3_errors(uri), _creates_sent(client, sent):
-                answer = _upload_new(client, staged[uri], bucket, key, uri, metadata)
+                answer = _upload_new(client, staged[uri], bucket, key, uri, metadata, overwrite_as=overwrite_as)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):  # (the line must not say "cleaned up" beside files it left)
                 _take_back_after_a_stop(client, created, metadata[SET_ID_META], deletable, exc, (bucket, key, uri),
@@ -389,7 +397,8 @@ def _create_each(client, targets, staged, metadata, deletable):
     with _stopped_after(targets):
         ids = _write_ids(client, targets)
     if ids is not None and len(set(ids)) > 1:
-        raise _LeftMixed(targets, [uri for uri, set_id in zip(targets, ids) if set_id != metadata[SET_ID_META]])
+        raise _LeftMixed(targets, [uri for uri, set_id in zip(targets, ids) if set_id != metadata[SET_ID_META]],
+                         overwrite_as)
 
 
 class _LeftMixed(FastTextError):
@@ -397,14 +406,14 @@ class _LeftMixed(FastTextError):
     between its copies (its error says so) left its file beside ours, and this run exited 0 beside a set readers
     refuse. Nothing of ours is taken back (what stays is still no whole set). Where ``if_taken`` finds that run's files
     of our bytes (two prepare runs of one dataset, the other perhaps still copying), the set is written whole again
-    instead (atomic_writes: _put_set_in_place)."""
+    instead (atomic_writes: _put_set_in_place). What to do is said as ``overwrite_as`` (atomic_writes')."""
 
-    def __init__(self, targets, theirs):
+    def __init__(self, targets, theirs, overwrite_as=OVERWRITE_FLAG):
         one = len(theirs) == 1
         super().__init__(f"{', '.join(theirs)} {'was' if one else 'were'} written over by another run after this one "
                          f"created {'it' if one else 'them'}, so {', '.join(targets)} are now a mixed set, of two writes "
-                         f"(reading them together is refused); this run replaced nothing: run the command again with "
-                         f"--overwrite (overwrite=True) to write them whole")
+                         f"(reading them together is refused); this run replaced nothing: "
+                         f"{run_again_with(overwrite_as)} to write them whole")
 
 
 class _Overtaken(AlreadyExists):

@@ -460,6 +460,20 @@ def already_exists(uri, hint="pass --overwrite to replace it"):
     return AlreadyExists(f"{uri} already exists; {hint}")
 
 
+# How a write that must not replace what is there tells its user to replace it (_upload_new, pairs.atomic_writes): by
+# the command line's flag, unless its caller says it in its own user's terms (download.prepare: its argument
+# overwrite=True, which notebook 01 passes its parameter as; it has no flags).
+OVERWRITE_FLAG = "--overwrite"
+
+
+def run_again_with(overwrite_as):
+    """What to do to write a set whole again, ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or a caller's terms) naming
+    how. The command line's line names the Python API's argument too, as it always has (a sample pair's)."""
+    if overwrite_as == OVERWRITE_FLAG:
+        return f"run the command again with {OVERWRITE_FLAG} (overwrite=True)"
+    return f"run it again with {overwrite_as}"
+
+
 COPY_OBJECT_MAX = 5 << 30  # CopyObject copies up to 5 GB; larger objects are copied in parts (boto3's managed copy)
 
 
@@ -677,9 +691,10 @@ def upload_file(client, path, bucket, key, metadata=None, on_late=None):
 CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
 
 
-def _upload_new(client, path, bucket, key, uri, metadata=None):
+def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVERWRITE_FLAG):
     """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3). Returns
-    the answer of the request that created it (its ``VersionId``), as :func:`upload_file` does."""
+    the answer of the request that created it (its ``VersionId``), as :func:`upload_file` does. A refusal says how to
+    replace it as ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or the caller's terms: ``overwrite=True``)."""
     import botocore.exceptions as bex
 
     if _conditional_writes(client):
@@ -688,7 +703,7 @@ def _upload_new(client, path, bucket, key, uri, metadata=None):
         except bex.ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             if code in ("PreconditionFailed", "412"):
-                raise already_exists(uri) from None
+                raise already_exists(uri, f"pass {overwrite_as} to replace it") from None
             if code in ("ConditionalRequestConflict", "409"):
                 raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
             if code not in ("NotImplemented", "501"):
@@ -700,12 +715,12 @@ def _upload_new(client, path, bucket, key, uri, metadata=None):
         if is_forbidden(exc):
             raise FastTextError(
                 f"cannot tell whether {uri} exists: S3 refused to say (403: without s3:ListBucket a missing object is "
-                f"refused too) and this S3 client or endpoint cannot write conditionally; pass --overwrite if replacing "
-                f"it is fine, or grant s3:ListBucket") from None
+                f"refused too) and this S3 client or endpoint cannot write conditionally; pass {overwrite_as} if "
+                f"replacing it is fine, or grant s3:ListBucket") from None
         if not _is_missing(exc):
             raise
         return upload_file(client, path, bucket, key, metadata)
-    raise already_exists(uri)
+    raise already_exists(uri, f"pass {overwrite_as} to replace it")
 
 
 def _conditional_writes(client):
