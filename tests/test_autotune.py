@@ -1352,3 +1352,43 @@ def test_a_stop_while_stops_held_sets_its_handlers_puts_back_the_ones_it_set(mon
     finally:
         real_signal(signal.SIGINT, before)
         real_signal(signal.SIGTERM, old_term)
+
+
+@pytest.fixture(scope="module")
+def tuned(splits):
+    """A model autotune chose in two cheap trials: what save_bundle_with_trials saves, for its real save."""
+    return autotune(*splits, duration=30.0, base=BASE, start=START, max_trials=2, verbose=False).trained
+
+
+@pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "replacing"])
+def test_a_stop_as_the_bundles_config_is_renamed_into_place_keeps_its_trial_table(tuned, tmp_path, monkeypatch,
+                                                                                  overwrite):
+    """A signal handled just after the rename that commits the bundle (before the publish called on_commit) kept the
+    new bundle (the publish saw its own config.json there) but never said it was committed: the claimed table was
+    taken back (the new bundle without its trials) or, replacing, never put in place (the new bundle beside the
+    earlier table); the command line told the user to run the command again, which --output then refused."""
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
+    from fasttext_lib.storage import sets
+
+    out, trials = tmp_path / "bundle", tmp_path / "trials.csv"
+    old = None
+    if overwrite:
+        save_bundle_with_trials(tuned, str(out), str(trials))
+        trials.write_bytes(b"my old trials\n")
+        old = storage.read_manifest(str(out), "config.json")
+    real_replace = os.replace
+
+    def renamed_then_stopped(src, dst, *args, **kwargs):
+        real_replace(src, dst, *args, **kwargs)
+        if os.path.basename(dst) == "config.json":
+            raise KeyboardInterrupt  # (what a SIGINT's handler raises between the two bytecodes)
+    monkeypatch.setattr(sets.os, "replace", renamed_then_stopped)
+    told = []
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(tuned, str(out), str(trials), overwrite=overwrite, on_commit=told.append)
+    monkeypatch.undo()
+    assert told == [str(out)]
+    assert storage.read_manifest(str(out), "config.json") != old  # the new bundle (which loads)
+    Predictor.load(out)
+    assert trials.read_bytes() == _trial_table_csv(tuned)
