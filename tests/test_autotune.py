@@ -1392,3 +1392,47 @@ def test_a_stop_as_the_bundles_config_is_renamed_into_place_keeps_its_trial_tabl
     assert storage.read_manifest(str(out), "config.json") != old  # the new bundle (which loads)
     Predictor.load(out)
     assert trials.read_bytes() == _trial_table_csv(tuned)
+
+
+@pytest.mark.parametrize("overwrite, old_table", [(False, None), (True, b"my old trials\n"), (True, None)],
+                         ids=["claimed", "replacing", "replacing-no-old-table"])
+def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucket, monkeypatch, overwrite, old_table):
+    """On S3 the table goes first (claimed, or written first with overwrite); a stop once its PUT was applied but
+    before the upload's staging folder was removed (before save_bundle_with_trials' take-back was armed) kept it:
+    the earlier table lost beside the earlier bundle, or a claimed table with no bundle, which refused the rerun.
+    The table this run put there is taken back as for any save that fails before the bundle's commit."""
+    import boto3
+
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.storage import atomic
+
+    bucket, out, trials = s3_bucket[len("s3://"):], f"{s3_bucket}/runs/bundle", f"{s3_bucket}/runs/trials.csv"
+    if overwrite:
+        save_bundle_with_trials(tuned, out, trials)
+        boto3.client("s3").delete_object(Bucket=bucket, Key="runs/trials.csv")
+        if old_table is not None:
+            boto3.client("s3").put_object(Bucket=bucket, Key="runs/trials.csv", Body=old_table)
+    bundle_before = storage.read_manifest(out, "config.json") if overwrite else None
+    upload = "upload_file" if overwrite else "_upload_new"
+    real_upload, real_rmtree, steps = getattr(atomic, upload), atomic.shutil.rmtree, []
+
+    def uploaded(*args, **kwargs):
+        answer = real_upload(*args, **kwargs)
+        steps.append("uploaded")
+        return answer
+
+    def removed_then_stopped(path, *args, **kwargs):
+        real_rmtree(path, *args, **kwargs)
+        if steps == ["uploaded"]:  # (the upload's staging folder)
+            steps.append("stopped")
+            raise KeyboardInterrupt  # (what a SIGINT's handler raises as it is removed)
+    monkeypatch.setattr(atomic, upload, uploaded)
+    monkeypatch.setattr(atomic.shutil, "rmtree", removed_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(tuned, out, trials, overwrite=overwrite)
+    monkeypatch.undo()
+    assert steps[:2] == ["uploaded", "stopped"]  # (then, replacing, the earlier table uploaded back)
+    assert (storage.read_manifest(out, "config.json") if overwrite else storage.exists(out + "/config.json")) == (
+        bundle_before if overwrite else False)
+    assert (storage.read_bytes(trials) if storage.exists(trials) else None) == old_table
