@@ -671,18 +671,21 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         # Claimed first, in one step that never replaces a file (a link locally, a conditional PUT on S3): checked
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
         # over the first's, or one failed with its bundle already published. A bundle that then fails takes it back.
-        written = []  # (on S3: the version the claim created, which a take-back deletes)
+        written, claimed = [], False  # (written, on S3: the version the claim created, which a take-back deletes)
         try:
-            with storage.atomic_write(trials_uri, "wb", overwrite=False, written=written) as f:
-                f.write(table)
-        except FastTextError as exc:
-            if "already exists" in str(exc):
-                raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
-            raise
-        try:
+            try:
+                with storage.atomic_write(trials_uri, "wb", overwrite=False, written=written) as f:
+                    f.write(table)
+            except FastTextError as exc:
+                if "already exists" in str(exc):
+                    raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
+                raise
+            claimed = True
             return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=commit)
         except BaseException as exc:
-            if not committed:  # (once the bundle is in place, the table is its)
+            # (a stop once the claim is in place but before it returns: known by written on S3; once the bundle is
+            # in place, the table is its)
+            if (claimed or written) and not committed:
                 _take_back_the_table(trials_uri, exc, written)
             raise
     if storage.is_s3(trials_uri):
@@ -785,12 +788,12 @@ def _save_table_first(trained, output, compact, hint, uri, table, previous, on_c
     from .bundle import save_bundle
 
     written = []  # (the version this write created: a take-back deletes it, leaving none in a bucket keeping versions)
-    with storage.atomic_write(uri, "wb", overwrite=True, written=written) as f:
-        f.write(table)
     try:
+        with storage.atomic_write(uri, "wb", overwrite=True, written=written) as f:
+            f.write(table)
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit)
     except BaseException as exc:
-        if committed:
+        if committed or not written:  # (not written: the upload failed, or a stop cut in before it was applied)
             raise
         try:
             if previous is None:

@@ -1352,3 +1352,87 @@ def test_a_stop_while_stops_held_sets_its_handlers_puts_back_the_ones_it_set(mon
     finally:
         real_signal(signal.SIGINT, before)
         real_signal(signal.SIGTERM, old_term)
+
+
+@pytest.fixture(scope="module")
+def tuned(splits):
+    """A model autotune chose in two cheap trials: what save_bundle_with_trials saves, for its real save."""
+    return autotune(*splits, duration=30.0, base=BASE, start=START, max_trials=2, verbose=False).trained
+
+
+@pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "replacing"])
+def test_a_stop_as_the_bundles_config_is_renamed_into_place_keeps_its_trial_table(tuned, tmp_path, monkeypatch,
+                                                                                  overwrite):
+    """A signal handled just after the rename that commits the bundle (before the publish called on_commit) kept the
+    new bundle (the publish saw its own config.json there) but never said it was committed: the claimed table was
+    taken back (the new bundle without its trials) or, replacing, never put in place (the new bundle beside the
+    earlier table); the command line told the user to run the command again, which --output then refused."""
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
+    from fasttext_lib.storage import sets
+
+    out, trials = tmp_path / "bundle", tmp_path / "trials.csv"
+    old = None
+    if overwrite:
+        save_bundle_with_trials(tuned, str(out), str(trials))
+        trials.write_bytes(b"my old trials\n")
+        old = storage.read_manifest(str(out), "config.json")
+    real_replace = os.replace
+
+    def renamed_then_stopped(src, dst, *args, **kwargs):
+        real_replace(src, dst, *args, **kwargs)
+        if os.path.basename(dst) == "config.json":
+            raise KeyboardInterrupt  # (what a SIGINT's handler raises between the two bytecodes)
+    monkeypatch.setattr(sets.os, "replace", renamed_then_stopped)
+    told = []
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(tuned, str(out), str(trials), overwrite=overwrite, on_commit=told.append)
+    monkeypatch.undo()
+    assert told == [str(out)]
+    assert storage.read_manifest(str(out), "config.json") != old  # the new bundle (which loads)
+    Predictor.load(out)
+    assert trials.read_bytes() == _trial_table_csv(tuned)
+
+
+@pytest.mark.parametrize("overwrite, old_table", [(False, None), (True, b"my old trials\n"), (True, None)],
+                         ids=["claimed", "replacing", "replacing-no-old-table"])
+def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucket, monkeypatch, overwrite, old_table):
+    """On S3 the table goes first (claimed, or written first with overwrite); a stop once its PUT was applied but
+    before the upload's staging folder was removed (before save_bundle_with_trials' take-back was armed) kept it:
+    the earlier table lost beside the earlier bundle, or a claimed table with no bundle, which refused the rerun.
+    The table this run put there is taken back as for any save that fails before the bundle's commit."""
+    import boto3
+
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.storage import atomic
+
+    bucket, out, trials = s3_bucket[len("s3://"):], f"{s3_bucket}/runs/bundle", f"{s3_bucket}/runs/trials.csv"
+    if overwrite:
+        save_bundle_with_trials(tuned, out, trials)
+        boto3.client("s3").delete_object(Bucket=bucket, Key="runs/trials.csv")
+        if old_table is not None:
+            boto3.client("s3").put_object(Bucket=bucket, Key="runs/trials.csv", Body=old_table)
+    bundle_before = storage.read_manifest(out, "config.json") if overwrite else None
+    upload = "upload_file" if overwrite else "_upload_new"
+    real_upload, real_rmtree, steps = getattr(atomic, upload), atomic.shutil.rmtree, []
+
+    def uploaded(*args, **kwargs):
+        answer = real_upload(*args, **kwargs)
+        steps.append("uploaded")
+        return answer
+
+    def removed_then_stopped(path, *args, **kwargs):
+        real_rmtree(path, *args, **kwargs)
+        if steps == ["uploaded"]:  # (the upload's staging folder)
+            steps.append("stopped")
+            raise KeyboardInterrupt  # (what a SIGINT's handler raises as it is removed)
+    monkeypatch.setattr(atomic, upload, uploaded)
+    monkeypatch.setattr(atomic.shutil, "rmtree", removed_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(tuned, out, trials, overwrite=overwrite)
+    monkeypatch.undo()
+    assert steps[:2] == ["uploaded", "stopped"]  # (then, replacing, the earlier table uploaded back)
+    assert (storage.read_manifest(out, "config.json") if overwrite else storage.exists(out + "/config.json")) == (
+        bundle_before if overwrite else False)
+    assert (storage.read_bytes(trials) if storage.exists(trials) else None) == old_table

@@ -461,8 +461,8 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None):
                 answer = upload_file(s3_client(), staged, bucket, key)
             else:
                 answer = _upload_new(s3_client(), staged, bucket, key, uri)
-    if written is not None:
-        written.append((bucket, key, answer))
+            if written is not None:  # (at once: a stop as the staging folder goes must still find it to take back)
+                written.append((bucket, key, answer))
     _call(on_written)
 
 

@@ -382,7 +382,7 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
     if _check_local_destination(dest, manifest_name) is not None and not overwrite:
         raise already_exists(os.path.join(dest, manifest_name), hint)
     created = _missing_directories(dest)  # what os.makedirs makes (parents too): a failure leaves none of them
-    committed = False
+    committed = told = False
     try:
         with _locked(dest):
             old = _check_local_destination(dest, manifest_name)  # again: another publisher may have won
@@ -406,6 +406,7 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 committed = True
                 if on_commit is not None:
                     on_commit()
+                    told = True
                 _fsync_dir(dest)
             except BaseException:
                 # A signal's handler runs between two bytecodes: also after os.replace put our manifest in place
@@ -413,6 +414,10 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
                 # (a checkpoint no resume could read, a bundle that replaced the old one and could not load).
                 committed = committed or _names_ours(dest, manifest_name, written)
                 _delete_local(dest, [os.path.basename(staged_manifest)] + ([] if committed else written))
+                if committed and not told and on_commit is not None:
+                    # (as on S3: a stop there, before on_commit, left the caller taking its bundle for unsaved: a
+                    # trial table taken back from a new bundle, a stop's line saying to run again what --output refused)
+                    on_commit()
                 raise
             _delete_local(dest, _referenced(old) - set(written))
     except BaseException as exc:
@@ -771,7 +776,8 @@ def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hi
     the manifest last. ``overwrite=False``: a set already at ``dest`` (or one a concurrent publisher
     commits first) is never replaced: "<dest>/<manifest> already exists; <hint>", nothing left behind.
     ``on_commit``: called (no arguments) as soon as the new manifest is known to be in place, before the files of the
-    set it replaced are deleted: a stop after it (an exception raised out of this call) leaves the new set live.
+    set it replaced are deleted: a stop after it (an exception raised out of this call) leaves the new set live. A stop
+    (or its own error) between the commit and its return calls it (again) on the way out: make it safe to repeat.
     """
     files = {str(k): str(v) for k, v in files.items()}
     _check_files(files, manifest_name)
