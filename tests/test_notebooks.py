@@ -1477,6 +1477,26 @@ def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsy
     assert "0.5" in capsys.readouterr().out
 
 
+def test_demo_names_the_split_its_summary_scores(monkeypatch, capsys, tmp_path):
+    """`make demo ARGS='-p autotune True'` printed the history of the search's chosen trial, scored on autotune's 20% of
+    the training split, under "accuracy per epoch (val: the test split)": 02 and 04 give that model's test accuracy
+    as another number. The summary names the split the history was scored on."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    (tmp_path / "sample").mkdir()
+    (tmp_path / "sample" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
+    assert run_notebooks.main(["-p", "output_dir", str(tmp_path)]) == 0
+    assert "accuracy per epoch (val: the test split):" in capsys.readouterr().out
+    assert run_notebooks.main(["-p", "output_dir", str(tmp_path), "-p", "autotune", "True"]) == 0
+    out = capsys.readouterr().out
+    assert "the test split" not in out
+    assert "accuracy per epoch (val: autotune's validation split, 20% of the training split):" in out
+
+
 def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp_path, s3_bucket):
     """`papermill 02 -p run_name b -p dataset synthetic`, then `papermill 04 -p run_name b` (the sample's test split):
     04 stopped at check_tested_on, in its evaluation cell, but its predictions cell had already replaced
