@@ -1611,6 +1611,18 @@ def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    fig = run_02_history_plot_cell(epochs)
+    for ax in fig.axes:
+        shown, whole = whole_ticks_in_view(ax.xaxis)
+        assert whole and shown and (epochs > 1 or shown == [1]), (epochs, shown)
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == ["train", "test"]
+    plt.close(fig)
+
+
+def run_02_history_plot_cell(epochs, train_accuracy=True, held_out="test"):
+    """Notebook 02's history plot cell, run on a history of ``epochs`` epochs scored on ``held_out`` (without train
+    accuracy: an autotuned model's); its figure."""
     import pandas as pd
 
     code = [c.source for c in code_cells(read(SERIES[1]))]
@@ -1619,9 +1631,11 @@ def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
     exec(compile(ast.Module(body=imports, type_ignores=[]), "imports", "exec"), namespace)  # noqa: S102 - the cell's imports
     history = pd.DataFrame({"train_loss": 0.5, "val_loss": 0.6, "train_accuracy": 0.8, "val_accuracy": 0.7},
                            index=pd.RangeIndex(1, epochs + 1, name="epoch"))
+    if not train_accuracy:
+        history = history.drop(columns="train_accuracy")
 
     class Held:
-        split = "test"
+        split = held_out
 
     class Trained:
         held_out_score = Held()
@@ -1630,13 +1644,29 @@ def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
         optimizer, ngrams, emsize = "sgd", 2, 100
 
     namespace.update(history=history, trained=Trained(), config=Config(), run_name="sample")
-    plot_cell = next(source for source in code if "ax_acc.plot(" in source)
+    plot_cell = next(source for source in code if "saved as history.png" in source)
     exec(plot_cell, namespace)  # noqa: S102 - 02's history plot cell
-    fig = namespace["fig"]
-    for ax in fig.axes:
-        shown, whole = whole_ticks_in_view(ax.xaxis)
-        assert whole and shown and (epochs > 1 or shown == [1]), (epochs, shown)
-    assert [line.get_label() for line in namespace["ax_acc"].get_lines()] == ["train", "test"]
+    return namespace["fig"]
+
+
+@pytest.mark.parametrize("train_accuracy", [True, False])
+def test_02_history_plot_colours_each_split_alike_in_both_panels(train_accuracy):
+    """`-p autotune True`: the chosen trial's history has no train accuracy, so the accuracy panel drew its validation
+    line in the first colour (blue), while the loss panel beside it drew train in blue and validation in orange. Each
+    split keeps one colour in both panels, the held-out split's other than train's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    held_out = "test" if train_accuracy else "validation"
+    fig = run_02_history_plot_cell(epochs=5, train_accuracy=train_accuracy, held_out=held_out)
+    colours = [{line.get_label(): line.get_color() for line in ax.get_lines()} for ax in fig.axes]
+    assert [sorted(c) for c in colours] == [sorted(["train", held_out] if train_accuracy else [held_out]),
+                                            sorted(["train", held_out])]
+    accuracy, loss = colours
+    assert accuracy[held_out] == loss[held_out] != loss["train"], colours
+    assert not train_accuracy or accuracy["train"] == loss["train"], colours
     plt.close(fig)
 
 
