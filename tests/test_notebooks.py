@@ -1670,6 +1670,29 @@ def test_02_history_plot_colours_each_split_alike_in_both_panels(train_accuracy)
     plt.close(fig)
 
 
+def test_03_throughput_chart_names_its_devices_upright(tmp_path):
+    """03_throughput.png named its bars ("cpu", "gpu:0") in labels turned on their side (pandas' bar chart turns
+    them 90 degrees): read level, as the axis titles are."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    class Workspace:
+        out = tmp_path
+
+    timings = pd.DataFrame({"kind": ["cpu", "gpu"], "samples_per_s": [12000.0, 90000.0]},
+                           index=pd.Index(["cpu", "gpu:0"], name="device"))
+    namespace = {"plt": plt, "timings": timings, "ws": Workspace()}
+    chart_cell = next(c.source for c in code_cells(read(SERIES[2])) if "03_throughput.png" in c.source and "bar" in c.source)
+    exec(chart_cell, namespace)  # noqa: S102 - 03's throughput chart cell
+    labels = namespace["ax"].get_xticklabels()
+    assert [(label.get_text(), label.get_rotation()) for label in labels] == [("cpu", 0), ("gpu:0", 0)]
+    assert (tmp_path / "03_throughput.png").is_file()
+    plt.close("all")
+
+
 @pytest.mark.parametrize("trials", [1, 3])
 def test_the_autotune_plot_ticks_whole_trials(trials):
     """`-p autotune True -p autotune_duration 1` (one trial) drew autotune.png with trial ticks 0.96, 0.98, ... 1.04,
