@@ -24,6 +24,32 @@ def plot_trials(fig, tuned):
     fig.tight_layout()
 
 
+# One colour per split in both panels of the history: with no train accuracy (an autotuned model's history) the
+# accuracy panel's first line, the held-out split's, took the colour cycle's first colour, train's in the loss panel.
+SPLIT_COLOURS = {"train": "tab:blue", "held_out": "tab:orange"}
+
+
+def plot_history(fig, history, held_out, title):
+    """Notebook 02's history: accuracy beside cross-entropy per epoch, for train (its accuracy only where
+    ``history`` has it; an autotuned model's has none) and the ``held_out`` split (``"test"``, or ``"validation"``:
+    an autotuned trial's, the search's split), each split in one colour in both panels. ``history``: a
+    :meth:`~fasttext_lib.train.TrainedModel.history_frame`."""
+    ax_acc, ax_loss = fig.subplots(1, 2)
+    if "train_accuracy" in history:
+        ax_acc.plot(history.index, history.train_accuracy, marker="o", label="train", color=SPLIT_COLOURS["train"])
+    ax_acc.plot(history.index, history.val_accuracy, marker="o", label=held_out, color=SPLIT_COLOURS["held_out"])
+    ax_acc.set_ylabel("accuracy")
+    ax_loss.plot(history.index, history.train_loss, marker="o", label="train", color=SPLIT_COLOURS["train"])
+    ax_loss.plot(history.index, history.val_loss, marker="o", label=held_out, color=SPLIT_COLOURS["held_out"])
+    ax_loss.set_ylabel("cross-entropy")
+    for ax in (ax_acc, ax_loss):
+        ax.set_xlabel("epoch")
+        whole_number_ticks(ax.xaxis)  # whole epochs only (a one-epoch run's too)
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+
+
 def whole_number_ticks(axis):
     """Ticks at whole numbers only on ``axis`` (epochs, trials), also where one is in view: matplotlib's
     ``MaxNLocator(integer=True)`` keeps to whole numbers only where two are, so a one-epoch run's history (and a

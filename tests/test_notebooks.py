@@ -1477,6 +1477,26 @@ def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsy
     assert "0.5" in capsys.readouterr().out
 
 
+def test_demo_names_the_split_its_summary_scores(monkeypatch, capsys, tmp_path):
+    """`make demo ARGS='-p autotune True'` printed the history of the search's chosen trial, scored on autotune's 20% of
+    the training split, under "accuracy per epoch (val: the test split)": 02 and 04 give that model's test accuracy
+    as another number. The summary names the split the history was scored on."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    (tmp_path / "sample").mkdir()
+    (tmp_path / "sample" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
+    assert run_notebooks.main(["-p", "output_dir", str(tmp_path)]) == 0
+    assert "accuracy per epoch (val: the test split):" in capsys.readouterr().out
+    assert run_notebooks.main(["-p", "output_dir", str(tmp_path), "-p", "autotune", "True"]) == 0
+    out = capsys.readouterr().out
+    assert "the test split" not in out
+    assert "accuracy per epoch (val: autotune's validation split, 20% of the training split):" in out
+
+
 def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp_path, s3_bucket):
     """`papermill 02 -p run_name b -p dataset synthetic`, then `papermill 04 -p run_name b` (the sample's test split):
     04 stopped at check_tested_on, in its evaluation cell, but its predictions cell had already replaced
@@ -1591,6 +1611,18 @@ def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    fig = run_02_history_plot_cell(epochs)
+    for ax in fig.axes:
+        shown, whole = whole_ticks_in_view(ax.xaxis)
+        assert whole and shown and (epochs > 1 or shown == [1]), (epochs, shown)
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == ["train", "test"]
+    plt.close(fig)
+
+
+def run_02_history_plot_cell(epochs, train_accuracy=True, held_out="test"):
+    """Notebook 02's history plot cell, run on a history of ``epochs`` epochs scored on ``held_out`` (without train
+    accuracy: an autotuned model's); its figure."""
     import pandas as pd
 
     code = [c.source for c in code_cells(read(SERIES[1]))]
@@ -1599,9 +1631,11 @@ def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
     exec(compile(ast.Module(body=imports, type_ignores=[]), "imports", "exec"), namespace)  # noqa: S102 - the cell's imports
     history = pd.DataFrame({"train_loss": 0.5, "val_loss": 0.6, "train_accuracy": 0.8, "val_accuracy": 0.7},
                            index=pd.RangeIndex(1, epochs + 1, name="epoch"))
+    if not train_accuracy:
+        history = history.drop(columns="train_accuracy")
 
     class Held:
-        split = "test"
+        split = held_out
 
     class Trained:
         held_out_score = Held()
@@ -1610,14 +1644,53 @@ def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
         optimizer, ngrams, emsize = "sgd", 2, 100
 
     namespace.update(history=history, trained=Trained(), config=Config(), run_name="sample")
-    plot_cell = next(source for source in code if "ax_acc.plot(" in source)
+    plot_cell = next(source for source in code if "saved as history.png" in source)
     exec(plot_cell, namespace)  # noqa: S102 - 02's history plot cell
-    fig = namespace["fig"]
-    for ax in fig.axes:
-        shown, whole = whole_ticks_in_view(ax.xaxis)
-        assert whole and shown and (epochs > 1 or shown == [1]), (epochs, shown)
-    assert [line.get_label() for line in namespace["ax_acc"].get_lines()] == ["train", "test"]
+    return namespace["fig"]
+
+
+@pytest.mark.parametrize("train_accuracy", [True, False])
+def test_02_history_plot_colours_each_split_alike_in_both_panels(train_accuracy):
+    """`-p autotune True`: the chosen trial's history has no train accuracy, so the accuracy panel drew its validation
+    line in the first colour (blue), while the loss panel beside it drew train in blue and validation in orange. Each
+    split keeps one colour in both panels, the held-out split's other than train's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    held_out = "test" if train_accuracy else "validation"
+    fig = run_02_history_plot_cell(epochs=5, train_accuracy=train_accuracy, held_out=held_out)
+    colours = [{line.get_label(): line.get_color() for line in ax.get_lines()} for ax in fig.axes]
+    assert [sorted(c) for c in colours] == [sorted(["train", held_out] if train_accuracy else [held_out]),
+                                            sorted(["train", held_out])]
+    accuracy, loss = colours
+    assert accuracy[held_out] == loss[held_out] != loss["train"], colours
+    assert not train_accuracy or accuracy["train"] == loss["train"], colours
     plt.close(fig)
+
+
+def test_03_throughput_chart_names_its_devices_upright(tmp_path):
+    """03_throughput.png named its bars ("cpu", "gpu:0") in labels turned on their side (pandas' bar chart turns
+    them 90 degrees): read level, as the axis titles are."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    class Workspace:
+        out = tmp_path
+
+    timings = pd.DataFrame({"kind": ["cpu", "gpu"], "samples_per_s": [12000.0, 90000.0]},
+                           index=pd.Index(["cpu", "gpu:0"], name="device"))
+    namespace = {"plt": plt, "timings": timings, "ws": Workspace()}
+    chart_cell = next(c.source for c in code_cells(read(SERIES[2])) if "03_throughput.png" in c.source and "bar" in c.source)
+    exec(chart_cell, namespace)  # noqa: S102 - 03's throughput chart cell
+    labels = namespace["ax"].get_xticklabels()
+    assert [(label.get_text(), label.get_rotation()) for label in labels] == [("cpu", 0), ("gpu:0", 0)]
+    assert (tmp_path / "03_throughput.png").is_file()
+    plt.close("all")
 
 
 @pytest.mark.parametrize("trials", [1, 3])
