@@ -1551,6 +1551,16 @@ def test_04_writes_its_files_in_the_runs_folder():
         assert f'ws.show(f"{{run_name}}/{name}")' in code
 
 
+def test_04s_committed_neighbours_table_tells_its_neighbours_apart():
+    """With two classes every similarity is within a few thousandths of +-1: shown with 2 decimals, 04's table gave
+    each neighbour '(1.00)' or '(-1.00)', a tie to a reader, where the ranking rests on the 4th decimal."""
+    cell = next(c for c in code_cells(read(SERIES[3])) if "neighbours(learned, word, top_k)" in c.source)
+    shown = "".join(output.get("data", {}).get("text/plain", "") for output in cell.outputs)
+    similarities = re.findall(r"\((-?\d\.\d+)\)", shown)
+    assert len(similarities) >= 10, shown
+    assert all(re.fullmatch(r"-?0\.\d{4}", similarity) for similarity in similarities), shown  # (not 1.00: a tie)
+
+
 def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_path, s3_bucket):
     """02 run with run_name a, then b, in one output_dir: b's history.csv and history.png replaced a's (each bundle's
     metrics.json kept its own), and b without autotune removed a's autotune.png and autotune_trials.csv. Each run's
