@@ -1436,3 +1436,28 @@ def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucke
     assert (storage.read_manifest(out, "config.json") if overwrite else storage.exists(out + "/config.json")) == (
         bundle_before if overwrite else False)
     assert (storage.read_bytes(trials) if storage.exists(trials) else None) == old_table
+
+
+def test_a_stop_just_after_the_local_trial_tables_claim_is_linked_takes_it_back(tuned, tmp_path, monkeypatch):
+    """Without overwrite the table is claimed first, locally by a hard link that never replaces a file. A signal
+    handled once the link had put it in place but before atomic_write returned (the link's folder handle closed, its
+    temporary removed) kept it: save_bundle_with_trials had not yet marked it claimed, so nothing took it back, and the
+    table of a bundle never saved refused the rerun ('already exists'). A stop before the write returned leaves none."""
+    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.storage import atomic
+
+    out, trials = tmp_path / "bundle", tmp_path / "trials.csv"
+    real_link, steps = atomic._link_new, []
+
+    def linked_then_stopped(*args, **kwargs):
+        real_link(*args, **kwargs)
+        steps.append("linked")
+        raise KeyboardInterrupt  # (what a SIGINT's handler raises just after the link)
+    monkeypatch.setattr(atomic, "_link_new", linked_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        save_bundle_with_trials(tuned, str(out), str(trials), overwrite=False)
+    monkeypatch.undo()
+    assert steps == ["linked"] and not out.exists()
+    assert not trials.exists()  # (this run's table, of no bundle, would refuse the rerun)
+    assert [n for n in os.listdir(tmp_path) if n != "bundle"] == []  # no temporary left either
+    save_bundle_with_trials(tuned, str(out), str(trials), overwrite=False)  # the rerun

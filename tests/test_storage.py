@@ -1695,6 +1695,41 @@ def test_no_overwrite_write_is_a_conditional_put_also_in_parts(s3_bucket, monkey
     assert boto3.client("s3").list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []  # the refused one aborted
 
 
+@pytest.mark.parametrize("versioning", [None, "Enabled"])
+@pytest.mark.parametrize("parts", [False, True])
+def test_a_create_only_write_whose_answer_is_lost_is_a_success_it_can_take_back(s3_bucket, proxy, monkeypatch,
+                                                                                 versioning, parts):
+    """S3 stored the create-only PUT (or the completion of its parts) but its answer was lost (a 500): botocore's
+    retry of it was refused by S3 (412: the first one stored it), and the write said "<uri> already exists; pass
+    --overwrite to replace it" about the file it had just created, recording nothing in ``written``: a trial table
+    claimed without --overwrite then stayed with no bundle, and refused every rerun. It is this write's own object:
+    a success, recorded so that a take-back deletes it (by its version where the bucket keeps them)."""
+    bucket = s3_bucket[len("s3://"):]
+    if versioning:
+        boto3.client("s3").put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": versioning})
+    data = os.urandom(11 << 20) if parts else b"this run's table\n"
+    if parts:
+        monkeypatch.setattr(storage.s3, "CONDITIONAL_PART_BYTES", 5 << 20)  # S3's smallest part
+        proxy.fail("POST", r"/out/table\.csv$", "lost", nth=2)  # the completion (the 1st POST starts the upload)
+    else:
+        proxy.fail("PUT", r"/out/table\.csv$", "lost", nth=1)
+    uri, written = f"{s3_bucket}/out/table.csv", []
+    with storage.atomic_write(uri, "wb", overwrite=False, written=written) as f:
+        f.write(data)
+    proxy.clear()
+    assert storage.read_bytes(uri) == data and [(b, k) for b, k, _ in written] == [(bucket, "out/table.csv")]
+    storage.remove_file(uri, written)  # a caller's take-back (save_bundle_with_trials')
+    versions = boto3.client("s3").list_object_versions(Bucket=bucket, Prefix="out/")
+    assert (versions.get("Versions", []), versions.get("DeleteMarkers", [])) == ([], [])
+    # someone else's object at the key is still refused, its retry or not
+    boto3.client("s3").put_object(Bucket=bucket, Key="out/table.csv", Body=b"theirs")
+    proxy.fail("PUT", r"/out/table\.csv$", "500", nth=1)
+    with pytest.raises(FastTextError, match=rf"^{uri} already exists; pass --overwrite to replace it$"):
+        with storage.atomic_write(uri, "wb", overwrite=False) as f:
+            f.write(b"this run's table\n")
+    assert storage.read_bytes(uri) == b"theirs"
+
+
 def test_put_only_user_writes_plain_objects_and_is_told_what_bundles_need(s3_policy_server, monkeypatch, tmp_path):
     policy = s3_policy_server
     _as_user(monkeypatch, policy, "putter")

@@ -246,6 +246,7 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing
     except OSError as exc:
         _remove_if_empty(created)
         raise FastTextError(f"cannot write {path}: {why_not_written(directory, exc)}") from None
+    linking = None  # (this write's file, once its link may have put it at path, without overwrite)
     try:
         with os.fdopen(fd, mode) as f, size_noted_on_efbig(f):
             yield f
@@ -260,6 +261,7 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing
                 try:
                     if on_placing is not None:
                         on_placing(path, os.fstat(f.fileno()))
+                    linking = os.fstat(f.fileno())  # (a stop inside the link call may land after it took the name)
                     done = _link_new(f.fileno(), temp, path)
                     if not done and os.path.lexists(path):
                         raise already_exists(path)
@@ -282,6 +284,11 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing
         if temp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(temp)
+        if linking is not None and _holds(path, linking):
+            # linked, then stopped before this returned (its temporary's removal, the folder handle's close): the
+            # caller never learnt it was written (save_bundle_with_trials' claim, which nothing then took back)
+            with contextlib.suppress(OSError):
+                os.remove(path)
         _remove_if_empty(created)  # a failed write (prepare's bad archive) left the folders made for it, empty
         if isinstance(exc, OSError) and exc.errno is not None:
             raise FastTextError(f"cannot write {path}: {exc.strerror}{why_too_large(exc)}") from None

@@ -10,6 +10,7 @@ Uploads: one file to one key, multipart for big files (aborted by its id when in
 import contextlib
 import os
 import re
+import secrets
 import sys
 import threading
 import time
@@ -698,11 +699,15 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
     import botocore.exceptions as bex
 
     if _conditional_writes(client):
+        write_id = secrets.token_hex(8)
         try:
-            return _create_object(client, path, bucket, key, metadata)
+            return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
         except bex.ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             if code in ("PreconditionFailed", "412"):
+                own = _created_by_an_earlier_attempt(client, bucket, key, write_id, exc)
+                if own is not None:
+                    return own
                 raise already_exists(uri, f"pass {overwrite_as} to replace it") from None
             if code in ("ConditionalRequestConflict", "409"):
                 raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
@@ -721,6 +726,27 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
             raise
         return upload_file(client, path, bucket, key, metadata)
     raise already_exists(uri, f"pass {overwrite_as} to replace it")
+
+
+# A create-only write's own id, in its object's user metadata: botocore retries a PUT whose answer was lost (a 500
+# after S3 stored it), and S3 refuses that retry (412) because of the object the first attempt created. Told apart
+# by this id, it is that write's success, not "already exists" about this run's own file (which then stayed, never
+# taken back: a trial table claimed for a bundle that was not saved refused every rerun).
+WRITE_ID_META = "fasttext-write"
+
+
+def _created_by_an_earlier_attempt(client, bucket, key, write_id, refused):
+    """A HEAD's answer (its ``VersionId``: the version a take-back deletes) where the object at ``key`` that made
+    S3 refuse ``refused`` (a 412) is this write's, created by an attempt botocore retried; else None."""
+    if not (refused.response.get("ResponseMetadata") or {}).get("RetryAttempts"):
+        return None  # (refused at the first attempt: someone else's object)
+    try:
+        head = client.head_object(Bucket=bucket, Key=key)
+    except Exception:  # noqa: BLE001 - cannot tell (no s3:GetObject): refused as before, nothing of ours assumed
+        return None
+    if (head.get("Metadata") or {}).get(WRITE_ID_META) != write_id:
+        return None
+    return {"VersionId": head.get("VersionId")} if head.get("VersionId") else {}
 
 
 def _conditional_writes(client):
