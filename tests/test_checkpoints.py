@@ -2053,29 +2053,6 @@ def test_a_stopped_cli_run_says_which_checkpoint_it_keeps(tmp_path, small_train_
 
 
 
-@pytest.mark.parametrize("checkpoints", [True, False])
-def test_a_cli_run_stopped_once_its_bundle_is_written_says_so_and_not_to_run_it_again(tmp_path, small_train_file,
-                                                                                     monkeypatch, checkpoints):
-    """A stop once the bundle was published (as the command says so, its last line) said 'stopped and cleaned up,
-    keeping the checkpoint of epoch 3 in ...: run the same command again to resume from it' (or, without
-    --checkpoint-dir, 'stopped and cleaned up'): the bundle was there all the same, and the same command run again was
-    refused, as --output held a bundle. Now the line says where the bundle was written; the status is still the
-    stop's."""
-    from conftest import cli_in_process
-    import fasttext_lib.devices as devices_module
-
-    ckpt, out = tmp_path / "ck", tmp_path / "model"
-    command = _checkpoint_command(small_train_file, str(ckpt), out)[3:]
-    command = command if checkpoints else command[:-2]
-    monkeypatch.setattr(devices_module, "describe_ctx", lambda ctx: _ctrl_c())  # (in the line 'bundle written to')
-    stopped = cli_in_process(*command)
-    monkeypatch.undo()
-    assert (stopped.returncode, stopped.stderr.splitlines()[-1]) == (
-        130, f"error: interrupted (SIGINT); stopped after the bundle was written to {out}"), stopped.stderr
-    assert stopped.stderr.count("error:") == 1
-    assert cli_in_process("predict", "--model", str(out), input="good food\n").returncode == 0
-
-
 def _stop_once_published(monkeypatch, stop):
     """Have ``stop`` run just after bundle.publish_bundle has put the bundle in place (its config.json committed) and
     before save_bundle returns: what a signal arriving as save_bundle removes its staging folder runs."""
@@ -2091,19 +2068,29 @@ def _stop_once_published(monkeypatch, stop):
     monkeypatch.setattr(bundle_module, "publish_bundle", published_then_stopped)
 
 
+def _stop_in_the_last_line(monkeypatch, stop):
+    """Have ``stop`` run as the command prints its last line ('bundle written to ...', which names the device)."""
+    import fasttext_lib.devices as devices_module
+
+    monkeypatch.setattr(devices_module, "describe_ctx", lambda ctx: stop())
+
+
 @pytest.mark.parametrize("checkpoints", [True, False])
-def test_a_cli_run_stopped_as_its_save_ends_says_the_bundle_is_written(tmp_path, small_train_file, monkeypatch,
-                                                                        checkpoints):
-    """A stop after the bundle's commit but before save_bundle returned (its staging folder removed) still said
-    'stopped and cleaned up, keeping the checkpoint of epoch 3 in ...: run the same command again to resume from it'
-    (or just 'stopped and cleaned up'), and that command was refused: --output held the bundle. The run now notes the
-    bundle as written the moment its config.json is in place (storage.publish's on_commit)."""
+@pytest.mark.parametrize("stopping", [_stop_once_published, _stop_in_the_last_line],
+                         ids=["as its save ends", "as it says so"])
+def test_a_cli_run_stopped_once_its_bundle_is_written_says_so_and_not_to_run_it_again(tmp_path, small_train_file,
+                                                                                     monkeypatch, checkpoints, stopping):
+    """A stop once the bundle was published said 'stopped and cleaned up, keeping the checkpoint of epoch 3 in ...:
+    run the same command again to resume from it' (or, without --checkpoint-dir, 'stopped and cleaned up'): the bundle
+    was there all the same, and the same command run again was refused, as --output held a bundle. Now the line says
+    where the bundle was written, from the moment its config.json is in place (storage.publish's on_commit: a stop as
+    save_bundle removes its staging folder too), to the command's last line; the status is still the stop's."""
     from conftest import cli_in_process
 
     ckpt, out = tmp_path / "ck", tmp_path / "model"
     command = _checkpoint_command(small_train_file, str(ckpt), out)[3:]
     command = command if checkpoints else command[:-2]
-    _stop_once_published(monkeypatch, _ctrl_c)
+    stopping(monkeypatch, _ctrl_c)
     stopped = cli_in_process(*command)
     monkeypatch.undo()
     assert (stopped.returncode, stopped.stderr.splitlines()[-1]) == (

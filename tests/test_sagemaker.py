@@ -4858,32 +4858,29 @@ def test_a_jobs_log_says_which_hyperparameter_reads_a_left_out_column_as_text(so
     assert "--text-column" not in job.stdout + job.stderr
 
 
-def test_a_stop_once_the_bundle_is_written_says_so_and_not_how_a_job_resumes(source_dir, tmp_path, monkeypatch):
-    """A SIGTERM once the job had written its bundle (during its metrics) said 'stopped and cleaned up, keeping the
-    checkpoint of epoch 2 in ...: a job started with the same checkpoint_dir hyperparameter resumes from it', as if
-    its model were lost. Now the line (and the FailureReason) says where the bundle was written."""
-    ckpt = tmp_path / "ck"
-    args = args_for(epochs=2, batch_size=16, checkpoint_dir=ckpt)
-    monkeypatch.setattr(sm_train, "write_metrics",  # (what SIGTERM arriving as the metrics are written runs)
-                        lambda *a, **kw: signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None))
-    root = tmp_path / "first"
-    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args)
-    last = r.stderr.strip().splitlines()[-1]
-    assert (r.returncode, last) == (
-        143, f"error: terminated (SIGTERM); stopped after the bundle was written to {root / 'model'}"), r.stderr
-    assert (root / "output" / "failure").read_text() == last
+def _sigterm():
+    signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # (what SIGTERM arriving there runs)
 
 
-def test_a_stop_as_the_jobs_save_ends_says_the_bundle_is_written(source_dir, tmp_path, monkeypatch):
-    """A SIGTERM after the bundle's commit but before save_model returned (save_bundle removing its staging folder;
-    then the lock file's removal, the chmods) still said 'stopped and cleaned up, keeping the checkpoint of epoch 2
-    in ...: a job started with the same checkpoint_dir hyperparameter resumes from it'. The job now notes the bundle
-    as written the moment its config.json is in place: the line (and the FailureReason) says where."""
-    from test_checkpoints import _stop_once_published
+def _stop_as_metrics_are_written(monkeypatch, stop):
+    monkeypatch.setattr(sm_train, "write_metrics", lambda *a, **kw: stop())
+
+
+@pytest.mark.parametrize("stopping", ["_stop_once_published", _stop_as_metrics_are_written],
+                         ids=["as its save ends", "as its metrics are written"])
+def test_a_stop_once_the_bundle_is_written_says_so_and_not_how_a_job_resumes(source_dir, tmp_path, monkeypatch,
+                                                                             stopping):
+    """A SIGTERM once the job had written its bundle (during its metrics; or after the bundle's commit but before
+    save_model returned: save_bundle removing its staging folder, the lock file's removal, the chmods) said 'stopped
+    and cleaned up, keeping the checkpoint of epoch 2 in ...: a job started with the same checkpoint_dir
+    hyperparameter resumes from it', as if its model were lost. The job notes the bundle as written the moment its
+    config.json is in place: the line (and the FailureReason) says where."""
+    if stopping == "_stop_once_published":
+        from test_checkpoints import _stop_once_published as stopping
 
     ckpt = tmp_path / "ck"
     args = args_for(epochs=2, batch_size=16, checkpoint_dir=ckpt)
-    _stop_once_published(monkeypatch, lambda: signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None))
+    stopping(monkeypatch, _sigterm)
     root = tmp_path / "first"
     r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args)
     last = r.stderr.strip().splitlines()[-1]
