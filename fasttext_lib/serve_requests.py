@@ -976,8 +976,10 @@ def csv_texts(reviews, predictor):
             # the same header without its spaces is (its text columns), as predict reads the file
             return list(_csv_reviews("", records, names, 0, numbering, "", ","))
     # (a typed header, Sentiment, Review Body, is known here: its rows are read under it, as in the first mini-batch)
-    after_header = after_header or (typed is None and reviews.may_follow_header)
-    if after_header and headless_index_rows(records, predictor.class_values):
+    guessed = not after_header and typed is None and reviews.may_follow_header  # (not told header=present)
+    after_header = after_header or guessed
+    if (after_header and headless_index_rows(records, predictor.class_values)
+            and not (guessed and _thin_index_sign(records))):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
@@ -999,6 +1001,20 @@ def csv_texts(reviews, predictor):
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _thin_index_sign(records):
+    """Are ``records`` (a Batch Transform mini-batch without a header row, sent without ``header=present``) too few
+    to take their first numbers for pandas' row numbers? They are when fewer than
+    :data:`~fasttext_lib.formats.MIN_UNQUOTED_ROWS` and the numbers do not count up as an index does
+    (columns.index_column): a review or two that begin with a number and a class (``1, 2, 3 stars`` for a model of
+    classes 1 and 2, ``strategy="SingleRecord"``) lost them, where the endpoint and predict answer them whole.
+    Told ``header=present``, the file has a header, and one such record is read as before."""
+    from .columns import index_column
+    from .formats import MIN_UNQUOTED_ROWS
+
+    rows = [r for r in records if r]
+    return len(rows) < MIN_UNQUOTED_ROWS and not index_column([""] * len(rows[0]), rows)
 
 
 def _labeled_rows(records, quoted, names, classes):
