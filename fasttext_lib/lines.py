@@ -197,6 +197,16 @@ def _utf8_beyond_ascii(raw):
     return any(c > "\x7f" and c != "\ufffd" for c in raw.decode("utf-8", "replace"))
 
 
+def reads_as_windows_1252(raw):
+    """Do the bytes ``raw`` decode as Windows-1252 (Excel's plain 'CSV', Windows programs)? Not where they hold a byte
+    it leaves undefined (0x81, 0x8d, 0x8f, 0x90, 0x9d). A file's line here, an endpoint's body in serve_requests."""
+    try:
+        raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
     """The error for a line that is not UTF-8: a line that reads as Windows-1252 (Excel's plain 'CSV' on Windows, Latin
     letters and curly quotes in one byte each) says how to convert from it. ``utf8_line``: the number of an earlier
@@ -205,9 +215,7 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
     the line gives the command that converts only the bytes that are not UTF-8."""
     message = (f"{uri}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
                f"re-encode the file as UTF-8")
-    try:
-        raw.decode("cp1252")
-    except UnicodeDecodeError:
+    if not reads_as_windows_1252(raw):
         return message + ")"
     stem = re.sub(r"\.(gz|bz2|xz)$", "", uri.lower())
     if utf8_line is not None or _utf8_beyond_ascii(raw):

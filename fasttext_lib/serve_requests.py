@@ -191,11 +191,9 @@ def _undecoded_place(body, charset, exc):
     start = exc.start
     line, column = body.count(newline, 0, start) + 1, start - body.rfind(newline, 0, start)
     place = f": line {line} holds byte {body[start]:#04x} at column {column}"
-    if _codec_name(charset) != "utf-8":
-        return place
-    try:
-        body.decode("cp1252")
-    except UnicodeDecodeError:  # (bytes Windows-1252 leaves undefined: 0x81, 0x8d, ...)
+    from .lines import reads_as_windows_1252
+
+    if _codec_name(charset) != "utf-8" or not reads_as_windows_1252(body):
         return place
     return (f"{place}; it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it: send "
             f"charset=windows-1252 in the Content-Type, or send UTF-8")
