@@ -36,8 +36,8 @@ _STALL_MIN_BYTES = 64 * 1024
 def fetch(url, part, spec, progress):
     """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent the rest of the archive.
 
-    Its steps, in order: where to resume (the .part's size), the server's answer from there, where that answer's
-    body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied into the .part
+    Its steps, in order: where to resume (the .part's size), the server's answer from there (from the start where
+    the .part cannot begin what is sent), where that answer's body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied into the .part
     as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume). An answer
     that is one piece of the archive (a 206 ending before its end: a server that limits what one answer holds) is
     followed by a request for the rest from where it ended, under the same progress bar and the same stall watch; a
@@ -56,6 +56,9 @@ def fetch(url, part, spec, progress):
                 remove_if_there(part)
                 continue
             with response:
+                if _not_a_start_of_what_is_sent(response, offset, part, spec):
+                    remove_if_there(part)
+                    continue
                 body = _where_the_body_goes(response, offset, url, part, spec)
                 read = _body_reader(response, body.encoding)
                 if body.encoding and announced_length(response) is None:  # (one of a length: told by its headers)
@@ -131,6 +134,19 @@ def _answer_from_byte(url, offset, part, spec):
         response.close()
         response = open_from_byte(url, 0, part)
     return response
+
+
+def _not_a_start_of_what_is_sent(response, offset, part, spec):
+    """Is the .part, of ``offset`` bytes, no start of what a gzip-labelled 206 sends as it is
+    (download_answers.labels_the_archive_as_sent)? Its label says the bytes sent are a gzip stream, which begins
+    with gzip's magic bytes; a .part that does not cannot be their start, and the download starts over. Such a .part
+    is one an older version left, which stored that archive decoded (the bare tar): the range was appended to it,
+    and the download "failed verification ... run again to retry" once."""
+    if not (offset and response.status == 206 and labels_the_archive_as_sent(response, spec)):
+        return False
+    with _opened_to_read(part) as held:
+        start = held.read(len(_ARCHIVE_MAGIC))
+    return start != _ARCHIVE_MAGIC[:len(start)]
 
 
 @dataclass

@@ -2012,6 +2012,24 @@ def test_a_resume_whose_range_a_server_gzips_alone_reads_the_whole_and_keeps_not
     assert os.listdir(cache) == [spec.filename]
 
 
+@pytest.mark.parametrize("no_length", [False, True])
+def test_a_partial_download_an_older_version_stored_decoded_is_started_over_by_a_gzip_labelling_server(
+        archive, server, tmp_path, no_length):
+    """An older version stored the .tgz a server labels Content-Encoding: gzip decoded, the bare tar. Resumed, the
+    range of the archive was appended to it and the download "failed verification ... run again to retry" once.
+    What the server sends is a gzip stream (its label says so), which no .part that does not begin with gzip's magic
+    bytes can be the start of: the download starts over from the first byte and succeeds in the one run."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    part.write_bytes(gzip.decompress(data)[:100])
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
+    assert os.listdir(cache) == [spec.filename]
+
+
 @pytest.mark.parametrize("resume", [False, True])
 def test_an_archive_gzipped_again_as_x_gzip_is_decoded_and_one_labelled_identity_is_as_sent(archive, server,
                                                                                             tmp_path, resume):
