@@ -36,22 +36,25 @@ _STALL_MIN_BYTES = 64 * 1024
 def fetch(url, part, spec, progress):
     """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent the rest of the archive.
 
-    Its steps, in order: where to resume (the .part's size), the server's answer from there (from the start where
-    the .part cannot begin what is sent), where that answer's body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied into the .part
-    as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume). An answer
-    that is one piece of the archive (a 206 ending before its end: a server that limits what one answer holds) is
-    followed by a request for the rest from where it ended, under the same progress bar and the same stall watch; a
-    bad piece (its headers disagree, its body runs past its range) is refused, the .part kept as it was before it.
+    Its steps, in order: where to resume (the .part's size), the server's answer from there (the whole archive's
+    instead where that answer cannot be spliced onto the .part: a range of the server's encoding, or one it gzips
+    alone; from the start where the .part cannot begin what is sent), where that answer's body goes (the answer
+    checked: a page, another encoding, a range from elsewhere), the body copied into the .part as it arrives, and
+    how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume). An answer that is one piece of
+    the archive (a 206 ending before its end: a server that limits what one answer holds) is followed by a request
+    for the rest from where it ended, under the same progress bar and the same stall watch; a bad piece (its headers
+    disagree, its body runs past its range) is refused, the .part kept as it was before it.
     """
     with contextlib.ExitStack() as bars:
         pbar = None
         stall = _StallWatch(url, spec)  # (one for all pieces: one per piece never saw tiny pieces sent slowly)
         _take_up_a_staged_restart(part, spec)
+        whole = False  # the next request asks for the whole archive: a range answering a resume could not be used
         while True:
             offset = _bytes_to_resume_from(part, spec)
             if offset == spec.size:  # complete already, only verification is left
                 return
-            response = _answer_from_byte(url, offset, part, spec)
+            response = open_from_byte(url, 0 if whole else offset, part)
             if response is None:  # the server rejects our range (416): the .part is not a prefix
                 remove_if_there(part)
                 continue
@@ -59,10 +62,17 @@ def fetch(url, part, spec, progress):
                 if _not_a_start_of_what_is_sent(response, offset, part, spec):
                     remove_if_there(part)
                     continue
+                if not whole and _a_range_of_the_encoding(response, spec):
+                    whole = True
+                    continue
                 body = _where_the_body_goes(response, offset, url, part, spec)
                 read = _body_reader(response, body.encoding)
                 if body.encoding and announced_length(response) is None:  # (one of a length: told by its headers)
-                    body, read = _the_archive_as_sent(read, body, url, part, spec)
+                    body, read = _the_archive_as_sent(read, body, url, part, spec, whole)
+                if not whole:
+                    read, whole = _a_range_gzipped_alone(response, read, body)
+                    if whole:
+                        continue
                 if body.page:  # (before the .part is opened: a page leaves it as it was, or none at all)
                     _refuse_a_page_by_its_start(read, body, url, part, spec)
                 if pbar is None:  # (from the bytes kept: a resumed download shows the bytes already there)
@@ -77,6 +87,7 @@ def fetch(url, part, spec, progress):
                     _refuse_a_body_cut_short(out, read, error, body, url, part, spec)
             if body.end is None or body.end == spec.size:
                 return
+            whole = False  # (a piece of the whole: the rest is asked for with a range, as any piece's)
 
 
 def _bytes_to_resume_from(part, spec):
@@ -124,16 +135,15 @@ def _begins_with(path, part, held):
     return True
 
 
-def _answer_from_byte(url, offset, part, spec):
-    """The server's answer to a request for the archive from byte ``offset``; None: the range was refused (416)."""
-    response = open_from_byte(url, offset, part)
-    if (response is not None and response.status == 206 and content_encoding(response)
-            and not labels_the_archive_as_sent(response, spec)):
-        # A range of the server's encoding (HTTP's ranges are of the bytes sent), no range of the archive: appended,
-        # it failed the md5 and the .part was deleted. The whole is read instead, its start compared with the .part.
-        response.close()
-        response = open_from_byte(url, 0, part)
-    return response
+def _a_range_of_the_encoding(response, spec):
+    """Is ``response`` a range of the server's gzip encoding (HTTP's ranges are of the bytes sent), not of the archive
+    (download_answers.labels_the_archive_as_sent)? Appended, it failed the md5 and the .part was deleted: the whole
+    is read instead, its start compared with the .part. A Content-Range of unknown total (``bytes 100-199/*``)
+    ending before the archive's end is one too: what it is a range of cannot be told (a server that compresses as it
+    sends knows no total for its encoding, nor a range's bytes of the archive), and the whole costs a download, where
+    a wrong guess cost the .part."""
+    return response.status == 206 and bool(content_encoding(response)) and not labels_the_archive_as_sent(response,
+                                                                                                          spec)
 
 
 def _not_a_start_of_what_is_sent(response, offset, part, spec):
@@ -147,6 +157,48 @@ def _not_a_start_of_what_is_sent(response, offset, part, spec):
     with _opened_to_read(part) as held:
         start = held.read(len(_ARCHIVE_MAGIC))
     return start != _ARCHIVE_MAGIC[:len(start)]
+
+
+def _a_range_gzipped_alone(response, read, body):
+    """``(read, gzipped)``: is a gzip-labelled 206 taken for the archive's bytes as sent (its Content-Range gives the
+    archive's size), of no announced length, and from after the archive's first byte, in fact the range gzipped
+    alone (a server compressing each answer's body after cutting the range)? Its body then begins with a gzip
+    header, which the archive's bytes there do not (by chance, 1 range in 16 million: the whole is read, as it
+    is then); appended, it ran past the range or failed the md5. The whole is read instead. ``read``: the body's
+    read function, to read on with (its first bytes read again)."""
+    if (response.status != 206 or body.encoding or body.first == 0 or announced_length(response) is not None
+            or content_encoding(response) not in GZIP_ENCODINGS):
+        return read, False
+    read = _Peeked(read)
+    return read, read.peek(len(_GZIP_HEADER)) == _GZIP_HEADER
+
+
+class _Peeked:
+    """A read function whose first bytes can be looked at (peek) before they are read; an error met while peeking is
+    raised by the first call after them, as if met there."""
+
+    def __init__(self, read):
+        self._read, self._peeked, self._error = read, b"", None
+
+    def peek(self, size):
+        try:
+            while len(self._peeked) < size:
+                block = self._read(size - len(self._peeked))
+                if not block:
+                    break
+                self._peeked += block
+        except (HTTPException, OSError) as exc:
+            self._error = exc
+        return self._peeked[:size]
+
+    def __call__(self, size):
+        if self._peeked:
+            block, self._peeked = self._peeked[:size], self._peeked[size:]
+            return block
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self._read(size)
 
 
 @dataclass
@@ -287,20 +339,23 @@ def _body_reader(response, encoding):
     return _Gunzipped(read) if encoding else read
 
 
-def _the_archive_as_sent(read, body, url, part, spec):
+def _the_archive_as_sent(read, body, url, part, spec, whole):
     """A gzip-labelled answer of no announced length whose decoded start is a tar's, not the .tgz's: the .tgz itself,
     sent as it is by a server that only labels it gzip-encoded (download_answers.labels_the_archive_as_sent tells one
     of a known length). Its bytes as sent are read as an unencoded answer's: ``(body, read)``; else those given. Whole
     answering a resume (a server ignoring the Range), it is refused as any answer of unknown length is, the .part kept
-    (decoded, the tar was compared with the .part and "did not begin with" it)."""
+    (decoded, the tar was compared with the .part and "did not begin with" it). Asked for whole (``whole``: a range
+    answering the resume could not be used), it restarts the download as a server ignoring the Range does, the
+    .part kept until it holds more (refused, the resume failed on every run, though the answer was the one asked for
+    and no page)."""
     if not _is_a_tar_header(read.peek(tarfile.BLOCKSIZE)):
         return body, read
     sent = read.as_sent()
     if sent is None:  # (its start took too many bytes to decode to be kept: the decoded bytes are verified)
         return body, read
-    if body.start:
+    if body.start and not whole:
         _refuse_to_restart_for_another_length(None, body.start, url, part, spec)
-    return _Body(0, 0, None, ""), sent
+    return _Body(0, 0, None, "", outgrows=body.start), sent
 
 
 def _is_a_tar_header(block):
@@ -560,6 +615,7 @@ class _Gunzipped:
 
 _SENT_KEPT = 4 * _CHUNK  # the most of a body as sent kept while peek decodes its start (a tar's: a few hundred bytes)
 _ARCHIVE_MAGIC = b"\x1f\x8b"  # how a .tgz begins: gzip's magic bytes
+_GZIP_HEADER = _ARCHIVE_MAGIC + b"\x08"  # how any gzip stream begins: its magic bytes and deflate, its one method
 
 
 def _starts_as_the_archive(path):

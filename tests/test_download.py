@@ -94,7 +94,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     reset_every = None  # every answer's connection is reset after this many bytes of its body (from where it asks)
 
     # With encoding gzip: each range gzipped alone, its Content-Range the archive's bytes (a server compressing each
-    # answer's body after cutting the range, as some do), its Content-Length the gzip's
+    # answer's body after cutting the range, as some do), its Content-Length the gzip's ("no length": none)
     gzips_each_range = False
 
     def do_GET(self):
@@ -108,7 +108,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = gzip.compress(data[start:], mtime=0)
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-            self.send_header("Content-Length", str(len(body)))
+            if self.gzips_each_range != "no length":
+                self.send_header("Content-Length", str(len(body)))
             self.send_header("Content-Encoding", self.encoding)
             self.end_headers()
             self.wfile.write(body)
@@ -2005,6 +2006,26 @@ def test_a_resume_whose_range_a_server_gzips_alone_reads_the_whole_and_keeps_not
     spec, data = archive
     base_url, handler = server
     handler.encoding, handler.gzips_each_range = "gzip", True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
+    assert os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("whole", ["gzipped again", "as sent"])
+@pytest.mark.parametrize("no_length", [False, True])
+def test_a_resume_whose_range_a_server_gzips_alone_with_no_length_reads_the_whole_and_keeps_nothing_wrong(
+        archive, server, tmp_path, whole, no_length):
+    """The same server sending no Content-Length: nothing in its headers tells its 206 (the archive's Content-Range,
+    labelled gzip) from the .tgz sent as it is. Taken for that, its gzip was appended to the .part: it ran past the
+    range ("sends more than ... run again to resume", on every rerun) or failed the md5 once. Its body begins with a
+    gzip header, which the archive's bytes after its first do not: the whole is read instead, as it is sent (gzipped
+    again, or the .tgz labelled gzip; of no announced length either), and nothing is appended to the .part."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.gzips_each_range = "gzip", "no length"
+    handler.labelled_only, handler.no_length = whole == "as sent", no_length
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
