@@ -65,13 +65,21 @@ def labels_the_archive_as_sent(response, spec):
     says so: the whole's (Content-Length) or a range's archive (Content-Range's size) is the archive's. (A .tgz gzipped
     again is longer than itself: gzip cannot shrink what deflate compressed, and adds its header.) Decoded, it was the
     bare tar, which "failed verification ... run again to retry" on every run; its ranges were refused as the
-    encoding's. The md5 verifies it as any download."""
+    encoding's. The md5 verifies it as any download.
+
+    A range of unknown total (``bytes 100-<last>/*``) that ends at the archive's last byte is one too: every resume
+    asks for the bytes to the end (``bytes=100-``), so what is sent ends there, as long as the archive, which the
+    .tgz gzipped again cannot be (it was read whole again, the .part's bytes sent anew). One ending before is not
+    (download_fetch._a_range_of_the_encoding)."""
     if content_encoding(response) not in GZIP_ENCODINGS:
         return False  # (any other encoding is refused, whatever its length: br of the archive's size is no archive)
     length = announced_length(response)
     if response.status == 206:  # (and of the range's length where one is announced: a server gzipping each range's
         sent = range_sent(response)  # body gives the archive's Content-Range, the gzip's Content-Length)
-        return sent is not None and sent[2] == spec.size and length in (None, sent[1] - sent[0])
+        if sent is None or length not in (None, sent[1] - sent[0]):
+            return False
+        _, end, size = sent
+        return size == spec.size or (size is None and end == spec.size)
     return length == spec.size
 
 

@@ -96,6 +96,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # With encoding gzip: each range gzipped alone, its Content-Range the archive's bytes (a server compressing each
     # answer's body after cutting the range, as some do), its Content-Length the gzip's ("no length": none)
     gzips_each_range = False
+    # A Range answered with a Content-Range of unknown total (bytes <first>-<last>/*): "rest" (the bytes to the end
+    # asked for), or this many bytes (a piece ending before the archive's end)
+    unknown_total = None
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
@@ -173,7 +176,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             type(self).refuse_range_once = False
             self.send_error(416)
             return
-        start = 0
+        start, end = 0, len(data)
         rng = self.headers.get("Range")
         if rng and not self.ignore_range:
             start = int(rng.split("=")[1].split("-")[0])
@@ -181,10 +184,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.send_error(416)
                 return
             self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            if self.unknown_total is None:
+                self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            else:
+                end = len(data) if self.unknown_total == "rest" else min(len(data), start + self.unknown_total)
+                self.send_header("Content-Range", f"bytes {start}-{end - 1}/*")
         else:
             self.send_response(200)
-        body = data[start:]
+        body = data[start:end]
         if not self.no_length:
             self.send_header("Content-Length", str(len(body)))
         if self.content_type:
@@ -2045,6 +2052,42 @@ def test_a_partial_download_an_older_version_stored_decoded_is_started_over_by_a
     handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     part.write_bytes(gzip.decompress(data)[:100])
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
+    assert os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("no_length", [False, True])
+def test_a_gzip_labelled_range_of_unknown_total_to_the_archive_s_end_continues_the_partial_download(
+        archive, server, tmp_path, no_length):
+    """A 206 labelled gzip whose Content-Range gives no total (``bytes 100-<last>/*``) was taken for a range of the
+    server's encoding and the whole read again (with no length announced, refused on every run). Asked for the bytes
+    to the end, one ending at the archive's last byte sends as many bytes as the archive has, which the .tgz gzipped
+    again cannot: it is the archive's range, appended to the .part."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
+    handler.unknown_total = "rest"
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")] and os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("no_length", [False, True])
+def test_a_gzip_labelled_piece_of_unknown_total_reads_the_whole_and_never_fails(archive, server, tmp_path,
+                                                                                no_length):
+    """A 206 labelled gzip of unknown total ending before the archive's end (``bytes 100-149/*``) may as well be a
+    range of the .tgz gzipped again (a server compressing as it sends knows no total for its encoding): appended, a
+    wrong guess failed the md5 and cost the .part. The whole is read instead; of no announced length (the .tgz as it
+    is, labelled gzip), it was refused as a resume answered with an answer of unknown length, on every run, though
+    it was the answer asked for: it restarts the download, the .part kept until it holds more."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
+    handler.unknown_total = 50
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
     assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
