@@ -3,13 +3,31 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
 ARGS   ?=
 
 # How long the first run of PYTHON may take: one that hangs (a wrapper waiting on a lock, a shim asking a question)
-# hung make for good. Bounded by coreutils' timeout, else by perl (scripts/check_python_runs.sh). PYTHON is one
-# program, quoted where it is run: a path with spaces was split.
+# hung make for good. Bounded by coreutils' timeout, else by perl, else by the shell (scripts/check_python_runs.sh).
 PYTHON_CHECK_SECONDS ?= 60
+
+# A value as one word of the recipes' shell, whatever it holds: a ", $ or ` in PYTHON broke its recipe lines (a
+# syntax error, or a command run). PYTHON is taken as written ($(value ...)): make expanded a $ in it too. It is
+# one program, spaces and all, or else a command and its arguments ("pyenv exec python"): every recipe that runs
+# it goes through scripts/run_python.sh, which reads it as the check does.
+shell_word = '$(subst ','\'',$(1))'
+PYTHON_WORD = $(call shell_word,$(value PYTHON))
+RUN_PYTHON = sh scripts/run_python.sh $(PYTHON_WORD)
+
+# make splits a target at its spaces: with VENV="my venv" the stamp was the two targets "my" (whose recipe then made
+# the two venvs "my" and "venv") and "venv/.installed", and pip-install said "test: unexpected operator". A VENV
+# with a space (or none at all: an empty one installed into /bin/python) is refused before anything runs.
+empty :=
+space := $(empty) $(empty)
+comma := ,
+VENV_PROBLEM = $(if $(strip $(VENV)),$(if $(word 2,$(VENV)),VENV=$(VENV) has a space$(comma) and make splits a file \
+  name at its spaces: name a folder without one$(comma) such as VENV=$(subst $(space),-,$(strip $(VENV)))),VENV is \
+  empty: name the folder for the venv$(comma) such as VENV=.venv)
+REFUSE_VENV = $(if $(VENV_PROBLEM),printf '%s\n' $(call shell_word,error: $(VENV_PROBLEM)) >&2; exit 2)
+STAMP := $(if $(VENV_PROBLEM),venv-refused,$(VENV)/.installed)
 
 # Where pip's cache cannot be written, install without it. Root with a read-only HOME (a container) is the case:
 # pip disables its cache only for a directory it does not own, so it went on and stopped with
@@ -20,22 +38,24 @@ PIP_CACHE_WRITABLE = $(shell dir=$$($(PY) -m pip cache dir 2>/dev/null) && mkdir
                        test -w "$$dir" && echo yes)
 PIP_INSTALL = $(PY) -m pip install -q$(if $(PIP_CACHE_WRITABLE),, --no-cache-dir)
 
-.PHONY: demo test nbval notebooks bench venv pip-install clean
+.PHONY: demo test nbval notebooks bench venv pip-install clean venv-refused
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/lock.txt
+	@$(REFUSE_VENV)
 	@# a PYTHON that is not there said only "make: python3.10: No such file or directory"; one that hangs hung make.
 	@# (exec: make's SIGTERM goes to its shell alone, and this one hands it on to what it runs)
-	@exec sh scripts/check_python_runs.sh "$(PYTHON)" "$(PYTHON_CHECK_SECONDS)"
-	@"$(PYTHON)" scripts/check_python.py
-	"$(PYTHON)" -m venv $(VENV)
+	@exec sh scripts/check_python_runs.sh $(PYTHON_WORD) $(call shell_word,$(PYTHON_CHECK_SECONDS))
+	@$(RUN_PYTHON) scripts/check_python.py
+	$(RUN_PYTHON) -m venv $(VENV)
 	@$(MAKE) --no-print-directory pip-install
 	touch $(STAMP)
 
 # $(STAMP)'s installs into the venv it has made (not a target of its own to run: alone, before there is a venv, it
 # said "make: .venv/bin/python: No such file or directory").
 pip-install:
+	@$(REFUSE_VENV)
 	@test -x $(PY) || { echo "error: make pip-install installs into $(VENV), which is not there: run make venv (make demo and make test run it too)" >&2; exit 2; }
 	$(PIP_INSTALL) --upgrade pip setuptools wheel
 	# gluonnlp 0.10 ships only a source archive whose setup.py imports Cython and numpy: build it against ours.

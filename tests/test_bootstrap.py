@@ -107,15 +107,72 @@ def test_make_quotes_at_most_the_start_of_a_long_first_line_a_python_that_does_n
     assert not venv.exists()
 
 
+def _stand_in_python(made_with):
+    """sh text of a Python that runs as this one, except `-m venv ...`, whose arguments it writes to ``made_with``,
+    stopping make there: no venv is built."""
+    return (f'if [ "$1" = -m ]; then printf "%s\\n" "$@" > "{made_with}"; exit 3; fi\n'
+            f'exec "{sys.executable}" "$@"\n')
+
+
 def test_make_takes_a_python_whose_path_has_spaces(tmp_path):
     """`make demo PYTHON="/opt/my python/bin/python3.11"` was told there is no such Python on PATH: the path was split
     at its space. It is one program now, checked, run and used to make the venv (which this stand-in stops at: no
-    venv is built here)."""
+    venv is built here), even where its first word is a program too (``my``, here)."""
     folder = tmp_path / "my python" / "bin"
     folder.mkdir(parents=True)
     python, made_with = folder / "python3.11", tmp_path / "venv_made_with"
-    python.write_text(f'#!/bin/sh\nif [ "$1" = -m ]; then printf "%s\\n" "$@" > "{made_with}"; exit 3; fi\n'
-                      f'exec "{sys.executable}" "$@"\n')
+    python.write_text("#!/bin/sh\n" + _stand_in_python(made_with))
+    python.chmod(0o755)
+    split = tmp_path / "my"
+    split.write_text(f"#!/bin/sh\ntouch '{tmp_path}/split'\nexit 5\n")
+    split.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "error:" not in r.stderr, r.stderr
+    assert not (tmp_path / "split").exists()
+
+
+def test_make_takes_a_python_that_is_a_command_with_arguments(tmp_path):
+    """`make PYTHON="pyenv exec python"` worked while make split PYTHON at its spaces, and was refused ("there is no
+    pyenv exec python on PATH") once PYTHON was read as one program. Where no program has the whole name, a PYTHON
+    with spaces whose first word is a program is that command and its arguments: checked, run and used to make the
+    venv (every recipe reads it so)."""
+    made_with = tmp_path / "venv_made_with"
+    env = _shims(tmp_path, os.environ["PATH"], **{
+        "pyenv-like": '[ "$1 $2" = "exec python" ] || { echo "pyenv-like: not exec python: $*" >&2; exit 9; }\n'
+                      "shift 2\n" + _stand_in_python(made_with)})
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=pyenv-like exec python", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env=env)
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "error:" not in r.stderr, r.stderr
+
+
+def test_make_names_a_python_command_whose_first_word_is_no_program_in_one_error_line(tmp_path):
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=no-such-pyenv exec python", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert r.stderr.splitlines()[0] == (
+        'error: there is no program named "no-such-pyenv exec python", nor a program no-such-pyenv to run it as a '
+        "command with arguments: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)"), \
+        r.stderr
+    assert not venv.exists()
+
+
+# Every character the recipes' shell reads: a quote ended theirs, a $ or ` was expanded (a command run), a \ escaped.
+SHELL_SYNTAX = "it's \"q\" $HOME $(exit 7) `exit 8` a\\nb"
+
+
+def test_make_takes_a_python_whose_path_has_quotes_a_dollar_or_a_backtick(tmp_path):
+    """A PYTHON with a ", $ or ` went into the recipes' shell as it was: a syntax error ("Unterminated quoted
+    string"), or expanded to another path. It is read as it is written."""
+    folder = tmp_path / SHELL_SYNTAX
+    folder.mkdir()
+    python, made_with = folder / "python3.11", tmp_path / "venv_made_with"
+    python.write_text("#!/bin/sh\n" + _stand_in_python(made_with))
     python.chmod(0o755)
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
@@ -124,13 +181,58 @@ def test_make_takes_a_python_whose_path_has_spaces(tmp_path):
     assert "error:" not in r.stderr, r.stderr
 
 
+def test_make_names_a_missing_python_whose_path_has_quotes_a_dollar_or_a_backtick_as_written(tmp_path):
+    missing = tmp_path / SHELL_SYNTAX / "python3.11"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={missing}", f"VENV={tmp_path / 'venv'}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == [
+        f"error: there is no {missing}: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 "
+        "(or python3.10)"], r.stderr
+
+
+@pytest.mark.parametrize("goal", ["venv", "demo", "test", "pip-install"])
+def test_make_refuses_a_venv_path_with_spaces_up_front_in_one_error_line(tmp_path, goal):
+    """make splits targets at spaces: VENV="my venv" made the stamp the two targets "my" and "venv/.installed" ("No
+    rule to make target"), and pip-install's `test -x my venv/bin/python` said "too many arguments". It is refused
+    before anything else (the Python check included: python3.99 is not there), with a path that would do."""
+    venv = tmp_path / "my  venv"
+    r = subprocess.run(["make", "--no-print-directory", goal, f"VENV={venv}", "PYTHON=python3.99"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\* ", line)] == [
+        f"error: VENV={venv} has a space, and make splits a file name at its spaces: name a folder without one, "
+        f"such as VENV={tmp_path / 'my-venv'}"], r.stderr
+    assert not venv.exists() and not (tmp_path / "my").exists()
+
+
+def test_make_refuses_an_empty_venv_path_in_one_error_line(tmp_path):
+    """VENV= made the stamp /.installed and the venv's python /bin/python: pip-install installed into the system's
+    Python, where there is one there. Refused before anything runs (python3.99 is not there: not even the check)."""
+    r = subprocess.run(["make", "--no-print-directory", "venv", "VENV=", "PYTHON=python3.99"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\* ", line)] == [
+        "error: VENV is empty: name the folder for the venv, such as VENV=.venv"], r.stderr
+
+
+def test_make_refuses_a_python_check_bound_that_is_not_whole_seconds(tmp_path):
+    """PYTHON_CHECK_SECONDS=soon was handed to timeout, whose "invalid time interval" was then reported as PYTHON
+    not running."""
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON_CHECK_SECONDS=soon",
+                        f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert r.stderr.splitlines()[0] == ("error: PYTHON_CHECK_SECONDS=soon is not a whole number of seconds above 0: "
+                                        "leave it out, or give one, such as PYTHON_CHECK_SECONDS=120"), r.stderr
+    assert not (tmp_path / "venv").exists()
+
+
 def test_make_checks_python_where_tmpdir_names_a_folder_that_is_not_there(tmp_path):
     """Python, pip and venv fall back to /tmp where TMPDIR names no folder (tempfile.gettempdir); the check's own
     temporary file did not, and make stopped on mktemp's line ("mktemp: failed to create file via template"), no
     error line of ours, before Python was ever run. The check falls back to /tmp as they do, and make goes on."""
     python, made_with = tmp_path / "python3.11", tmp_path / "venv_made_with"
-    python.write_text(f'#!/bin/sh\nif [ "$1" = -m ]; then printf "%s\\n" "$@" > "{made_with}"; exit 3; fi\n'
-                      f'exec "{sys.executable}" "$@"\n')
+    python.write_text("#!/bin/sh\n" + _stand_in_python(made_with))
     python.chmod(0o755)
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
@@ -206,25 +308,27 @@ def test_make_asks_pip_for_its_cache_where_a_pip_conf_names_one(tmp_path):
     assert (tmp_path / "cache").is_dir()
 
 
-# The check is bounded by coreutils' timeout where it is there, else (stock macOS) by perl.
-CHECK_BOUNDS = ["timeout", "no timeout (perl)"]
+# The check is bounded by coreutils' timeout where it is there, else (stock macOS) by perl, else by the shell alone.
+CHECK_BOUNDS = ["timeout", "no timeout (perl)", "neither timeout nor perl (sh)"]
 
 
 def _path_for(bound, tmp_path):
-    """PATH as it is, or without coreutils' timeout: a folder of links to every other program on it."""
+    """PATH as it is, or without coreutils' timeout (and perl): a folder of links to every other program on it."""
     if bound == "timeout":
         assert shutil.which("timeout"), "this machine has no coreutils timeout to test with"
         return os.environ["PATH"]
+    hidden = {"timeout"} if bound == "no timeout (perl)" else {"timeout", "perl"}
     without = tmp_path / "path_without_timeout"
     without.mkdir()
     for folder in os.environ["PATH"].split(os.pathsep):
         for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             program = os.path.join(folder, name)
             linked = without / name
-            if name != "timeout" and not os.path.lexists(linked) and os.access(program, os.X_OK) \
+            if name not in hidden and not os.path.lexists(linked) and os.access(program, os.X_OK) \
                     and not os.path.isdir(program):  # (the first folder's wins, as on PATH)
                 linked.symlink_to(program)
-    assert shutil.which("timeout", path=str(without)) is None and shutil.which("perl", path=str(without))
+    assert shutil.which("timeout", path=str(without)) is None
+    assert bool(shutil.which("perl", path=str(without))) == ("perl" not in hidden)
     return str(without)
 
 
