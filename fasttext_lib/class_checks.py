@@ -70,10 +70,12 @@ def _where_classes_were(data):
             "it first, or add a header row that names it (e.g. text,label)")
 
 
-def refuse_classes_spelled_alike(classes):
+def refuse_classes_spelled_alike(classes, data=None):
     """Refuse two classes that are one label in two Unicode normalizations (``café`` precomposed and ``cafe`` + a
     combining accent: files joined from two sources). They trained as two classes, each with part of the class's
-    documents, shown alike in every prediction and table; the text is read in NFC, its labels as written."""
+    documents, shown alike in every prediction and table; the text is read in NFC, its labels as written. Then two
+    that differ in invisible characters alone (:func:`_refuse_classes_with_invisible_characters`; ``data``: the
+    training data, whose lines the error names)."""
     seen = {}
     for label in classes:
         other = seen.setdefault(unicodedata.normalize("NFC", label), label)
@@ -82,6 +84,27 @@ def refuse_classes_spelled_alike(classes):
                                 f"normalizations (precomposed letters and combining accents), which would train as two "
                                 f"classes shown alike; write the labels one way (NFC: unicodedata.normalize('NFC', "
                                 f"label))")
+    _refuse_classes_with_invisible_characters(classes, data)
+
+
+def _refuse_classes_with_invisible_characters(classes, data):
+    """Refuse two classes that are one label but for invisible characters (Unicode's format characters: a zero-width
+    space, a soft hyphen, a byte order mark, a word joiner), in some rows only: a label pasted from a web page or a
+    spreadsheet cell. The readers strip whitespace around a class, not these; the two trained as two classes, each with
+    part of the class's documents, printed alike in evaluate's table and the notebooks', without a word."""
+    seen = {}
+    for label in classes:
+        visible = "".join(c for c in unicodedata.normalize("NFC", label) if unicodedata.category(c) != "Cf")
+        other = seen.setdefault(visible, label)
+        if other != label:
+            hidden = next(c for c in other + label if unicodedata.category(c) == "Cf")
+            column = pandas_class_column(data) if data is not None else "label"
+            fix = (f"pandas: df[{column!r}] = df[{column!r}].str.replace({ascii(hidden)}, '')" if column is not None
+                   else f"remove {ascii(hidden)} from the __label__ words")
+            raise FastTextError(f"training data has classes {ascii(other)}{_first_place(data, other)} and "
+                                f"{ascii(label)}{_first_place(data, label)}, one label with an invisible character "
+                                f"(U+{ord(hidden):04X}) in some rows, which would train as two classes shown alike; "
+                                f"write the labels without it ({fix})")
 
 
 def warn_classes_cased_alike(classes, data=None):
@@ -174,7 +197,7 @@ def check_classes(train_data, classes):
         raise FastTextError("training data is empty")
     if len(classes) < 2:
         raise FastTextError(f"training data has a single class ({classes[0]!r}); a classifier needs at least 2")
-    refuse_classes_spelled_alike(classes)
+    refuse_classes_spelled_alike(classes, train_data)
     warn_classes_cased_alike(classes, train_data)
     if len(classes) >= MANY_CLASSES:
         # A CSV with the class last and no header ("the review","positive") reads the review as the class:

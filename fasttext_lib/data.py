@@ -177,6 +177,7 @@ def as_read_from_a_file(data, what):
     classes are then read as a file's are (:func:`whole_number_classes`: str classes ``"1.0"``, ``"2.0"`` are 1 and 2)."""
     check_labeled_texts(data, what)
     labels, texts = data.labels, data.texts
+    _check_paired(labels, texts, what)
     # (the errors' pandas lines name the frame's own columns, df['sentiment']: df['label'] was a KeyError pasted)
     column = class_column_of(data)
     named = "label" if column is None else column
@@ -196,6 +197,26 @@ def as_read_from_a_file(data, what):
                                    if missing_value(text) else
                                    ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else ""))
     return LabeledTexts(labels, list(texts), _names_of(data, labels), data.class_from, class_column=column)
+
+
+def _check_paired(labels, texts, what):
+    """Refuse labels and texts that are no pairs, in one line: lists or Series of different lengths (labels longer was
+    an IndexError traceback from inside the featurizer; texts longer trained, and evaluate scored up to the shorter
+    one, without a word), or two Series of the same rows in different orders (one of them sorted or shuffled), which
+    pandas pairs by index and this reading by position: each text with another row's class, without a word. Series
+    of other indexes (one reset) are read by position, as lists are."""
+    if len(labels) != len(texts):
+        raise FastTextError(f"{what}: {len(labels)} labels but {len(texts)} texts: each document is one label and one "
+                            f"text, in order; pass two columns of one DataFrame (LabeledTexts(df['label'], df['text']))")
+    pandas = sys.modules.get("pandas")  # (only ever given a Series where pandas is imported; not imported here)
+    if pandas is None or not (isinstance(labels, pandas.Series) and isinstance(texts, pandas.Series)):
+        return
+    ours, theirs = labels.index, texts.index
+    if (not ours.equals(theirs) and ours.is_unique and theirs.is_unique and bool(ours.isin(theirs).all())):
+        raise FastTextError(f"{what}: its labels and texts are Series of the same rows in different orders (their "
+                            f"indexes differ), which would pair each text with another row's class: take both from "
+                            f"one DataFrame (LabeledTexts(df['label'], df['text'])), or align them first "
+                            f"(texts.reindex(labels.index))")
 
 
 def missing_text_fill(texts):

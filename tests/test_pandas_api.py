@@ -198,3 +198,40 @@ def test_classes_with_stray_whitespace_train_as_the_csv_file_of_the_frame_does(f
         with pytest.raises(FastTextError, match=rf"^train_data.labels\[4\] is {blank!r} \(str\): a document without "
                                                 r"a class; drop such rows first"):
             train(LabeledTexts(changed["label"], changed["text"]), None, CONFIG)
+
+
+@pytest.mark.parametrize("cut", [
+    lambda f: LabeledTexts(f["label"], f["text"].iloc[:-5]),  # texts shorter
+    lambda f: LabeledTexts(f["label"].iloc[:-5], f["text"]),  # labels shorter
+    lambda f: LabeledTexts(list(f["label"].astype(str))[:-1], list(f["text"])),  # lists, one label short
+])
+def test_labels_and_texts_of_different_lengths_are_refused_in_one_line(frames, trained_on_ints, cut):
+    """Training on labels longer than the texts was an IndexError traceback from inside the featurizer; on texts longer
+    it trained without a word, documents beyond the labels left out or scored at random; evaluate paired them up to
+    the shorter one (n=1 of a label and two texts)."""
+    from fasttext_lib.train import train
+
+    train_frame, test_frame = frames
+    message = r"^{}: (595|600|599) labels but (595|600) texts: each document is one label and one text, in order"
+    with pytest.raises(FastTextError, match=message.format("train_data")):
+        train(cut(train_frame), _as_text(test_frame), CONFIG)
+    with pytest.raises(FastTextError, match=message.format("val_data")):
+        train(_as_text(train_frame), cut(train_frame), CONFIG)
+    predictor = Predictor(trained_on_ints.model, trained_on_ints.featurizer, trained_on_ints.labels, {})
+    with pytest.raises(FastTextError, match=message.format("data")):
+        predictor.evaluate(cut(train_frame))
+
+
+def test_series_whose_rows_are_in_different_orders_are_refused(frames, trained_on_ints):
+    """Two Series of the same rows in different orders (one of them sorted or shuffled: df.sort_values) were paired by
+    position, each text with another row's class, and scored without a word; pandas pairs them by index."""
+    _, test_frame = frames
+    predictor = Predictor(trained_on_ints.model, trained_on_ints.featurizer, trained_on_ints.labels, {})
+    shuffled = test_frame.sample(frac=1.0, random_state=0)
+    with pytest.raises(FastTextError, match=r"^data: its labels and texts are Series of the same rows in different "
+                                            r"orders \(their indexes differ\)"):
+        predictor.evaluate(LabeledTexts(test_frame["label"], shuffled["text"]))
+    # the same rows in one order are one frame's columns, whatever its index; another index is read by position
+    assert predictor.evaluate(LabeledTexts(shuffled["label"], shuffled["text"]))["n"] == len(test_frame)
+    renumbered = LabeledTexts(test_frame["label"], test_frame["text"].reset_index(drop=True).rename(lambda i: i + 1000))
+    assert predictor.evaluate(renumbered) == predictor.evaluate(_as_text(test_frame))

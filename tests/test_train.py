@@ -5,7 +5,7 @@ import pytest
 from conftest import make_splits, params_of
 from fasttext_lib.bundle import save_bundle
 from fasttext_lib.config import TrainConfig
-from fasttext_lib.data import LabeledTexts
+from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.devices import parse_ctx
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.predict import Predictor
@@ -477,6 +477,23 @@ def test_classes_that_differ_only_in_unicode_normalization_are_refused():
     with pytest.raises(FastTextError, match=r"classes 'cafe\\u0301' and 'caf\\xe9', one label in two Unicode normalizations") as caught:
         train(data, None, TrainConfig(epochs=1, progress=False, ctx="cpu"))
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u00ad", "\ufeff", "\u2060"])
+def test_classes_that_differ_only_in_an_invisible_character_are_refused(tmp_path, invisible):
+    """'positive' and 'positive' + a zero-width space (a label pasted from a web page or a spreadsheet cell in some
+    rows; a soft hyphen, a BOM or a word joiner likewise) trained as two classes, each with part of the class's
+    documents, that print alike in evaluate's table and the notebooks, without a word."""
+    path = tmp_path / "train.csv"
+    rows = [("positive" + (invisible if i % 3 == 0 else ""), "good fine great") if i % 2 else ("negative", "bad awful")
+            for i in range(12)]
+    path.write_text("label,text\n" + "".join(f"{label},{text}\n" for label, text in rows), encoding="utf-8")
+    with pytest.raises(FastTextError) as caught:
+        train(read_labeled(str(path)), None, TrainConfig(epochs=1, progress=False, ctx="cpu"))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"training data has classes 'positive' ({path}:3) and {ascii('positive' + invisible)} "
+                              f"({path}:5), one label with an invisible character (U+{ord(invisible):04X}) in some rows")
 
 
 def test_validation_labels_in_another_unicode_normalization_are_named_as_such():
