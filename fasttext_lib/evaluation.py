@@ -36,7 +36,8 @@ def metrics_of(probs, y, confusion=False):
     """:func:`evaluate_bags`'s metrics from the class probabilities ``probs`` of documents labeled ``y``."""
     p_true = np.clip(probs[np.arange(len(y)), y], 1e-12, 1.0)
     predicted = probs.argmax(axis=1)
-    metrics = {"accuracy": float((predicted == y).mean()), "loss": float(-np.log(p_true).mean()), "n": int(len(y))}
+    loss = 0.0 - np.log(p_true).mean()  # (not -mean: every p_true 1.0 gave a loss of -0.0 in evaluate's output)
+    metrics = {"accuracy": float((predicted == y).mean()), "loss": float(loss), "n": int(len(y))}
     if confusion:
         counts = np.zeros((probs.shape[1], probs.shape[1]), dtype=np.int64)
         np.add.at(counts, (y, predicted), 1)
