@@ -28,7 +28,8 @@ from . import storage
 from . import text as text_rules
 from .bundle import json_safe
 from .errors import FastTextError, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
-from .stops import note_checkpoint_kept, note_what_a_stop_came_after
+from .stops import (note_checkpoint_being_written, note_checkpoint_kept, note_checkpoints_kept_by_the_first_host,
+                    note_what_a_stop_came_after, tell_a_late_stop)
 from .text import FORMED_BREAKS, MARKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -303,7 +304,7 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
         paths = {name: os.path.join(tmp, name) for name in CHECKPOINT_FILES}
         model.save_parameters(paths["model.params"])
         _write_optimizer_state(paths["optimizer.npz"], meta, optimizer_states)
-        committed = []
+        committed, undecided = [], []
 
         def commit():  # its checkpoint.json is in place: the one a rerun resumes from (on S3 known by the PUT's answer)
             committed.append(epoch)
@@ -312,11 +313,14 @@ def save_checkpoint(checkpoint_dir, epoch, model, config, labels, history, optim
 
         try:
             storage.publish(_epoch_dir(checkpoint_dir, epoch), paths, CHECKPOINT_MARKER, meta, move=True,
-                            on_commit=commit)
+                            on_commit=commit, on_undecided=lambda: undecided.append(epoch))
         except KeyboardInterrupt as exc:  # stopped just after its commit (local: its manifest in place), it stays
             if committed or not storage.is_s3(checkpoint_dir) and os.path.isfile(
                     os.path.join(_epoch_dir(checkpoint_dir, epoch), CHECKPOINT_MARKER)):
                 note_checkpoint_kept(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir)
+            elif undecided:  # its checkpoint.json's PUT awaited S3's answer: S3 may apply it yet, or not
+                note_checkpoint_being_written(exc, _epoch_dir(checkpoint_dir, epoch), epoch, checkpoint_dir,
+                                              CHECKPOINT_MARKER)
             raise  # (else the epoch before stays: the stop's line names it, KeptCheckpoint)
     # From here on this epoch's checkpoint is the one kept (the one before is removed next): a stop up to the return,
     # the sweep of leftovers too, names it (else the caller's note named the epoch before, removed by then)
@@ -355,8 +359,15 @@ class KeptCheckpoint:
     def __init__(self, checkpoint_dir, search=None):
         self.checkpoint_dir, self.epoch, self.compared = checkpoint_dir, None, False
         self.bundle = None  # where the run wrote its bundle (None: not yet)
+        self.rank = 0  # this worker's in a dist_* cluster (joined_as): only the first one (0) writes checkpoints
         if checkpoint_dir and search is not None:
             self.found(search)
+
+    def joined_as(self, rank):
+        """This process is worker ``rank`` of a ``dist_*`` cluster: any other than the first (0) writes no checkpoint,
+        and the one it resumed is not the one kept once the first worker saves (and removes it): its stop's line says
+        that the first host keeps them, and where."""
+        self.rank = rank
 
     def found(self, search):
         """What the look before the data found (:func:`refuse_an_older_format`'s ``search``): the one a resume reads.
@@ -375,15 +386,26 @@ class KeptCheckpoint:
 
     @contextlib.contextmanager
     def told_on_a_stop(self):
+        """A stop within this block carries what the run keeps (:meth:`tell`); so does one that ends the stop block
+        around it (stops.tell_a_late_stop): one Python dropped in a finalizer is raised again only there."""
+        if self.checkpoint_dir:
+            tell_a_late_stop(self.tell)
         try:
             yield self
         except KeyboardInterrupt as exc:
-            if self.bundle is not None:
-                note_what_a_stop_came_after(exc, f"the bundle was written to {self.bundle}")
-            elif self.checkpoint_dir and self.epoch is not None:
-                note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir,
-                                     compared=self.compared)
+            self.tell(exc)
             raise
+
+    def tell(self, exc):
+        """Note on the stop ``exc`` where the bundle is, or which checkpoint a rerun resumes from, or, on a cluster's
+        other workers, that the first one keeps them."""
+        if self.bundle is not None:
+            note_what_a_stop_came_after(exc, f"the bundle was written to {self.bundle}")
+        elif self.checkpoint_dir and self.rank:
+            note_checkpoints_kept_by_the_first_host(exc, self.checkpoint_dir)
+        elif self.checkpoint_dir and self.epoch is not None:
+            note_checkpoint_kept(exc, _epoch_dir(self.checkpoint_dir, self.epoch), self.epoch, self.checkpoint_dir,
+                                 compared=self.compared)
 
 
 def remove_older_than(checkpoint_dir, epoch, model, config, labels, data=None, validation=None, score_train=False,

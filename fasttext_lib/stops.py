@@ -93,6 +93,9 @@ def stop_on_signals():
     try:
         yield
         raise_if_interrupted()
+    except KeyboardInterrupt as exc:
+        received.tell_a_late_stop(exc)
+        raise
     finally:
         _received.remove(received)
         # after a stop, an array it left half made may be collected only now (a traceback's frame held it), after
@@ -133,6 +136,13 @@ class _Received:
         self.signum, self.arm, self.plain = None, None, plain
         self.where = None  # a kept_stops block's (epoch, step), as train noted it (note_progress), or a caller's line
         self.told = False  # where is a caller's line (note_stop_line): train's epoch and step are not the call's
+        self.late_note = None  # what a stop not told on its way out is to carry (tell_a_late_stop)
+
+    def tell_a_late_stop(self, exc):
+        """``exc``, a stop ending the block, carries the late note (:func:`tell_a_late_stop`) unless it was told of a
+        checkpoint or a bundle on its way out (the innermost knows best)."""
+        if self.late_note is not None and not any(_noted(exc, name) for name in _TOLD_WHERE_THE_RUN_IS):
+            self.late_note(exc)
 
     def stop(self):
         """The exception that stops the block again: Python's own KeyboardInterrupt where it was one (a notebook's
@@ -171,6 +181,7 @@ def kept_stops():
     except KeyboardInterrupt as exc:
         if received.where is not None and not isinstance(exc, Interrupted):
             exc.stopped_at = received.where  # (shown as one line in a notebook: stopped_line)
+        received.tell_a_late_stop(exc)
         raise
     finally:
         _received.remove(received)
@@ -340,6 +351,18 @@ def note_stop_line(line):
         _received[-1].where, _received[-1].told = line, True
 
 
+def tell_a_late_stop(note):
+    """``note(exc)``: what a stop ``exc`` that ends the innermost :func:`stop_on_signals` or :func:`kept_stops` block
+    from here on is to carry, unless it was told of a checkpoint or a bundle on its way out
+    (checkpoints.KeptCheckpoint.told_on_a_stop registers its own). A stop Python dropped in a finalizer (where MXNet
+    frees its arrays) is raised again only at the block's end, past the blocks that tell it, and a stop can come
+    after they ended (a cluster worker's last line): either said "stopped and cleaned up", or a notebook's "nothing
+    was saved", with the checkpoint kept or the bundle written. The latest note stays; outside such a block, or in
+    another thread: nothing."""
+    if threading.current_thread() is threading.main_thread() and _received:
+        _received[-1].late_note = note
+
+
 def stopped_line(exc):
     """The one line a notebook shows for a Stop that :func:`kept_stops` told the place of: the epoch and step of a
     training from scratch (nothing of it is kept, and the same cell run again trains the same model), or the line a
@@ -396,6 +419,27 @@ def note_checkpoint_kept(exc, where, epoch, checkpoint_dir, compared=True):
         exc.checkpoint_kept = (where, epoch, checkpoint_dir, compared)
 
 
+def note_checkpoint_being_written(exc, where, epoch, checkpoint_dir, manifest):
+    """A KeyboardInterrupt ``exc`` that came while the PUT of ``epoch``'s ``manifest`` (checkpoint.json, at ``where``,
+    in ``checkpoint_dir`` on S3) waited for S3's answer: S3 may apply it after the stop, and a rerun then resumes from
+    ``epoch``, else from the checkpoint before it (:func:`note_checkpoint_kept`'s, or none). The stop's line says both:
+    it named the one before as kept, a definite epoch nobody can know. The first note stays."""
+    if getattr(exc, "checkpoint_being_written", None) is None:
+        exc.checkpoint_being_written = (where, epoch, checkpoint_dir, manifest)
+
+
+def note_checkpoints_kept_by_the_first_host(exc, checkpoint_dir):
+    """A KeyboardInterrupt ``exc`` that ended a worker of a ``dist_*`` cluster other than the first (rank 0), which
+    alone writes the run's checkpoints, in ``checkpoint_dir`` (its own): the stop's line says so, and how to resume.
+    "stopped and cleaned up" alone had the user of that host think the run kept nothing."""
+    exc.checkpoints_kept_by_the_first_host = checkpoint_dir
+
+
+# The notes that tell where a stopped run is (a checkpoint kept, a bundle written): a late note adds none to them
+_TOLD_WHERE_THE_RUN_IS = ("checkpoint_kept", "checkpoint_being_written", "checkpoints_kept_by_the_first_host",
+                          "came_after")
+
+
 # How the CLI's user resumes from a kept checkpoint: what a stop's line says after the checkpoint's place.
 RESUME_BY_RERUN = ": run the same command again to resume from it"
 # What a checkpoint not yet compared with the data (found before the data was read) adds to how to resume from it:
@@ -407,8 +451,8 @@ def stop_left(exc):
     """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_could_not_remove`,
     :func:`note_what_a_stop_came_after` or :func:`note_checkpoint_kept` told of the stop ``exc`` (or of a failure or
     stop it came during: see :func:`_noted`): its line (:func:`stop_message`) says what it left."""
-    return bool(_noted(exc, "left_behind") or _noted(exc, "not_removed") or _noted(exc, "came_after")
-                or _noted(exc, "checkpoint_kept"))
+    return bool(_noted(exc, "left_behind") or _noted(exc, "not_removed")
+                or any(_noted(exc, name) for name in _TOLD_WHERE_THE_RUN_IS))
 
 
 def _noted(exc, name):
@@ -434,7 +478,9 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
     whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line.
     A training whose checkpoint directory keeps a checkpoint (:func:`note_checkpoint_kept`): that checkpoint's epoch
     and place, then ``resume``: how to resume from it, as the caller's user does (the CLI's :data:`RESUME_BY_RERUN`;
-    a function of the checkpoint directory: the training job's, which depends on where it is)."""
+    a function of the checkpoint directory: the training job's, which depends on where it is); both epochs where the
+    newer one's checkpoint.json was being written to S3 (:func:`note_checkpoint_being_written`); a cluster's other
+    workers: that the first one keeps them, and where (:func:`note_checkpoints_kept_by_the_first_host`)."""
     left, not_removed = "; ".join(_noted(exc, "left_behind")) or None, _noted(exc, "not_removed")
     came_after = next(iter(_noted(exc, "came_after")), None)
     if not stop_left(exc) and stopped_line(exc):
@@ -445,15 +491,39 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
     else:
         line += f" after {came_after}" if came_after else " and cleaned up"
     line += f", but {left}" if left else ""
+    return line + _checkpoint_clause(exc, ", keeping" if line.endswith(" and cleaned up") else "; keeping", resume)
+
+
+def _checkpoint_clause(exc, joined, resume):
+    """:func:`stop_message`'s end: the checkpoint a rerun resumes from, and how (``resume``), or ``""``. ``joined``:
+    what comes before ``keeping``."""
     kept = next(iter(_noted(exc, "checkpoint_kept")), None)
+    written = next(iter(_noted(exc, "checkpoint_being_written")), None)
+    first_hosts = next(iter(_noted(exc, "checkpoints_kept_by_the_first_host")), None)
+    if written:
+        where, epoch, checkpoint_dir, manifest = written
+        if kept and kept[1] < epoch:
+            return (f"{joined} the checkpoint of epoch {kept[1]} or {epoch} in {checkpoint_dir} (epoch {epoch}'s "
+                    f"{manifest} was being written when the stop came: S3 may still apply it)"
+                    + _resumed(resume, checkpoint_dir, "the newer"))
+        return (f"{joined} the checkpoint of epoch {epoch} in {where} if S3 applies its {manifest} (being written when "
+                f"the stop came)" + _resumed(resume, checkpoint_dir))
     if kept:
         where, epoch, checkpoint_dir, compared = kept
-        joined = ", keeping" if line.endswith(" and cleaned up") else "; keeping"
-        line += f"{joined} the checkpoint of epoch {epoch} in {where}" + ("" if compared else " (not yet compared with "
-                                                                                               "the data)")
-        line += resume(checkpoint_dir) if callable(resume) else resume
-        line += "" if compared else NOT_COMPARED_CONDITION
-    return line
+        return (f"{joined} the checkpoint of epoch {epoch} in {where}" + ("" if compared else " (not yet compared with "
+                                                                                                "the data)")
+                + _resumed(resume, checkpoint_dir) + ("" if compared else NOT_COMPARED_CONDITION))
+    if first_hosts:
+        return (f"; the checkpoints are kept by the first host (worker 0) in {first_hosts}"
+                + _resumed(resume, first_hosts, "the newest"))
+    return ""
+
+
+def _resumed(resume, checkpoint_dir, which=None):
+    """How to resume (``resume``: a line's end, or a function of ``checkpoint_dir`` that gives it) from the checkpoint
+    named, or from ``which`` of those named: each caller's way ends ``... from it``."""
+    said = resume(checkpoint_dir) if callable(resume) else resume
+    return said[:-len("it")] + which if which and said.endswith(" from it") else said
 
 
 def carry_on_after_ctrl_c(exc):

@@ -190,6 +190,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     with refusals_said_as_arguments(said_as_flags), _told_to_the_caller_on_a_stop(), kept.told_on_a_stop():
         data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
         kv, workers = _join_workers(config, data)
+        kept.joined_as(workers.rank)  # (a cluster's other workers: the first one keeps the checkpoints)
         # (the order of these two matters: the texts are freed before the model's table is allocated)
         config = _resolve_settings_and_release_texts(config, data, workers, release_texts)
         run = _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, checkpoint_search, kept)
@@ -212,8 +213,16 @@ def _told_to_the_caller_on_a_stop():
     try:
         yield
     except KeyboardInterrupt as exc:
-        kept = getattr(exc, "checkpoint_kept", None)
-        if kept and hasattr(exc, "add_note"):  # (Python 3.11 on; the SageMaker 3.8 image's job prints its line)
+        kept, written = getattr(exc, "checkpoint_kept", None), getattr(exc, "checkpoint_being_written", None)
+        if not hasattr(exc, "add_note"):  # (Python 3.11 on; the SageMaker 3.8 image's job prints its line)
+            raise
+        if written:  # (its checkpoint.json's PUT awaited S3's answer: S3 may apply it yet)
+            where, epoch, checkpoint_dir, manifest = written
+            which = f"epoch {kept[1]} or {epoch}" if kept else f"epoch {epoch}, if S3 applies its {manifest},"
+            exc.add_note(f"the checkpoint of {which} is kept in {checkpoint_dir if kept else where} (epoch {epoch}'s "
+                         f"{manifest} was being written when the stop came): train again with the same checkpoint_dir "
+                         f"to resume from {'the newer' if kept else 'it'}")
+        elif kept:
             where, epoch, _, compared = kept
             exc.add_note(f"the checkpoint of epoch {epoch} is kept in {where}: train again with the same "
                          f"checkpoint_dir to resume from it{'' if compared else NOT_COMPARED_CONDITION}")

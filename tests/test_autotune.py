@@ -1438,6 +1438,42 @@ def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucke
     assert (storage.read_bytes(trials) if storage.exists(trials) else None) == old_table
 
 
+@pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "replacing"])
+def test_a_stop_while_s3_has_not_answered_the_trial_tables_put_says_it_may_hold_this_runs_trials(tuned, s3_bucket,
+                                                                                                 monkeypatch, overwrite):
+    """A stop while the trial table's PUT awaited S3's answer said "stopped and cleaned up", while S3 may apply that
+    PUT after the stop: this run's table where the earlier one was (or a claimed one, which refuses the next run
+    without overwrite), and no bundle. Here the PUT is held at that point and S3 applies it after the stop, as a slow
+    S3 does; the line now says the table may hold this run's trials."""
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
+    from fasttext_lib.stops import stop_message
+    from fasttext_lib.storage import atomic
+
+    out, trials = f"{s3_bucket}/runs/bundle", f"{s3_bucket}/runs/trials.csv"
+    if overwrite:  # (claimed: only where none is there; S3 would refuse the PUT otherwise)
+        with storage.atomic_write(trials, "wb") as f:
+            f.write(b"my old trials\n")
+    upload = "upload_file" if overwrite else "_upload_new"
+    held = []
+
+    def held_unanswered(client, path, *args):
+        with open(path, "rb") as staged:
+            held.append(staged.read())
+        raise KeyboardInterrupt  # the stop comes while the PUT awaits S3's answer: S3 has not applied it yet
+
+    monkeypatch.setattr(atomic, upload, held_unanswered)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        save_bundle_with_trials(tuned, out, trials, overwrite=overwrite)
+    monkeypatch.undo()
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but the trial table {trials} may hold this run's trials, for a "
+        f"bundle that was not saved (its upload was waiting for S3's answer when the stop came)")
+    with storage.atomic_write(trials, "wb") as f:  # S3 applies the PUT it held
+        f.write(held[0])
+    assert storage.read_bytes(trials) == _trial_table_csv(tuned) and not storage.exists(out + "/config.json")
+
+
 def test_a_stop_just_after_the_local_trial_tables_claim_is_linked_takes_it_back(tuned, tmp_path, monkeypatch):
     """Without overwrite the table is claimed first, locally by a hard link that never replaces a file. A signal
     handled once the link had put it in place but before atomic_write returned (the link's folder handle closed, its

@@ -921,6 +921,10 @@ def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_trai
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 128 + sig and err.count("\n") == 1 and err.startswith("error: "), err
+        if stalled == "checkpoint.json":  # (S3 may apply the PUT it holds: epoch 1's is kept, or epoch 2's)
+            assert err == (f"error: terminated (SIGTERM); stopped and cleaned up, keeping the checkpoint of epoch 1 or 2 "
+                           f"in {ckpt} (epoch 2's checkpoint.json was being written when the stop came: S3 may still "
+                           f"apply it): run the same command again to resume from the newer\n")
         proxy.release()  # S3 applies the held PUT now, after the run gave up on it
         deadline = time.time() + 30
         while not any(stalled in o["Key"] for o in admin.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])):

@@ -269,13 +269,45 @@ def test_a_worker_lost_mid_epoch_ends_the_other_in_one_line_naming_it(sample_dir
     if signal_name == "SIGTERM":
         # (the first worker, rank 0, which may be either process: it saves the checkpoints, and names the one kept)
         assert killed_status == 143 and len(_errors(killed_err)) == 1, killed_err
+        # (the other one, rank 1, says that the first keeps them)
         said = re.fullmatch(r"error: terminated \(SIGTERM\); stopped and cleaned up(?:, keeping the checkpoint of "
-                            r"epoch \d+ in (\S+): run the same command again to resume from it)?", _errors(killed_err)[0])
+                            r"epoch \d+ in (\S+): run the same command again to resume from it|; the checkpoints are kept "
+                            r"by the first host \(worker 0\) in \S+: run the same command again to resume from the newest)",
+                            _errors(killed_err)[0])
         assert said, killed_err
         assert said[1] is None or (pathlib.Path(said[1]) / "checkpoint.json").is_file(), killed_err
     else:
         assert killed_status == -signal.SIGKILL
     assert not any((out / "config.json").exists() for out in outputs)
+
+
+def test_a_stopped_worker_other_than_the_first_says_the_first_host_keeps_the_checkpoints(sample_dir, tmp_path):
+    """Only the first worker (rank 0) writes a cluster's checkpoints, and only its stop's line named the one kept: a
+    SIGTERM on another host said "stopped and cleaned up", as if the run kept nothing. That worker's line now says
+    that the first host keeps them, where, and how to resume. (Worker 1 sends itself the SIGTERM once epoch 1's
+    checkpoint is saved, whichever process it is.)"""
+    checkpoints = tmp_path / "checkpoints"
+    saved = checkpoints / "epoch-0001" / "checkpoint.json"
+    stop_worker_1 = (f"import os, signal, fasttext_lib.stops as stops\n"
+                     f"ranks, real_describe, real_check = [], fasttext_lib.cluster.describe, stops.raise_if_interrupted\n"
+                     f"def describe(watch, rank, *rest):\n"
+                     f"    ranks.append(rank)\n"
+                     f"    return real_describe(watch, rank, *rest)\n"
+                     f"def check():  # (train calls it every step)\n"
+                     f"    if ranks == [1] and os.path.exists({str(saved)!r}):\n"
+                     f"        ranks.append('stopped')\n"
+                     f"        os.kill(os.getpid(), signal.SIGTERM)\n"
+                     f"    real_check()\n"
+                     f"fasttext_lib.cluster.describe, stops.raise_if_interrupted = describe, check\n")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir, epochs=400) + ["--checkpoint-dir", checkpoints], outputs, deadline=150,
+                        env=_probing_after_2_s(tmp_path / "hooks", also=stop_worker_1))
+    stopped = [err for status, _, err in ended if status == 143]
+    assert len(stopped) == 1 and sorted(status for status, _, _ in ended) == [2, 143], ended
+    assert _errors(stopped[0]) == [
+        f"error: terminated (SIGTERM); stopped and cleaned up; the checkpoints are kept by the first host (worker 0) in "
+        f"{checkpoints}: run the same command again to resume from the newest"], stopped[0]
+    assert saved.is_file()
 
 
 @pytest.mark.parametrize("differs", ["data", "settings"])

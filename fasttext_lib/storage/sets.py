@@ -659,7 +659,7 @@ _RETRY = "nothing of this one was kept; try again"
 
 
 def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass --overwrite to replace it",
-                on_commit=None):
+                on_commit=None, on_undecided=None):
     from concurrent.futures import ThreadPoolExecutor
 
     bucket, prefix = split_s3(dest)
@@ -704,6 +704,8 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
                 # the manifest PUT was sent and then abandoned (a signal, a read timeout): S3 may apply it after
                 # we look, so our files stay (unreferenced ones are orphans the next publish collects); taken
                 # back, a late PUT left a manifest naming deleted files, a set that could never be read again
+                if not (live and names <= live) and on_undecided is not None:
+                    on_undecided()
                 live = None
             if live is not None and not (live & names):  # surely not committed: take ours back (by their versions)
                 with contextlib.suppress(Exception):
@@ -766,7 +768,7 @@ def _remove_s3(dest, manifest_name):
 
 
 def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hint="pass --overwrite to replace it",
-            on_commit=None):
+            on_commit=None, on_undecided=None):
     """Publish ``files`` (logical name -> local path) and ``manifest`` at ``dest``, all or nothing.
 
     Returns ``dest`` (absolute for a local path). Adds ``files`` and the marker to the manifest.
@@ -778,13 +780,16 @@ def publish(dest, files, manifest_name, manifest, move=False, overwrite=True, hi
     ``on_commit``: called (no arguments) as soon as the new manifest is known to be in place, before the files of the
     set it replaced are deleted: a stop after it (an exception raised out of this call) leaves the new set live. A stop
     (or its own error) between the commit and its return calls it (again) on the way out: make it safe to repeat.
+    ``on_undecided``: called (no arguments) on S3 where the manifest's PUT was abandoned before S3 answered (a stop, a
+    read timeout) and the new manifest is not seen in place: S3 may still apply it, or not; nobody can tell which set
+    is live until it is read again.
     """
     files = {str(k): str(v) for k, v in files.items()}
     _check_files(files, manifest_name)
     with out_of_memory_naming(f"write {dest}"):  # (what was staged is taken back first, as for any failure)
         if is_s3(dest):
             return _publish_s3(str(dest), files, manifest_name, manifest, overwrite=overwrite, hint=hint,
-                               on_commit=on_commit)
+                               on_commit=on_commit, on_undecided=on_undecided)
         return _publish_local(str(dest), files, manifest_name, manifest, move=move, overwrite=overwrite, hint=hint,
                               on_commit=on_commit)
 
