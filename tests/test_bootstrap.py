@@ -61,6 +61,19 @@ def test_make_names_a_missing_python_in_one_error_line(tmp_path):
     assert not venv.exists()
 
 
+@pytest.mark.parametrize("python", ["", " "])
+def test_make_refuses_an_empty_python_in_one_error_line(tmp_path, python):
+    """`make demo PYTHON=` (a variable left blank in a script) said "there is no  on PATH": a name with nothing in it."""
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\* ", line)] == [
+        "error: PYTHON is empty: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)"], \
+        r.stderr
+    assert not venv.exists()
+
+
 def test_make_names_a_python_that_is_on_path_but_does_not_run_in_one_error_line(tmp_path):
     """A pyenv shim (python2, or a version .python-version names that is not installed) passes `command -v`, then
     printed its own paragraph and exit 127 from make's first use of it, not make's one error line."""
