@@ -163,6 +163,26 @@ def test_make_takes_a_python_that_is_a_command_with_arguments(tmp_path):
     assert "error:" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("python", ["~/.pyenv/shims/python", "~/bin/pyenv-like exec python"],
+                         ids=["program", "command"])
+def test_make_takes_a_python_that_begins_with_a_tilde_as_under_home(tmp_path, python):
+    """A shell expands ~ only where it is written unquoted at a word's start: zsh (macOS's shell) leaves
+    `make PYTHON=~/.pyenv/shims/python` as typed, and so does a PYTHON set in a Makefile or the environment. It
+    worked while the recipes ran PYTHON unquoted, and "there is no ~/.pyenv/shims/python" once it was quoted. A
+    leading ~/ is HOME's now, as the shell read it, for the check and every run of PYTHON."""
+    home, made_with = tmp_path / "home", tmp_path / "venv_made_with"
+    for program in (home / ".pyenv" / "shims" / "python", home / "bin" / "pyenv-like"):
+        program.parent.mkdir(parents=True)
+        shift = "shift 2\n" if program.name == "pyenv-like" else ""
+        program.write_text("#!/bin/sh\n" + shift + _stand_in_python(made_with))
+        program.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env={**os.environ, "HOME": str(home)})
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "error:" not in r.stderr, r.stderr
+
+
 def test_make_names_a_python_command_whose_first_word_is_no_program_in_one_error_line(tmp_path):
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=no-such-pyenv exec python", f"VENV={venv}"],
