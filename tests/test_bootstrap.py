@@ -298,6 +298,21 @@ def _made_venv(tmp_path):
     return venv
 
 
+def test_make_n_test_only_says_what_it_would_run(tmp_path):
+    """`make -n test` ran the suite (and wrote build/nbval.log): its recipe line started nbval with $(MAKE), and make
+    runs a line naming $(MAKE) even under -n. It prints the commands now, and runs none of them."""
+    venv = _made_venv(tmp_path)
+    ran = tmp_path / "ran"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{ran}"\n')
+    (venv / ".installed").touch()  # (after pyproject.toml and the lock: the venv is up to date)
+    r = subprocess.run(["make", "--no-print-directory", "-n", "test", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode == 0, r.stderr
+    assert not ran.exists(), ran.read_text()
+    assert f"{venv}/bin/python -m pytest -q -n 2 --dist loadfile" in r.stdout, r.stdout
+    assert "--nbval " in r.stdout, r.stdout
+
+
 def _pip_installs_planned(tmp_path, home, **pip_env):
     """The pip commands `make venv` would run (a dry run: nothing is installed), with ``home`` as HOME and ``pip_env``
     (PIP_CONFIG_FILE=...) as the only cache settings in the environment."""
