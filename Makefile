@@ -75,11 +75,13 @@ demo: $(STAMP)
 # last it left a core idle for minutes. Its report is printed when the suite ends; either failing fails.
 # The library is byte-compiled first: the suite starts ~300 Python processes (CLI runs, jobs), and where
 # PYTHONDONTWRITEBYTECODE is set each of them compiled its ~30 modules again (~0.1 s each).
+# nbval's command is run here as it is, not as $(MAKE) nbval: make runs a line naming $(MAKE) even under -n, and
+# `make -n test` ran the whole suite.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	@mkdir -p build
 	@$(PY) -m compileall -q fasttext_lib > /dev/null
-	@$(MAKE) --no-print-directory nbval > build/nbval.log 2>&1 & nbval=$$!; \
+	@$(NBVAL) > build/nbval.log 2>&1 & nbval=$$!; \
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 tests; suite=$$?; \
 	wait $$nbval; notebooks=$$?; \
 	echo "--- nbval (make nbval), run beside the suite:"; cat build/nbval.log; \
@@ -88,9 +90,10 @@ test: $(STAMP)
 # Re-executes the committed notebooks and compares their outputs (accuracy and loss included).
 # The committed outputs are a seeded CPU run: GPUs are hidden so that a GPU instance reproduces them
 # exactly too (papermill or Jupyter runs there train on the GPU as usual).
+NBVAL = CUDA_VISIBLE_DEVICES= $(PY) scripts/local_s3.py -- $(PY) -m pytest -q --nbval --nbval-current-env \
+        --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 nbval: $(STAMP)
-	CUDA_VISIBLE_DEVICES= $(PY) scripts/local_s3.py -- $(PY) -m pytest -q --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
+	$(NBVAL)
 
 # The notebooks are the source: edit them (Jupyter or any editor), then re-execute them in place so
 # that their committed outputs (what nbval compares) match; run metadata is stripped.

@@ -37,6 +37,13 @@ if [ -z "$whole" ]; then
   exit 2
 fi
 
+# (a PYTHON left blank, PYTHON= in a script, was "there is no  on PATH")
+case $python in
+  *[!' ']*) ;;
+  *) say "error: PYTHON is empty: $needs"
+     exit 2 ;;
+esac
+
 python_command "$python"
 case $python_form in
   command) named="the command $python" ;;

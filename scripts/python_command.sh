@@ -4,17 +4,30 @@
 # PYTHON is one program where a program has that whole name, spaces and all ("/opt/my python/bin/python3.11": split
 # at its spaces, it was not found). Else, where it has spaces and its first word is a program, it is that program
 # and its arguments ("pyenv exec python": read whole, it was refused as not there). It is split at spaces alone:
-# a quote, $, ` or * in it is part of a word, never read by a shell.
+# a quote, $, ` or * in it is part of a word, never read by a shell. A leading ~/ is HOME's, as a shell reads it:
+# zsh, a Makefile or the environment hand `PYTHON=~/.pyenv/shims/python` over as typed, which worked while the
+# recipes ran PYTHON unquoted, and then was "there is no ~/.pyenv/shims/python".
 
 # python_command PYTHON: sets python_form to "program", "command" or "" (neither), and python_first to its first word.
 python_command() {
   python_form= python_first=
-  if is_program "$1"; then
+  under_home "$1"
+  if is_program "$at_home"; then
     python_form=program
   fi
   case $1 in
     *' '*) python_first=$(first_word "$1")
-           [ -n "$python_form" ] || ! is_program "$python_first" || python_form=command ;;
+           under_home "$python_first"
+           [ -n "$python_form" ] || ! is_program "$at_home" || python_form=command ;;
+  esac
+}
+
+# under_home PATH: sets at_home to PATH with a leading ~/ read as HOME's, as a shell reads an unquoted one. (Not
+# printed for a $(...): that drops the line breaks a path ends with.)
+under_home() {
+  case $1 in
+    '~/'*) at_home=$HOME/${1#??} ;;
+    *) at_home=$1 ;;
   esac
 }
 
@@ -45,7 +58,10 @@ run_python() {
     set -- $python "$@"
     unset IFS
     set +f
-    exec "$@"
+    under_home "$1"
+    shift
+    exec "$at_home" "$@"
   fi
-  exec "$python" "$@"
+  under_home "$python"
+  exec "$at_home" "$@"
 }

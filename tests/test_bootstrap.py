@@ -61,6 +61,19 @@ def test_make_names_a_missing_python_in_one_error_line(tmp_path):
     assert not venv.exists()
 
 
+@pytest.mark.parametrize("python", ["", " "])
+def test_make_refuses_an_empty_python_in_one_error_line(tmp_path, python):
+    """`make demo PYTHON=` (a variable left blank in a script) said "there is no  on PATH": a name with nothing in it."""
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\* ", line)] == [
+        "error: PYTHON is empty: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)"], \
+        r.stderr
+    assert not venv.exists()
+
+
 def test_make_names_a_python_that_is_on_path_but_does_not_run_in_one_error_line(tmp_path):
     """A pyenv shim (python2, or a version .python-version names that is not installed) passes `command -v`, then
     printed its own paragraph and exit 127 from make's first use of it, not make's one error line."""
@@ -146,6 +159,26 @@ def test_make_takes_a_python_that_is_a_command_with_arguments(tmp_path):
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=pyenv-like exec python", f"VENV={venv}"],
                        capture_output=True, text=True, cwd=ROOT, timeout=HANG, env=env)
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "error:" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("python", ["~/.pyenv/shims/python", "~/bin/pyenv-like exec python"],
+                         ids=["program", "command"])
+def test_make_takes_a_python_that_begins_with_a_tilde_as_under_home(tmp_path, python):
+    """A shell expands ~ only where it is written unquoted at a word's start: zsh (macOS's shell) leaves
+    `make PYTHON=~/.pyenv/shims/python` as typed, and so does a PYTHON set in a Makefile or the environment. It
+    worked while the recipes ran PYTHON unquoted, and "there is no ~/.pyenv/shims/python" once it was quoted. A
+    leading ~/ is HOME's now, as the shell read it, for the check and every run of PYTHON."""
+    home, made_with = tmp_path / "home", tmp_path / "venv_made_with"
+    for program in (home / ".pyenv" / "shims" / "python", home / "bin" / "pyenv-like"):
+        program.parent.mkdir(parents=True)
+        shift = "shift 2\n" if program.name == "pyenv-like" else ""
+        program.write_text("#!/bin/sh\n" + shift + _stand_in_python(made_with))
+        program.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env={**os.environ, "HOME": str(home)})
     assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
     assert "error:" not in r.stderr, r.stderr
 
@@ -263,6 +296,21 @@ def _made_venv(tmp_path):
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
     return venv
+
+
+def test_make_n_test_only_says_what_it_would_run(tmp_path):
+    """`make -n test` ran the suite (and wrote build/nbval.log): its recipe line started nbval with $(MAKE), and make
+    runs a line naming $(MAKE) even under -n. It prints the commands now, and runs none of them."""
+    venv = _made_venv(tmp_path)
+    ran = tmp_path / "ran"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{ran}"\n')
+    (venv / ".installed").touch()  # (after pyproject.toml and the lock: the venv is up to date)
+    r = subprocess.run(["make", "--no-print-directory", "-n", "test", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode == 0, r.stderr
+    assert not ran.exists(), ran.read_text()
+    assert f"{venv}/bin/python -m pytest -q -n 2 --dist loadfile" in r.stdout, r.stdout
+    assert "--nbval " in r.stdout, r.stdout
 
 
 def _pip_installs_planned(tmp_path, home, **pip_env):
