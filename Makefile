@@ -23,9 +23,15 @@ RUN_PYTHON = sh scripts/run_python.sh $(PYTHON_WORD)
 empty :=
 space := $(empty) $(empty)
 comma := ,
-VENV_PROBLEM = $(if $(strip $(VENV)),$(if $(word 2,$(VENV)),VENV=$(VENV) has a space$(comma) and make splits a file \
-  name at its spaces: name a folder without one$(comma) such as VENV=$(subst $(space),-,$(strip $(VENV)))),VENV is \
-  empty: name the folder for the venv$(comma) such as VENV=.venv)
+# So is one with a character the recipes' shell reads ($(VENV) is unquoted there: "/tmp/it's" stopped on the shell's
+# "Unterminated quoted string", a ; or a backtick ran a command) or make reads in a target (: and %). Letters
+# (any script), digits, spaces (said above) and . _ - / ~ + @ are let through.
+VENV_ODD = $(shell printf '%s' $(call shell_word,$(value VENV)) | LC_ALL=C tr -d 'A-Za-z0-9._/~+@\200-\377 -')
+VENV_PROBLEM = $(if $(strip $(VENV)),$(if $(VENV_ODD),VENV=$(value VENV) has a character the recipes' shell or make \
+  would read ($(VENV_ODD)): name a folder of letters$(comma) digits and . _ - / ~ + @$(comma) such as VENV=.venv,$(if \
+  $(word 2,$(VENV)),VENV=$(VENV) has a space$(comma) and make splits a file name at its spaces: name a folder without \
+  one$(comma) such as VENV=$(subst $(space),-,$(strip $(VENV))))),VENV is empty: name the folder for the venv$(comma) \
+  such as VENV=.venv)
 REFUSE_VENV = $(if $(VENV_PROBLEM),printf '%s\n' $(call shell_word,error: $(VENV_PROBLEM)) >&2; exit 2)
 STAMP := $(if $(VENV_PROBLEM),venv-refused,$(VENV)/.installed)
 

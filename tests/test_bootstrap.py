@@ -249,6 +249,21 @@ def test_make_refuses_an_empty_venv_path_in_one_error_line(tmp_path):
         "error: VENV is empty: name the folder for the venv, such as VENV=.venv"], r.stderr
 
 
+@pytest.mark.parametrize("name", ["it's", 'say"so', "a;b", "a$b", "a`b", "a:b", "a%b", "a#b", "a(b)"])
+def test_make_refuses_a_venv_path_the_recipes_shell_or_make_would_read_in_one_error_line(tmp_path, name):
+    """The recipes name $(VENV) unquoted, and make reads it as a target: VENV="/tmp/it's" passed the Python check and
+    then stopped on "/bin/sh: Syntax error: Unterminated quoted string", no error line of ours (a ; or a backtick
+    would have run a command; a : or % broke the stamp's rule). Refused before anything runs."""
+    venv = tmp_path / name / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"VENV={venv}", "PYTHON=python3.99"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    lines = [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: \*\*\* ", line)]
+    assert len(lines) == 1 and lines[0].startswith(f"error: VENV={venv} has a character the recipes' shell or make "
+                                                   "would read"), r.stderr
+    assert not (tmp_path / name).exists()
+
+
 def test_make_refuses_a_python_check_bound_that_is_not_whole_seconds(tmp_path):
     """PYTHON_CHECK_SECONDS=soon was handed to timeout, whose "invalid time interval" was then reported as PYTHON
     not running."""
