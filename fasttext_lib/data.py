@@ -284,7 +284,7 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
     """
     if fmt not in FORMATS and not isinstance(fmt, Columns):
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    uri = str(uri)
+    uri = str(storage.expand_home(uri))
     refuse_a_directory(uri)  # (aclImdb/train: said as a directory of class folders, with how to convert it)
     stream, compression = open_decompressed(uri)
     if found is not None:
@@ -589,8 +589,9 @@ def lines_named(first_lines, where):
 
 
 def uris_of(uri):
-    """The files of a read: ``uri`` itself, or each of a list or tuple of them."""
-    return uri if isinstance(uri, (list, tuple)) else [uri]
+    """The files of a read: ``uri`` itself, or each of a list or tuple of them; a ``~`` read as the home folder
+    (storage.expand_home: ``read_labeled("~/data/train.csv")`` reads what pandas' ``read_csv`` of it does)."""
+    return [storage.expand_home(u) for u in (uri if isinstance(uri, (list, tuple)) else [uri])]
 
 
 def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
