@@ -22,8 +22,9 @@ def expand_home(uri):
     """A local path's leading ``~`` (or ``~user``) as the home folder, as a shell and pandas' readers read it:
     ``~/data/train.csv`` given where no shell expanded it (quoted on the command line, a notebook's parameter, a Python
     argument) named a file in a folder called ``~``. Nothing else of it changes (a relative path stays relative, and
-    errors name it so); an S3 URI, ``-`` (standard input) and None are returned as they are."""
-    if isinstance(uri, (str, os.PathLike)) and not is_s3(str(uri)) and str(uri).startswith("~"):
+    errors name it so); an S3 URI (``s3://...``, a ``~`` in its key included), ``-`` (standard input), None and a
+    URI refused later (``S3://``: refused as the data, by its reader, after this) are returned as they are."""
+    if isinstance(uri, (str, os.PathLike)) and str(uri).startswith("~"):
         return os.path.expanduser(str(uri))
     return uri
 
