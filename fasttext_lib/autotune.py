@@ -71,9 +71,9 @@ SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
 # p_value: sign_test(gained, lost); adopted: the trial became the chosen one (the start always does)
 TRIAL_COLUMNS = ["trial", "phase", *SEARCHED, "val_accuracy", "val_loss", "gained", "lost", "p_value", "adopted", "seconds", "work"]
 # The trial table (AutotuneResult.trials, --autotune-trials, the notebook's autotune_trials.csv): each trial's row and
-# what ended the search (ENDED), known only once it has ended (so not in the rows on_trial is given). A column, the
-# same on every row, rather than a closing row: the table stays one row per trial with numeric columns that read back
-# as numbers, and a row taken out of it (or tables of several runs put together) still says how its search ended.
+# what ended the search (ENDED), known only once it has ended (so not in the rows on_trial is given). A column, said
+# on the last row only (the others empty), rather than a closing row: the table stays one row per trial with numeric
+# columns that read back as numbers. The same word on every row repeated itself down the table notebook 02 shows.
 TABLE_COLUMNS = [*TRIAL_COLUMNS, "ended"]
 # The scores' columns of a table saved beside a lossy compact bundle (compact.LOSSY: --compact float16 / int8 / int4):
 # every trial is scored as the float32 model the search trained, not as the bundle's rounded rows would score.
@@ -102,7 +102,7 @@ STEP_OVERHEAD_FEATURES = 100_000  # one step's fixed cost in units of (document 
 
 @dataclass
 class AutotuneResult:
-    trials: object  # pandas DataFrame, one row per trial (TABLE_COLUMNS: its "ended" is the same on every row)
+    trials: object  # pandas DataFrame, one row per trial (TABLE_COLUMNS: its "ended" on the last row, "" above it)
     best_config: TrainConfig
     trained: TrainedModel  # the final model: best_config trained on training + validation data (refit, the
     #                        default), else the chosen trial's own model (training data only)
@@ -749,10 +749,11 @@ def _say_an_unanswered_upload(exc, uri, staged, written):
 
 
 def _trial_table(rows, ended):
-    """The trial table (:data:`TABLE_COLUMNS`) of the trials' ``rows`` and what ``ended`` the search."""
+    """The trial table (:data:`TABLE_COLUMNS`) of the trials' ``rows`` and what ``ended`` the search (on its last
+    row)."""
     import pandas as pd
 
-    return pd.DataFrame(rows, columns=TRIAL_COLUMNS).assign(ended=ended)
+    return pd.DataFrame(rows, columns=TRIAL_COLUMNS).assign(ended=[""] * (len(rows) - 1) + [ended] if rows else [])
 
 
 def _trial_table_csv(trained, compact="auto"):

@@ -193,6 +193,7 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     (a stop in between, told as one before the save, had the user run again a command --output then refused)."""
     from . import compact as compacting
 
+    dest = storage.expand_home(dest)  # ("~/model": the home folder's, as a shell reads it)
     refuse_standard_output(dest, "dest", "the bundle", "a directory")  # (before the table is compacted)
     check_trained_model(trained)
     compacting.check_choice(compact)

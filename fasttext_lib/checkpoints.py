@@ -642,10 +642,14 @@ def _different_run_line(where, meta, config, found):
         # again for the others
         differ = [f.split(" ")[0] for f in found]  # (the settings' names; "classes", "the training data", ...)
         names = config.to_dict()
-        settings = [_as_flag(name, written_with.get(name)) for name in names if name in differ]
+        vectors, relative = _recorded_vectors(meta)
+        settings = [_as_flag(name, vectors if name == "pretrained_vectors" else written_with.get(name))
+                    for name in names if name in differ]
         same_data = "" if all(name in names for name in differ) else " on the same data"
         text += (f"; a finished or interrupted run resumes only with the epochs it started with (the lr schedule "
                  f"spans them): rerun with {' '.join(settings)}{same_data} to resume it")
+        if relative and "pretrained_vectors" in differ:
+            text += f" ({relative})"
     return text
 
 
@@ -722,14 +726,30 @@ def _as_flag(name, value):
 
 
 def _recorded_config(config):
-    """``config`` as a checkpoint records it: the pretrained vectors' local path made absolute. A resume compares it
-    by whether it is given (config.GIVEN_OR_NOT), but a refused one suggests it back (:func:`_different_run_line`):
-    as the first run typed it (v.vec), it named no file from another directory."""
+    """``config`` as a checkpoint records it: the pretrained vectors' local path made absolute (a ``~`` read as the
+    home folder: ``~/wiki.vec`` was recorded as ``<here>/~/wiki.vec``). A resume compares it by whether it is given
+    (config.GIVEN_OR_NOT), but a refused one suggests it back (:func:`_different_run_line`): as the first run typed it
+    (v.vec), it named no file from another directory."""
     recorded = config.to_dict()
     vectors = recorded.get("pretrained_vectors")
     if vectors and not storage.is_s3(vectors):
-        recorded["pretrained_vectors"] = os.path.abspath(vectors)
+        recorded["pretrained_vectors"] = os.path.abspath(storage.expand_home(vectors))
     return recorded
+
+
+def _recorded_vectors(meta):
+    """The pretrained vectors' path a checkpoint (``meta``) suggests a rerun with, and what to say of it (or None).
+    Checkpoints written before the path was recorded absolute (:func:`_recorded_config`) hold it as the first run was
+    given it, relative to the folder that run was started in, which they do not record: where it names a file from
+    here it is given absolute (its content is compared on resume: another file of that name is refused), else as it
+    is, said to be relative to that folder."""
+    vectors = meta.get("config", {}).get("pretrained_vectors")
+    if not vectors or storage.is_s3(vectors) or os.path.isabs(vectors):
+        return vectors, None
+    if os.path.isfile(vectors):
+        return os.path.abspath(vectors), None
+    return vectors, (f"{vectors} is relative to the folder the run that wrote this checkpoint was started in, which "
+                     f"the checkpoint does not record")
 
 
 def _same_validation(meta, validation):

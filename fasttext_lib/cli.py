@@ -1024,6 +1024,22 @@ def _exit_now(status):
     os._exit(status)
 
 
+# The options that name a local path or an s3:// URI (and --label-names, whose FILE is one)
+PATH_OPTIONS = ("train", "validation", "output", "checkpoint_dir", "autotune_validation", "autotune_trials",
+                "pretrained_vectors", "label_names", "model", "data", "input", "cache_dir")
+
+
+def _expand_home_paths(args):
+    """``--train '~/train.csv'``, quoted so that the shell left its ``~``, read as the shell would have read it
+    unquoted (storage.expand_home): it was "no such file: ~/train.csv", and ``--output '~/model'`` a folder named
+    ``~`` here."""
+    from .storage import expand_home
+
+    for name in PATH_OPTIONS:
+        if isinstance(getattr(args, name, None), str):
+            setattr(args, name, expand_home(getattr(args, name)))
+
+
 def main(argv=None, lean_mxnet=False):
     """Run one command. Exit status: 0 done; 2 a user error (one ``error:`` line on stderr);
     130 on Ctrl-C (SIGINT), 143 on SIGTERM and 129 on SIGHUP, after cleaning up (see stops.stop_on_signals;
@@ -1038,6 +1054,7 @@ def main(argv=None, lean_mxnet=False):
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)  # (which options were given: _given_options)
+    _expand_home_paths(args)
     if lean_mxnet and args.command in MXNET_COMMANDS:
         from .mxnet_env import start_mxnet
 

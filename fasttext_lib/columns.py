@@ -882,6 +882,17 @@ def frame_columns(frame):
     return tuple(c if isinstance(c, str) else int(c) for c in (label, text))  # (numpy's ints: repr np.int64(0))
 
 
+def title_and_body(frame):
+    """The pandas code of a frame's text where it is Zhang et al.'s title and body (its class, title and body read
+    with ``pd.read_csv(path, header=None)``: columns 0, 1, 2), joined as training reads such a file (:func:`csv_text`:
+    a space between them, a literal ``\\n`` a space; an empty title read as NaN, filled): ``df[1]`` alone, the text a
+    refusal named, dropped every body. None for any other frame."""
+    names = list(frame.columns)
+    if names != [0, 1, 2] or any(isinstance(c, bool) for c in names):
+        return None
+    return "df[[1, 2]].fillna('').agg(' '.join, axis=1).str.replace('\\\\n', ' ', regex=False)"
+
+
 def _pasted_as_is(name):
     """Whether ``df[name]`` pasted names the column ``name``: a str or an int (not a bool, a mask to pandas)."""
     return isinstance(name, str) or (isinstance(name, numbers.Integral) and not isinstance(name, bool))

@@ -25,7 +25,7 @@ from typing import Dict, List
 from . import storage
 from .class_folders import refuse_a_directory
 from .columns import (Columns, check_text_columns, frame_columns, header_columns, index_column, several_class_columns,
-                      table_texts, text_header, whole_number)
+                      table_texts, text_header, title_and_body, whole_number)
 from .errors import FastTextError
 from .formats import FORMATS, csv_row_to_example, format_to_read, has_text, parse_fasttext_line
 from .header_row import (AlreadySkipped, FirstClassWatch, RepeatedHeader, class_and_text_columns, header_layout,
@@ -160,9 +160,11 @@ def check_labeled_texts(data, what, counted_too=False):
         raise FastTextError(f"{what} must be LabeledTexts (data.read_labeled(path), or for a DataFrame LabeledTexts of "
                             f"its class column and its text column, each a Series), got a {type(data).__name__}")
     # (as string literals: a name's line break, "Sentiment" and Alt+Enter in a spreadsheet's cell, split the line)
-    label, text = (json.dumps(name, ensure_ascii=False) for name in columns)
-    raise FastTextError(f"{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts(df[{label}], "
-                        f"df[{text}]) for a DataFrame's columns), got a {type(data).__name__}")
+    label, text = (f"df[{json.dumps(name, ensure_ascii=False)}]" for name in columns)
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        text = title_and_body(data) or text  # (Zhang et al.'s title and body: df[1] alone dropped every body)
+    raise FastTextError(f"{what} must be LabeledTexts (data.read_labeled(path), or LabeledTexts({label}, "
+                        f"{text}) for a DataFrame's columns), got a {type(data).__name__}")
 
 
 def as_read_from_a_file(data, what):
@@ -303,7 +305,7 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
     """
     if fmt not in FORMATS and not isinstance(fmt, Columns):
         raise FastTextError(f"unknown data format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    uri = str(uri)
+    uri = str(storage.expand_home(uri))
     refuse_a_directory(uri)  # (aclImdb/train: said as a directory of class folders, with how to convert it)
     stream, compression = open_decompressed(uri)
     if found is not None:
@@ -608,8 +610,9 @@ def lines_named(first_lines, where):
 
 
 def uris_of(uri):
-    """The files of a read: ``uri`` itself, or each of a list or tuple of them."""
-    return uri if isinstance(uri, (list, tuple)) else [uri]
+    """The files of a read: ``uri`` itself, or each of a list or tuple of them; a ``~`` read as the home folder
+    (storage.expand_home: ``read_labeled("~/data/train.csv")`` reads what pandas' ``read_csv`` of it does)."""
+    return [storage.expand_home(u) for u in (uri if isinstance(uri, (list, tuple)) else [uri])]
 
 
 def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):

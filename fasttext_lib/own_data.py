@@ -11,6 +11,7 @@ not with the command line's flags, which no notebook has.
 import sys
 from collections import Counter
 
+from . import storage
 from .columns import ColumnsToName
 from .errors import FastTextError
 from .notebook_params import key_path, known_datasets
@@ -36,6 +37,7 @@ def check_own_data(dataset, train_file, test_file=None, label_column=None, text_
     for name, value in {"label_column": label_column, "text_column": text_column}.items():
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise FastTextError(f"{name} must be a column's name or None, got {value!r}")
+    train_file, test_file = storage.expand_home(train_file), storage.expand_home(test_file)  # (~: the home folder)
     if train_file is None:
         given = [n for n, v in {"test_file": test_file, "label_column": label_column, "text_column": text_column}.items()
                  if v is not None]
@@ -72,6 +74,7 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
     from .formats import FormatToGive
     from . import label_names
 
+    train_file, test_file = storage.expand_home(train_file), storage.expand_home(test_file)  # (~: the home folder)
     if test_file is None:  # before the file is read (a bad one was numpy's traceback once it had been)
         check_seed(seed)
     fmt = csv_columns("auto", label_column, [text_column] if text_column else None, given_as=NOTEBOOK_SETTINGS)
@@ -231,7 +234,6 @@ def write_own_splits(splits, prefix, dataset):
     (``{dataset}.classes.txt``) when they have any. Without: the ``{dataset}.classes.txt`` an earlier run of 01 wrote
     for this name is removed once the splits are written, as they replace what that run prepared; left, it named
     the new data's classes, silently (02 reads it with the splits). Returns what write_fasttext_splits does."""
-    from . import storage
     from .label_names import SUFFIX
     from .writers import write_fasttext_splits
 

@@ -107,8 +107,8 @@ class Predictor:
         sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx`` (``cpu``, ``gpu`` or ``gpu:N``).
         A missing, incomplete, foreign or damaged bundle, or one holding inf/NaN parameters, is one
         :class:`~fasttext_lib.errors.FastTextError`. One trained under other Unicode data than this Python's, with
-        words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note)."""
-        src = str(src)
+        words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note). ``~``: the home folder."""
+        src = str(storage.expand_home(src))
         device = parse_ctx(ctx)[0]
         # (what the table's check, table_memory, leaves over fails so under a tight ulimit -v: the vocabulary, a
         # buffer copying the files)

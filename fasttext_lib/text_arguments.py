@@ -7,7 +7,7 @@ import collections.abc
 import reprlib
 import sys
 
-from .columns import frame_columns
+from .columns import frame_columns, title_and_body
 from .data import missing_text_fill, missing_value
 from .errors import FastTextError, lone_surrogate_message
 
@@ -35,9 +35,9 @@ def refuse_a_dataframe_of_examples(examples):
     pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
     if pandas is None or not isinstance(examples, pandas.DataFrame):
         return
-    columns = frame_columns(examples)
-    rows = (f"(zip(df[{columns[0]!r}], df[{columns[1]!r}]))" if columns else  # (else no df[...] is one of its columns)
-            ": a zip of its class column and its text column, each a Series")
+    columns, joined = frame_columns(examples), title_and_body(examples)
+    rows = (f"(zip(df[{columns[0]!r}], {joined or f'df[{columns[1]!r}]'}))" if columns else  # (else no df[...] is one
+            ": a zip of its class column and its text column, each a Series")  # of its columns)
     raise FastTextError(f"examples must be (label, text) pairs, got a pandas DataFrame, whose items are its column "
                         f"names: pass its rows as pairs {rows}")
 
@@ -53,13 +53,18 @@ def review_texts(texts):
     # Iterated, these are no reviews in order: a DataFrame is its column names (one answer per column, not per row),
     # a dict its keys (the ids of {id: review}), a set its reviews in an order no answer can be matched back to.
     pandas = sys.modules.get("pandas")  # (only ever given a DataFrame where pandas is imported; not imported here)
-    if pandas is not None and isinstance(texts, pandas.DataFrame):  # a subclass too (geopandas' GeoDataFrame)
+    if pandas is not None and isinstance(texts, pandas.DataFrame) and texts.shape[1] == 1:
+        # its only column is the reviews (pd.read_csv(path, header=None) of one review a line): it was refused
+        texts = texts.iloc[:, 0]
+    elif pandas is not None and isinstance(texts, pandas.DataFrame):  # a subclass too (geopandas' GeoDataFrame)
         # (named by the frame's own column where one is named as a text column is: df['text'] was a KeyError pasted;
-        # header=None's 0, 1: its text after the class, df[1]; said in words where no df[...] is one column)
-        columns = frame_columns(texts)
+        # header=None's 0, 1: its text after the class, df[1]; Zhang et al.'s 0, 1, 2: the title and body joined;
+        # said in words where no df[...] is one column)
+        columns, joined = frame_columns(texts), title_and_body(texts)
         raise FastTextError("texts must be a list of review texts, got a pandas DataFrame, whose items are its column "
                             "names: pass its text column"
-                            + (f" (df[{columns[1]!r}])" if columns else ", a Series"))
+                            + (f"s joined as training reads them ({joined})" if joined
+                               else f" (df[{columns[1]!r}])" if columns else ", a Series"))
     if isinstance(texts, collections.abc.Mapping):
         raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, whose items are its "
                             f"keys: pass its values (list(d.values()))")

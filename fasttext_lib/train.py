@@ -35,7 +35,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from . import cluster
+from . import cluster, storage
 from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, refusals_said_as_arguments,
                           remove_older_than, save_checkpoint, text_rule_of)
@@ -176,6 +176,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     line: the history would have ``train_accuracy`` for some epochs only). (``train_loss`` is the mean loss of the epoch's documents as each step met them,
     while the parameters were still changing: not the same measurement.)
     """
+    checkpoint_dir = storage.expand_home(checkpoint_dir)  # ("~/ckpt": the home folder's, as a shell reads it)
     refuse_standard_output(checkpoint_dir, "checkpoint_dir", "the checkpoints", "a directory")  # (before any epoch)
     forget_an_interrupted_import("mxnet")  # a Stop pressed during this call's import in the kernel before
     importlib.import_module("mxnet")  # once, here: every step below uses it

@@ -100,9 +100,9 @@ def read_vec(uri, dim=None, keep=None, form=TRAINING_FORM):
     ``pretrained_rows`` of them is that of the whole file, bit for bit), so memory is bounded by the vocabulary,
     not by the file. ``words_in_file`` counts them all. ``form``: the rule the model reads text by
     (text.UNICODE_FORMS), which says which token a word is (:class:`VocabularyMatch`).
-    Every problem is a :class:`FastTextError` naming the file (and the line).
+    Every problem is a :class:`FastTextError` naming the file (and the line). ``~``: the home folder.
     """
-    return _read(uri, dim, keep=keep, form=form)
+    return _read(storage.expand_home(uri), dim, keep=keep, form=form)
 
 
 def check_vec_start(uri, dim=None, lines=1000):
@@ -110,6 +110,7 @@ def check_vec_start(uri, dim=None, lines=1000):
     nothing: a file of another format, dimension or encoding fails before the training data is read (the rest
     of the file is checked when it is read, once the vocabulary is known). Returns the file's dimension; None, and
     nothing read, for a pipe (:func:`_read_once_only`)."""
+    uri = storage.expand_home(uri)
     _refuse_a_device(str(uri))
     if _read_once_only(uri):
         return None

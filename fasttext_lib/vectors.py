@@ -60,7 +60,8 @@ def export_vectors(model, uri, overwrite=False, on_written=None):
     the number of words written. The output is checked before the model is loaded, and must not be
     one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
     :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json).
-    ``on_written``: as :func:`write_vec`'s."""
+    ``on_written``: as :func:`write_vec`'s. ``~`` in ``uri`` or ``model`` (a bundle's path): the home folder."""
+    uri, model = storage.expand_home(uri), storage.expand_home(model)
     refuse_standard_output(uri, "uri", "the word vectors", "a file")  # (before the model is loaded)
     given = isinstance(model, str) or hasattr(model, "__fspath__")
     if given or getattr(model, "source", None):  # (before the folder check: the bundle's folder is named as such)

@@ -14,6 +14,7 @@ notebook's folder (papermill's command line keeps the shell's unless given ``--c
 The notebooks' parameters are checked by notebook_params.py, their figures drawn and shown by figures.py, and the
 record of the test split a bundle was tested on is provenance.py's.
 """
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -32,6 +33,9 @@ AUTOTUNE_RECORD = WrittenRecord("autotune_written.json", (AUTOTUNE_PLOT, AUTOTUN
                                 "notebook 02's autotune search")
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
+# The most List pages (1,000 entries each, a folder's subfolders one entry) read for the prepared datasets' names that
+# a mistyped one is offered (Workspace.prepared): 10,000 entries, about 3,000 datasets of a train, test and classes file.
+NAMES_LISTED_PAGES = 10
 
 
 class Workspace:
@@ -106,25 +110,30 @@ class Workspace:
                 # a name of the user's own, which 01 prepares from train_file (it was told "unknown dataset")
                 own = " (and train_file=, your file, for your own data)"
             # (Drug for the drug 01 prepared was told to run 01 with 'Drug': as if there were no such data)
-            meant = did_you_mean(dataset, self._prepared_names(split), 2)
+            meant = did_you_mean(dataset, self._prepared_names(dataset, split), 2)
             raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}{meant}: run notebook 01 "
                                 f"with dataset={dataset!r}{own} and this bucket and prefix first")
         return uri
 
-    def _prepared_names(self, split):
-        """The datasets prepared here with a ``split`` (``data/{name}.{split}``), for a name asked that has none: one
-        List request, of the first 1,000 objects under ``data/`` (a name past them is not offered); none where S3
-        refuses it (a role without s3:ListBucket) or fails, as the error it would hint at is said all the same."""
+    def _prepared_names(self, dataset, split):
+        """The datasets prepared with a ``split`` (``data/{name}.{split}``) in the folder of ``dataset``, a name asked
+        that has none (``exp/Drug``: those in ``data/exp/``), to offer in its stead. Listed a folder at a time (its
+        subfolders one entry each), at most :data:`NAMES_LISTED_PAGES` pages of 1,000 entries: one List request
+        read only the first 1,000 objects under ``data/``, and a name past them was never offered. None where S3
+        refuses the List (a role without s3:ListBucket) or fails: the error it would hint at is said all the same."""
         if not storage.is_s3(self.data):
             return []
-        bucket, prefix = storage.split_s3(self.data)
-        prefix, suffix = prefix.rstrip("/") + "/", f".{split}"
+        bucket, data = storage.split_s3(self.data)
+        data, suffix = data.rstrip("/") + "/", f".{split}"
+        folder = key_path(dataset, "dataset").rpartition("/")[0]
         try:
-            listed = storage.s3_client().list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+            pages = storage.s3_client().get_paginator("list_objects_v2").paginate(
+                Bucket=bucket, Prefix=data + (folder + "/" if folder else ""), Delimiter="/")
+            listed = [entry for page in itertools.islice(pages, NAMES_LISTED_PAGES) for entry in page.get("Contents", [])]
         except Exception:
             return []
-        names = (entry["Key"][len(prefix):] for entry in listed)
-        return sorted(name[:-len(suffix)] for name in names if name.endswith(suffix) and len(name) > len(suffix))
+        names = (entry["Key"][len(data):-len(suffix)] for entry in listed if entry["Key"].endswith(suffix))
+        return sorted(name for name in names if name and not name.endswith("/"))  # (exp/drug: with its folder)
 
     def saved_model(self, run_name):
         """The bundle :meth:`model` names, or one error saying to run notebook 02 first (its ``config.json`` is the

@@ -474,6 +474,36 @@ def test_02_on_a_dataset_prepared_under_another_spelling_asks_if_it_was_meant(as
     assert len(listed) == 1
 
 
+def test_02s_did_you_mean_reads_past_the_first_thousand_entries_under_data(tmp_path, s3_bucket):
+    """The names offered were those of the first 1,000 objects under data/ (one List request's answer): in a bucket
+    holding more, a dataset whose files sorted past them was never offered. The List now goes on to later pages (a
+    few requests at most), and a name in a folder (``exp/Drug``) is looked for in that folder only."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import boto3
+
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    bucket = s3_bucket[len("s3://"):]
+    client = boto3.client("s3")
+    keys = [f"p/data/aa{i:04d}.test" for i in range(1001)] + ["p/data/drug.train", "p/data/exp/drug.train"]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda key: client.put_object(Bucket=bucket, Key=key, Body=b"__label__1 a\n"), keys))
+    ws = Workspace(bucket, "p", str(tmp_path))
+    listed = []
+    storage.s3_client().meta.events.register("before-parameter-build.s3.ListObjectsV2",
+                                             lambda **kw: listed.append(kw["params"]))
+    for asked, meant in (("Drug", "drug"), ("exp/Drug", "exp/drug")):
+        listed.clear()
+        with pytest.raises(FastTextError) as told:
+            ws.prepared(asked, "train")
+        assert f" (did you mean {meant!r}?): run notebook 01" in str(told.value), told.value
+        assert 1 <= len(listed) <= 2 and all(p["Delimiter"] == "/" for p in listed), listed
+    assert {p["Prefix"] for p in listed} == {"p/data/exp/"}
+
+
 _HEADERLESS_BY_WORDS = {  # a file detection cannot tell that --format would read, and what 01 says to do instead
     "a CSV whose capitalised classes have a space after the comma": (
         "reviews.csv", lambda label, text: f"{label.capitalize()}, {text.replace(',', '')}\n",

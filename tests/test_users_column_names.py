@@ -284,16 +284,58 @@ def test_a_dataframe_refusal_for_columns_named_by_no_header_pastes_without_an_er
             call()
         said = str(caught.value)
         pasted = re.findall(r"df\[[^\]]*\]", said)
-        if kind in ("headerless", "three"):
+        if kind == "headerless":
             assert pasted[:2] == ["df[0]", "df[1]"], said
             assert all(isinstance(eval(expression, {"df": df}), pd.Series) for expression in pasted), said
+        elif kind == "three":  # (its title and body joined: test_a_headerless_zhang_frame_is_told_to_join_...)
+            assert pasted[0] == "df[0]" and "df[[1, 2]]" in said, said
         else:
             assert pasted == [] and "its class column and its text column, each a Series" in said, said
     with pytest.raises(FastTextError) as caught:
         predictor.predict(df)  # (its text column alone)
     said = str(caught.value)
     pasted = re.findall(r"df\[[^\]]*\]", said)
-    if kind in ("headerless", "three"):
+    if kind == "headerless":
         assert pasted == ["df[1]"] and isinstance(eval(pasted[0], {"df": df}), pd.Series), said
+    elif kind == "three":
+        assert "df[[1, 2]]" in said, said
     else:
         assert pasted == [] and said.endswith("pass its text column, a Series"), said
+
+
+@pytest.mark.parametrize("make", [lambda texts: pd.DataFrame({0: texts}), lambda texts: pd.DataFrame({"review": texts}),
+                                  lambda texts: pd.Series(texts).to_frame()], ids=["header=None", "named", "to_frame"])
+def test_predict_of_a_frame_of_one_column_predicts_that_column(reviews, predictor, make):
+    """``pd.read_csv(path, header=None)`` of a file of one review a line (its one column named 0) was refused with
+    "pass its text column, a Series": the frame's only column is its text. Predicted as that column is."""
+    texts = list(reviews["review"][:20])
+    frame = make(texts)
+    expected = predictor.predict(texts)
+    assert predictor.predict(frame) == expected
+    assert predictor.predict_proba(frame).tolist() == predictor.predict_proba(texts).tolist()
+    assert predictor.predict_top(frame, k=2) == predictor.predict_top(texts, k=2)
+
+
+def test_a_headerless_zhang_frame_is_told_to_join_title_and_body_as_training_reads_them(tmp_path, predictor):
+    """Zhang et al.'s class, title, body read with header=None (columns 0, 1, 2): the refusal said df[1] (the title
+    alone) for predict, and LabeledTexts(df[0], df[1]) for training, dropping every body. It names the title and body
+    joined as a training file of them is read (a space between, a literal \\n a space; an empty title none), and the
+    code pasted gives the texts read_labeled reads."""
+    import re
+
+    path = tmp_path / "zhang.csv"
+    path.write_text('"2","Great","the food was great\\nand cheap"\n"1","","cold soup, rude staff"\n'
+                    '"2","Lovely place","lovely"\n', encoding="utf-8")
+    df = pd.read_csv(path, header=None)
+    as_read = read_labeled(str(path))
+    for call, shape in ((lambda: predictor.predict(df), r"pass its text columns joined as training reads them \((.*)\)$"),
+                        (lambda: train(df, None, CONFIG), r"LabeledTexts\(df\[0\], (.*)\) for a DataFrame's columns"),
+                        (lambda: predictor.evaluate_examples(df), r"pass its rows as pairs \(zip\(df\[0\], (.*)\)\)$")):
+        with pytest.raises(FastTextError) as caught:
+            call()
+        said = str(caught.value)
+        pasted = re.search(shape, said)
+        assert pasted, said
+        joined = eval(pasted[1], {"df": df})
+        assert [" ".join(t.split()) for t in joined] == [" ".join(t.split()) for t in as_read.texts], said
+        assert predictor.predict(joined) == predictor.predict(as_read.texts)

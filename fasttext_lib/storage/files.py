@@ -18,6 +18,17 @@ from .s3 import (CONDITIONAL_PART_BYTES, UPLOAD_PART_BYTES, _first_line, _is_mis
                  is_forbidden, is_s3, s3_client, s3_errors, split_s3)
 
 
+def expand_home(uri):
+    """A local path's leading ``~`` (or ``~user``) as the home folder, as a shell and pandas' readers read it:
+    ``~/data/train.csv`` given where no shell expanded it (quoted on the command line, a notebook's parameter, a Python
+    argument) named a file in a folder called ``~``. Nothing else of it changes (a relative path stays relative, and
+    errors name it so); an S3 URI (``s3://...``, a ``~`` in its key included), ``-`` (standard input), None and a
+    URI refused later (``S3://``: refused as the data, by its reader, after this) are returned as they are."""
+    if isinstance(uri, (str, os.PathLike)) and str(uri).startswith("~"):
+        return os.path.expanduser(str(uri))
+    return uri
+
+
 def same_location(a, b):
     """Whether two local paths or S3 URIs name the same file (symbolic and hard links followed)."""
     a, b = str(a), str(b)
