@@ -14,7 +14,7 @@ from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
 from .formats import separator_bytes
-from .unknown_labels import case_folded
+from .unknown_labels import case_folded, invisible
 
 MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
 
@@ -94,10 +94,10 @@ def _refuse_classes_with_invisible_characters(classes, data):
     part of the class's documents, printed alike in evaluate's table and the notebooks', without a word."""
     seen = {}
     for label in classes:
-        visible = "".join(c for c in unicodedata.normalize("NFC", label) if unicodedata.category(c) != "Cf")
+        visible = "".join(c for c in unicodedata.normalize("NFC", label) if not invisible(c))
         other = seen.setdefault(visible, label)
         if other != label:
-            hidden = next(c for c in other + label if unicodedata.category(c) == "Cf")
+            hidden = next(c for c in other + label if invisible(c))
             column = pandas_class_column(data) if data is not None else "label"
             fix = (f"pandas: df[{column!r}] = df[{column!r}].str.replace({ascii(hidden)}, '')" if column is not None
                    else f"remove {ascii(hidden)} from the __label__ words")

@@ -415,7 +415,10 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         if len(row) >= width and len(row[0]) >= first_length and repeated.repeats(row):
             repeated.tell(start)
             continue
-        if predicting and not has_text(row):  # (predict's rows of empty fields, kept by csv_rows: no class, no text)
+        if not has_text(row):  # no class, no text: a blank line, as csv_rows reads a row of empty fields
+            # (predict's, kept by csv_rows; training's: pandas' row of NaNs written with its index, 3,, which is a
+            # row of empty fields once the index column is left out, and was refused as "an empty class column".
+            # Left out as blank lines are, without a note: training says nothing of blank lines either)
             if blanks is not None:  # answered as an empty review in its place, as the endpoint answers it
                 blanks.add(start)
             continue

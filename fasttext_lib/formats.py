@@ -418,7 +418,9 @@ def csv_rows(lines, uri, delimiter=",", empty_fields=False, blanks=None):
             raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: {exc}{hint}") from None
         # a line of spaces (trailing lines an editor left) is blank, as fastText-format input and a file's leading
         # lines read it; so is a row of empty fields (,, : rows Excel exports below the data once they were formatted
-        # or cleared, pandas' row of NaNs), which was refused as "an empty class column", naming no way on
+        # or cleared, pandas' row of NaNs), which was refused as "an empty class column", naming no way on. Blank
+        # lines are left out without a note (training counts none, and normal output stays quiet): so are these;
+        # a row with a text and no class is no blank line, and still refused (_no_class)
         # Excel's separator line sep=, (or a tab's) where files that start with it were joined (cat a.csv b.csv; the
         # first file's is read as a blank line: lines.without_excel_sep) is one too: it was a document of the class
         # "sep=" and no text

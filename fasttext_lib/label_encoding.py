@@ -12,7 +12,7 @@ import numpy as np
 from .columns import distinct_row_numbers, whole_number
 from .errors import FastTextError
 from .text import LABEL_PREFIX
-from .unknown_labels import WAY_OUT, cased_otherwise
+from .unknown_labels import WAY_OUT, cased_otherwise, invisible_otherwise
 
 
 def encode_labels(labels, classes, where, names=None, lines=None, column="label"):
@@ -79,7 +79,8 @@ def class_ids(labels, classes, where, names=None, lines=None, column="label"):
     hint = ("; each document's is a different whole number: row numbers? (df.to_csv(path, header=False) writes "
             "pandas' index first: write the file with index=False)"
             if len(present) == len(labels) and distinct_row_numbers(present)
-            else _spelled_otherwise(unknown, ids) or cased_otherwise(unknown, ids | set(by_name), column))
+            else _spelled_otherwise(unknown, ids) or invisible_otherwise(unknown, ids | set(by_name), column)
+            or cased_otherwise(unknown, ids | set(by_name), column))
     raise FastTextError(f"{where} has label(s) {shown} not seen in training (known: {_known(classes, names)})"
                         f"{hint or WAY_OUT}")
 

@@ -237,16 +237,32 @@ def states_place(kvstore, ctxs):
       gradient (kvstore_local.h:249-254), freeing its host copy (pinned memory is not pooled, src/storage/storage.cc:78-93):
       the GPU itself with one device (comm.h:510-511), else the GPU the table's merge buffer went to, chosen by the
       order of an ``unordered_map`` among equally loaded GPUs (comm.h:675-710), which Python cannot know: each GPU
-      is tried. On CPUs, as ``local``."""
+      is tried. On CPUs, as ``local``.
+
+      A list of CPUs and GPUs: the merge buffer goes to one of the devices CommDevice keys by their number alone
+      (comm.h:680-683: of ``cpu(0)`` and ``gpu(0)``, the one later in the list), and the value moves only to a GPU's
+      (kvstore_local.h:249-254 compares the device type): on the host where the candidates are CPUs, as on CPUs;
+      where they are a CPU and a GPU, either: counted on the host and tried on the GPUs (:func:`merge_candidates`)."""
     gpus = tuple(ctx for ctx in ctxs if ctx.device_type == "gpu")
     if kvstore is None:
         return StatesPlace(on_host=not gpus, gpus=gpus)
     cast = {"row_sparse": True, "conversion": ctxs[0]}
     if kvstore.startswith("dist"):
         return StatesPlace(on_host=False, host_store="setup" if ctxs[0].device_type == "gpu" else "", **cast)
+    candidates = merge_candidates(ctxs)
+    gpus = tuple(ctx for ctx in candidates if ctx.device_type == "gpu")
     if not gpus or kvstore == "local":
         return StatesPlace(host_store="run", **cast)
+    if len(gpus) < len(candidates):  # a CPU's or a GPU's: the host holds them for the run, or the GPU does
+        return StatesPlace(on_host=True, gpus=gpus, store_copy=True, host_store="run", **cast)
     return StatesPlace(on_host=False, gpus=gpus, store_copy=True, host_store="setup", **cast)
+
+
+def merge_candidates(ctxs):
+    """The devices of ``ctxs`` a ``device`` kvstore's merge buffer may go to (MXNet 1.9.1
+    CommDevice::InitMergeBuffer, src/kvstore/comm.h:680-683, ``ctx_info[d.dev_id]``): one for each device number, the
+    last in the list with it (``[cpu(0), gpu(0)]``: gpu(0) only); which of them, Python cannot know."""
+    return tuple({ctx.device_id: ctx for ctx in ctxs}.values())
 
 
 class HostNeed(typing.NamedTuple):
@@ -262,8 +278,9 @@ def host_need(num_rows, emsize, state_tables=0, place=None, ctxs=None):
     """:class:`HostNeed` of a training table of ``num_rows`` x ``emsize`` on ``ctxs`` (default: the CPU), with
     ``state_tables`` optimizer tables (adam's moments) kept where ``place`` (:func:`states_place`) says.
 
-    The table is built in host memory and stays there for each CPU context (another CPU context holds a copy of
-    it); a run on GPUs lets it go once copied (adopt_data) and holds the rest after it. Beside it, at kv.init, a
+    The table is built in host memory (cpu(0)'s) and copied to each other device (adopt_data), both held while it is
+    copied; after it, one table for each CPU context (another CPU context holds a copy; a run without cpu(0), on GPUs
+    or on ``cpu(1)``, lets cpu(0)'s go) and the rest after it. Beside it, at kv.init, a
     kvstore's copy of it (``place.host_store``: kvstore_local.h:232, kvstore_dist.h:355-373) and, on a CPU first
     device, the row_sparse cast of the table kv.init is given (``place.conversion``, optim.Updater; a dist_*
     worker's is kept until its first push, kvstore_dist.h:364); from the first step adam's moments where they live
@@ -272,10 +289,12 @@ def host_need(num_rows, emsize, state_tables=0, place=None, ctxs=None):
     place = place or StatesPlace()
     table = int(num_rows) * int(emsize) * 4
     sparse = table + int(num_rows) * 8
-    cpus = [ctx for ctx in ctxs if ctx.device_type == "cpu"]
-    copies = [(1, f"{ctx}'s copy") for ctx in dict.fromkeys(cpus) if ctx != mx.cpu()]  # of the table built on cpu(0)
+    cpus = list(dict.fromkeys(ctx for ctx in ctxs if ctx.device_type == "cpu"))
+    copies = [(1, f"{ctx}'s copy") for ctx in cpus if ctx != mx.cpu()]  # of the table built on cpu(0)
     built = table * (1 + len(copies))
-    kept = built if cpus else 0
+    # once copied: cpu(0)'s table where cpu(0) trains, else the first copy is the run's table, the others beside it
+    held = copies if mx.cpu() in cpus else copies[1:]
+    kept = table * len(cpus)
     moments = state_tables if place.on_host else 0
     # (on GPUs the store's copy takes the host table's place: not one more)
     store = [(1, "the kvstore's copy of it")] if place.host_store and cpus else []
@@ -283,8 +302,8 @@ def host_need(num_rows, emsize, state_tables=0, place=None, ctxs=None):
         place.conversion.device_type == "cpu" else []
     setup = kept + sparse * (1 if place.host_store else 0) + sparse * len(cast)
     run = kept + (sparse if place.host_store == "run" else 0) + moments * (sparse if place.row_sparse else table)
-    phases = [(built, copies), (setup, store + cast + copies),
-              (run, [(moments, "adam's moments")] * bool(moments) + store * (place.host_store == "run") + copies)]
+    phases = [(built, copies), (setup, store + cast + held),
+              (run, [(moments, "adam's moments")] * bool(moments) + store * (place.host_store == "run") + held)]
     total, beside = max(phases, key=lambda phase: phase[0])
     advice = ", or use sgd" if any(what == "adam's moments" for _, what in beside) else ""
     if (store or cast) and len(ctxs) == 1 and any(what.startswith(("the kvstore", "kv.init")) for _, what in beside):
@@ -318,18 +337,32 @@ def adopt_table(param, table, ctxs, state_tables=0, place=None):
                                 f"buckets{', or use sgd' if moments else ''}, or train on a device with more "
                                 f"memory") from None
         if (tried_here and (moments or place.store_copy)) or cast:
-            _make_room_for_states(ctx, data.shape, moments, tried_here and place.store_copy, cast)
+            _make_room_for_states(ctx, data.shape, moments, tried_here and place.store_copy, cast, place.row_sparse)
         return on_device
 
     adopt_data(param, table, ctxs, copy)
 
 
-def _make_room_for_states(ctx, shape, state_tables, store_copy=False, cast=False):
+def room_tried(shape, state_tables, store_copy=False, cast=False, row_sparse=False):
+    """The arrays (``(shape, dtype)``) :func:`_make_room_for_states` holds at once on a device for ``state_tables``
+    optimizer tables of the embedding table's ``shape``, a kvstore's copy of it (``store_copy``), or kv.init's cast
+    (``cast``: made and freed before the others, so the larger count is tried). Each row_sparse one (``row_sparse``:
+    a kvstore's tables, StatesPlace.row_sparse; the cast always is) holds every row, and beside its values each
+    row's index, an int64 (MXNet 1.9.1 python/mxnet/ndarray/sparse.py ``_STORAGE_AUX_TYPES``; aux data of
+    ``num_rows`` elements): 8 bytes a row that a GPU without them fails to hold at the first push."""
+    tables = state_tables + store_copy
+    sparse = row_sparse or not tables  # (the cast alone: row_sparse)
+    one = [(tuple(shape), "float32")] + ([((shape[0],), "int64")] if sparse else [])
+    return one * max(tables, int(cast))
+
+
+def _make_room_for_states(ctx, shape, state_tables, store_copy=False, cast=False, row_sparse=False):
     """Refuse (one error line naming them) ``state_tables`` optimizer tables of ``shape``, and with ``store_copy`` a
     kvstore's copy of the table (row_sparse, every row: about one table), that the device ``ctx`` cannot hold beside
     the embedding table just copied there. With ``cast``, ``ctx`` is the first device, where optim.Updater makes
     the table's row_sparse cast for kv.init (about one table, freed before the first step: it counts where nothing
-    else is tried). They are made as adam makes its moments (zeros of the table's shape,
+    else is tried). ``row_sparse``: the tables are (a kvstore's), each row's int64 index beside its values
+    (:func:`room_tried`: the arrays). They are made as adam makes its moments (zeros of the table's shape,
     waited for: a failed allocation is raised at the wait), all held at once (one dropped before the next is made
     would hand its memory on to it), and dropped here: MXNet's GPU pool keeps that memory, and the same sizes made
     at kv.init and the first step take it back, so nothing more is held."""
@@ -337,8 +370,8 @@ def _make_room_for_states(ctx, shape, state_tables, store_copy=False, cast=False
     size = num_rows * emsize * 4
     held = []
     try:
-        for _ in range(max(state_tables + store_copy, int(cast))):
-            held.append(nd.zeros(shape, ctx=ctx, dtype="float32"))
+        for array_shape, dtype in room_tried(shape, state_tables, store_copy, cast, row_sparse):
+            held.append(nd.zeros(array_shape, ctx=ctx, dtype=dtype))
             held[-1].wait_to_read()
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):

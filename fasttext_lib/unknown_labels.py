@@ -1,6 +1,7 @@
 """What the refusal of labels a model does not know (predict.class_ids: evaluate, train's and autotune's validation
-data) says beyond naming them: the class each one is, written in another case (:func:`cased_otherwise`), or, when no
-hint says which class a label is written for, the way out (:data:`WAY_OUT`). Refused either way: which class a label
+data) says beyond naming them: the class each one is, written in another case (:func:`cased_otherwise`) or with an
+invisible character (:func:`invisible_otherwise`), or, when no hint says which class a label is written for, the way
+out (:data:`WAY_OUT`). Refused either way: which class a label
 means is not guessed."""
 import unicodedata
 
@@ -41,3 +42,30 @@ def cased_otherwise(unknown, known, column="label"):
     return (f"; the model's classes written in another case{' and Unicode normalization' if normalized else ''} "
             f"({shown}): write them as the training data did"
             + (f" (pandas: df[{column!r}] = {how})" if lowered else ""))
+
+
+def invisible(char):
+    """Is ``char`` one of Unicode's format characters, which print as nothing (a zero-width space, a soft hyphen, a
+    byte order mark, a word joiner)? The one rule of :func:`invisible_otherwise` and of class_checks' refusal of two
+    training classes that differ in them alone."""
+    return unicodedata.category(char) == "Cf"
+
+
+def invisible_otherwise(unknown, known, column="label"):
+    """The error's hint when each label in ``unknown`` is one of ``known`` (the model's classes: their ids and the
+    names predictions show) with invisible characters added: ``positive`` + a zero-width space, pasted from a web page
+    or a spreadsheet cell, which prints as the class; else "". Named by code point, with the pandas line that removes
+    them from ``column`` (the data's class column: data.pandas_class_column), or for fastText format (None), the
+    characters to remove from its __label__ words. Only where removing them leaves a class exactly as written, so that
+    the line given is the fix (training refuses such a pair of classes in one line: class_checks)."""
+    meant = {label: "".join(c for c in label if not invisible(c)) for label in unknown}
+    if not meant or any(visible == label or visible not in known for label, visible in meant.items()):
+        return ""
+    hidden = sorted({c for label in unknown for c in label if invisible(c)})
+    points = ", ".join(f"U+{ord(c):04X}" for c in hidden)
+    shown = ", ".join(f"{ascii(label)} for {visible}" for label, visible in list(meant.items())[:3])
+    fix = (f"pandas: df[{column!r}] = df[{column!r}]" + "".join(f".str.replace({ascii(c)}, '')" for c in hidden)
+           if column is not None else f"remove {', '.join(map(ascii, hidden))} from the __label__ words")
+    one = len(hidden) == 1
+    return (f"; the model's classes with {'an invisible character' if one else 'invisible characters'} ({points}) "
+            f"added ({shown}): write them without {'it' if one else 'them'} ({fix})")

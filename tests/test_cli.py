@@ -343,6 +343,29 @@ def test_evaluate_labels_in_another_case_say_so(tmp_path):
     assert r.stdout == ""
 
 
+def test_evaluate_and_validation_labels_with_an_invisible_character_say_so(tmp_path):
+    """A CSV (or a validation file) labelled 'positive' + a zero-width space in some rows, for a model of 'positive',
+    was refused as a label never seen in training, though it prints as the class. Now the error names the character
+    and how to remove it: a pandas line of the file's own column, or for fastText format the __label__ words."""
+    (tmp_path / "t.txt").write_text("__label__positive good great\n__label__negative bad awful\n" * 3)
+    r = cli_in_process("train", "--train", tmp_path / "t.txt", "--output", tmp_path / "m", "--epochs", "1",
+                       "--no-progress")
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "e.csv").write_text("sentiment,review\nnegative,bad\npositive\u200b,good\n", encoding="utf-8")
+    r = cli_in_process("evaluate", "--model", tmp_path / "m", "--data", tmp_path / "e.csv")
+    _assert_one_line_error(r, f"error: {tmp_path / 'e.csv'} has label(s) 'positive\\u200b' (line 3) not seen in "
+                              f"training (known: negative, positive); the model's classes with an invisible character "
+                              f"(U+200B) added ('positive\\u200b' for positive): write them without it (pandas: "
+                              f"df['sentiment'] = df['sentiment'].str.replace('\\u200b', ''))")
+    assert r.stdout == ""
+    (tmp_path / "v.txt").write_text("__label__negative bad\n__label__positive\u2060 good\n", encoding="utf-8")
+    r = cli_in_process("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v.txt", "--output",
+                       tmp_path / "o", "--epochs", "1", "--no-progress")
+    _assert_one_line_error(r, "(U+2060) added ('positive\\u2060' for positive): write them without it (remove "
+                              "'\\u2060' from the __label__ words)")
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("flag, value", [("--epochs", "0"), ("--emsize", "-3"), ("--batch-size", "0")])
 def test_non_positive_settings(tmp_path, flag, value):
     run = run_cli if flag == "--epochs" else cli_in_process  # one CLI process; the others in-process

@@ -328,6 +328,34 @@ def test_rows_of_empty_fields_that_excel_exports_below_the_data_are_blank_lines(
         read_labeled(str(path))
 
 
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_a_row_of_nans_written_with_pandas_index_is_a_blank_line_as_without_it(tmp_path, reviews, sep):
+    """pandas' row of NaNs is blank written with index=False (``,``), but df.to_csv(path), pandas' default, writes it
+    with its row number (``3,,``): once the index column was left out, training refused it as "an empty class
+    column", so the same frame read one way and was refused the other. Left out as the blank line it is, and as a
+    blank line says nothing: the same documents as without the index. A row with a text and no class is still
+    refused."""
+    from fasttext_lib.data import iter_examples, read_counted
+
+    frame = pd.concat([reviews.head(8), pd.DataFrame({"sentiment": [None], "review": [None]}), reviews.iloc[8:20]],
+                      ignore_index=True)
+    without, path = tmp_path / "no_index.csv", tmp_path / "indexed.csv"
+    frame.to_csv(without, index=False, sep=sep)
+    frame.to_csv(path, sep=sep)
+    assert path.read_text().splitlines()[9] == sep.join(["8", "", ""])
+    expected = read_labeled(str(without))
+    notes = []
+    data = read_labeled(str(path), note=notes.append)
+    assert (data.labels, data.texts) == (expected.labels, expected.texts) == (list(reviews.sentiment[:20]),
+                                                                            list(reviews.review[:20]))
+    assert len(notes) == 1 and "row index" in notes[0], notes  # (the index column's note only)
+    assert [label for label, _ in iter_examples(str(path))] == expected.labels
+    assert read_counted(str(path)).labels == expected.labels
+    path.write_text(path.read_text().replace(sep.join(["8", "", ""]), sep.join(["8", "", "cold soup"])))
+    with pytest.raises(FastTextError, match=r"indexed\.csv:10: CSV row has an empty class column"):
+        read_labeled(str(path))
+
+
 def test_a_parquet_export_is_one_line_that_names_the_conversion_and_the_package_it_needs(tmp_path, reviews):
     """``df.to_parquet(path)`` (and a Hugging Face dataset's files): pandas reads Parquet only with pyarrow (or
     fastparquet), which a user of this library may not have: the line said pd.read_parquet, which then failed with

@@ -683,6 +683,60 @@ def test_a_case_hint_of_a_label_in_another_normalization_too_shows_it_escaped_an
         assert not pandas, said
 
 
+@pytest.mark.parametrize("invisible", ["\u200b", "\u00ad", "\ufeff", "\u2060"])
+def test_evaluate_of_labels_with_an_invisible_character_names_it_and_how_to_remove_it(invisible):
+    """'positive' + a zero-width space (a label pasted from a web page or a spreadsheet cell; a soft hyphen, a BOM or
+    a word joiner likewise) for a model of 'positive' got only "not seen in training": the label prints as the class.
+    Training names such a pair of classes; evaluation now names the label, the character's code point and the pandas
+    line that removes it, which, run on the user's column, leaves each label a class. Still refused: no guess."""
+    import pandas as pd
+    from fasttext_lib.errors import FastTextError
+
+    predictor = _word_class_predictor(["negative", "positive"])
+    labels = ["positive" + invisible, "negative", invisible + "negative"]
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate(LabeledTexts(pd.Series(labels, name="sentiment"), ["good", "bad", "awful"]))
+    said = str(caught.value)
+    assert "\n" not in said and (f"; the model's classes with an invisible character (U+{ord(invisible):04X}) "
+                                 f"added ({ascii('positive' + invisible)} for positive, "
+                                 f"{ascii(invisible + 'negative')} for negative): write them without it") in said, said
+    pandas = said.partition("(pandas: ")[2][:-1]
+    df = pd.DataFrame({"sentiment": labels})
+    exec(pandas, {"df": df})
+    assert list(df["sentiment"]) == ["positive", "negative", "negative"], pandas
+    with pytest.raises(FastTextError) as caught:  # (the same of examples as they come)
+        predictor.evaluate_examples([(label, "good") for label in labels])
+    assert f"(U+{ord(invisible):04X}) added" in str(caught.value) and "df['label']" in str(caught.value)
+
+
+def test_the_invisible_character_hint_removes_each_character_its_labels_carry():
+    """Labels with two different invisible characters (a soft hyphen in some, a zero-width space in others): the hint
+    names both code points, and its pandas line removes both."""
+    import pandas as pd
+    from fasttext_lib.unknown_labels import invisible_otherwise
+
+    hint = invisible_otherwise(["neg\u00adative", "positive\u200b"], {"negative", "positive"}, "label")
+    assert hint.startswith("; the model's classes with invisible characters (U+00AD, U+200B) added "), hint
+    df = pd.DataFrame({"label": ["neg\u00adative", "positive\u200b", "positive"]})
+    exec(hint.partition("(pandas: ")[2][:-1], {"df": df})
+    assert list(df["label"]) == ["negative", "positive", "positive"], hint
+    assert invisible_otherwise(["positive\u200b"], {"positive"}, None).endswith(
+        "(remove '\\u200b' from the __label__ words)")
+
+
+def test_evaluate_gives_no_invisible_character_hint_when_a_label_is_no_class_without_it():
+    """'neutral' + a zero-width space beside 'positive' + one: no class is 'neutral', so no hint but the way out; and
+    'Positive' + one is no class either (case and the character both: the case hint's rule does not strip it)."""
+    from fasttext_lib.errors import FastTextError
+
+    predictor = _word_class_predictor(["negative", "positive"])
+    for labels in (["positive\u200b", "neutral\u200b"], ["Positive\u200b", "negative"]):
+        with pytest.raises(FastTextError) as caught:
+            predictor.evaluate_examples([(label, "good") for label in labels])
+        said = str(caught.value)
+        assert "invisible" not in said and said.endswith("those classes too"), said
+
+
 def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answer(trained, monkeypatch):
     """Notebook 04 scored its test split three times (evaluate, predict_proba for the per-document table, then
     confusion_frame, which evaluated again). ``Predictor.evaluation`` scores it once; its metrics are evaluate's, its

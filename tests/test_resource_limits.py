@@ -865,8 +865,9 @@ def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_li
 
 
 class HeldShape(tuple):
-    """A shape held on a fake GPU (:func:`gpu_of_bytes`), equal to the plain tuple; ``gpu``: the GPU's number."""
-    gpu = 0
+    """A shape held on a fake GPU (:func:`gpu_of_bytes`), equal to the plain tuple; ``gpu``: the GPU's number;
+    ``itemsize``: its values' bytes each (8: an int64 index)."""
+    gpu, itemsize = 0, 4
 
 
 def held_on(held, gpu, rows=None):
@@ -880,6 +881,7 @@ def gpu_of_bytes(monkeypatch, room, when):
     do on a full GPU, raised by the call ("at the copy") or at the next wait for the array ("at the next wait").
     Returns the shapes held on the GPUs (:class:`HeldShape`), in order: clearing it empties the GPUs."""
     import mxnet as mx
+    import numpy as np
 
     class FailedAllocation(mx.nd.NDArray):
         __slots__ = ()
@@ -889,10 +891,10 @@ def gpu_of_bytes(monkeypatch, room, when):
 
     copyto, zeros, held = mx.nd.NDArray.copyto, mx.nd.zeros, []
 
-    def on_the_gpu(ctx, shape, make):
-        if sum(4 * math.prod(s) for s in held_on(held, ctx.device_id)) + 4 * math.prod(shape) <= room:
+    def on_the_gpu(ctx, shape, make, itemsize=4):
+        if sum(s.itemsize * math.prod(s) for s in held_on(held, ctx.device_id)) + itemsize * math.prod(shape) <= room:
             held.append(HeldShape(shape))
-            held[-1].gpu = ctx.device_id
+            held[-1].gpu, held[-1].itemsize = ctx.device_id, itemsize
             return make()
         if when == "at the copy":
             raise mx.base.MXNetError(CUDA_OUT_OF_MEMORY)
@@ -908,7 +910,8 @@ def gpu_of_bytes(monkeypatch, room, when):
     def zeros_on_the_gpu(shape, ctx=None, dtype=None, **kwargs):
         if ctx is None or ctx.device_type != "gpu":
             return zeros(shape, ctx=ctx, dtype=dtype, **kwargs)
-        return on_the_gpu(ctx, shape, lambda: zeros(shape, ctx=mx.cpu(), dtype=dtype, **kwargs))
+        return on_the_gpu(ctx, shape, lambda: zeros(shape, ctx=mx.cpu(), dtype=dtype, **kwargs),
+                          np.dtype(dtype or "float32").itemsize)
 
     monkeypatch.setattr(mx.nd.NDArray, "copyto", copy_to_the_gpu)
     monkeypatch.setattr(mx.nd, "zeros", zeros_on_the_gpu)
@@ -960,7 +963,8 @@ def test_a_run_tries_the_gpus_room_for_adams_moments_where_its_updater_keeps_the
     featurizer = type("Featurizer", (), {"num_rows": 300_000})()
     if kvstore == "local":
         initial_model(featurizer, 3, config, [mx.gpu(0)])
-        assert [shape for shape in held if shape[0] == 300_000] == [(300_000, 50)] * 2, held  # the table, the cast
+        # the table, the cast (its values and each row's int64 index)
+        assert [shape for shape in held if shape[0] == 300_000] == [(300_000, 50)] * 2 + [(300_000,)], held
         return
     with pytest.raises(FastTextError) as caught:
         initial_model(featurizer, 3, config, [mx.gpu(0)])
@@ -991,8 +995,10 @@ def test_several_gpus_try_the_room_for_adams_moments_where_their_kvstore_keeps_t
     held = gpu_of_bytes(monkeypatch, int(2.5 * table), "at the next wait")
     if kvstore in ("local", "dist_sync"):
         initial_model(featurizer, 3, config, gpus)
-        # the table alone, and on the first GPU the room for kv.init's row_sparse cast of it (made and freed at setup)
-        assert held_on(held, 0, 300_000) == [(300_000, 50)] * 2 and held_on(held, 1, 300_000) == [(300_000, 50)], held
+        # the table alone, and on the first GPU the room for kv.init's row_sparse cast of it (made and freed at setup;
+        # its values and each row's int64 index)
+        assert held_on(held, 0, 300_000) == [(300_000, 50)] * 2 + [(300_000,)], held
+        assert held_on(held, 1, 300_000) == [(300_000, 50)], held
         return
     with pytest.raises(FastTextError) as caught:
         initial_model(featurizer, 3, config, gpus)
@@ -1006,8 +1012,10 @@ def test_several_gpus_try_the_room_for_adams_moments_where_their_kvstore_keeps_t
     machine_with_memory(monkeypatch, tmp_path, 2_000_000)
     held = gpu_of_bytes(monkeypatch, int(4.5 * table), "at the next wait")
     initial_model(featurizer, 3, config, gpus)
-    # the table, then the room for the store's copy and the moments tried, on each GPU
-    assert held_on(held, 0, 300_000) == held_on(held, 1, 300_000) == [(300_000, 50)] * 4, held
+    # the table, then the room for the store's copy and the moments tried, on each GPU (row_sparse: each with its
+    # rows' int64 index)
+    tried = [(300_000, 50)] + [(300_000, 50), (300_000,)] * 3
+    assert held_on(held, 0, 300_000) == held_on(held, 1, 300_000) == tried, held
 
 
 @pytest.mark.parametrize("kvstore", ["auto", "device"])
@@ -1030,6 +1038,80 @@ def test_several_gpus_try_the_room_for_a_device_kvstores_copy_of_the_table_with_
                               "= 0.1 GiB of float32 beside the embedding table's 0.1 GiB (cudaMalloc retry failed: "
                               "out of memory); lower emsize or buckets, or use kvstore local"), message
     assert "\n" not in message
+
+
+def test_a_gpus_room_for_a_row_sparse_table_counts_each_rows_int64_index(monkeypatch, tmp_path):
+    """A ``device`` kvstore's copy of the table (and adam's moments beside it, and kv.init's cast) is row_sparse with
+    every row: its values and, beside them, each row's index, an int64 (MXNet 1.9.1 python/mxnet/ndarray/sparse.py,
+    ``_STORAGE_AUX_TYPES``): 8 bytes a row more than the table. The room tried on a GPU was the values' alone, so a
+    GPU with room for the table and the store's values but not their index passed, to fail at the first push. (No
+    GPUs here: two fake ones of two tables and half the index's bytes.)"""
+    import mxnet as mx
+
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import initial_model
+
+    rows, table = 300_000, 300_000 * 50 * 4
+    machine_with_memory(monkeypatch, tmp_path, 2_000_000)
+    held = gpu_of_bytes(monkeypatch, 2 * table + 4 * rows, "at the next wait")
+    featurizer = type("Featurizer", (), {"num_rows": rows})()
+    with pytest.raises(FastTextError) as caught:
+        initial_model(featurizer, 3, TrainConfig(optimizer="sgd", emsize=50, kvstore="device"), [mx.gpu(0), mx.gpu(1)])
+    assert str(caught.value).startswith("out of memory for the kvstore's copy of the table on gpu(0): "), caught.value
+    monkeypatch.undo()
+    machine_with_memory(monkeypatch, tmp_path, 2_000_000)
+    held = gpu_of_bytes(monkeypatch, 2 * table + 8 * rows, "at the next wait")
+    initial_model(featurizer, 3, TrainConfig(optimizer="sgd", emsize=50, kvstore="device"), [mx.gpu(0), mx.gpu(1)])
+    assert held_on(held, 0, rows) == [(rows, 50), (rows, 50), (rows,)], held  # the table; the store's values, index
+
+
+def test_a_list_of_cpus_and_gpus_places_the_kvstores_tables_where_its_merge_buffer_goes():
+    """A ctx list of CPUs and GPUs (``[cpu(0), gpu(0)]``: a list of mx.Context, or ``['cpu', 'gpu:0']``) trains, with
+    kvstore ``device`` (auto's for several devices). Its store's copy of the table, and adam's moments, live where the
+    merged gradient is (kvstore_local.h:249-254), on the device the merge buffer went to: CommDevice::InitMergeBuffer
+    keys the devices by their number alone (MXNet 1.9.1 src/kvstore/comm.h:680-683), so of cpu(0) and gpu(0) the one
+    later in the list is the only candidate. Any GPU in the list was taken for theirs: ``[gpu(0), cpu(0)]`` keeps
+    them in host memory, uncounted there, and was tried on the GPU instead. Where a CPU and a GPU are both
+    candidates (``[cpu(0), gpu(1)]``: an unordered_map's order), they are counted on the host and tried on the GPU."""
+    import mxnet as mx
+
+    from fasttext_lib.table_memory import host_need, states_place
+
+    place = states_place("device", [mx.cpu(0), mx.gpu(0)])  # gpu(0) replaces cpu(0): the GPU's
+    assert (place.on_host, place.gpus, place.store_copy, place.host_store) == (False, (mx.gpu(0),), True, "setup")
+    place = states_place("device", [mx.gpu(0), mx.cpu(0)])  # cpu(0) replaces gpu(0): the host's, as CPUs' are
+    assert (place.on_host, place.gpus, place.store_copy, place.host_store) == (True, (), False, "run"), place
+    assert place.conversion == mx.gpu(0)  # (kv.init's cast: on the first device)
+    place = states_place("device", [mx.cpu(0), mx.gpu(1)])  # either: both
+    assert (place.on_host, place.gpus, place.store_copy, place.host_store) == (True, (mx.gpu(1),), True, "run"), place
+    table, sparse = 1000 * 10 * 4, 1000 * (10 * 4 + 8)
+    need = host_need(1000, 10, 2, states_place("device", [mx.gpu(0), mx.cpu(0)]), [mx.gpu(0), mx.cpu(0)])
+    assert need.total == table + sparse + 2 * sparse, need  # cpu(0)'s table, the store's copy, the moments
+    assert dict((what, count) for count, what in need.beside) == {"adam's moments": 2,
+                                                                  "the kvstore's copy of it": 1}, need
+
+
+@pytest.mark.parametrize("ctxs, state_tables, kvstore, tables, rows_sparse", [
+    (["cpu(1)"], 2, None, 3, 0),  # cpu(1)'s table and adam's moments (cpu(0)'s, built, is gone)
+    (["cpu(1)"], 0, None, 2, 0),  # the copy made from cpu(0)'s: both at once
+    (["cpu(1)", "cpu(2)"], 0, "local", 2, 2),  # the two tables, the store's copy and kv.init's cast
+    (["cpu(0)", "cpu(1)"], 0, "local", 2, 2),
+])
+def test_the_host_counts_one_table_for_each_cpu_context_once_the_table_is_copied(ctxs, state_tables, kvstore, tables,
+                                                                                 rows_sparse):
+    """The table is built on cpu(0) and copied to each other CPU context (adopt_data); a run on ``[cpu(1)]`` lets
+    cpu(0)'s go once copied, yet it was counted beside cpu(1)'s for the whole run: with adam four tables for three
+    (a host with room for the run refused). Each CPU context holds one table after the copy; the copy itself holds
+    cpu(0)'s and the copies at once."""
+    import mxnet as mx
+
+    from fasttext_lib.table_memory import host_need, states_place
+
+    ctxs = [mx.cpu(int(c[4:-1])) for c in ctxs]
+    table, sparse = 1000 * 10 * 4, 1000 * (10 * 4 + 8)
+    need = host_need(1000, 10, state_tables, states_place(kvstore, ctxs), ctxs)
+    assert need.total == tables * table + rows_sparse * sparse, need
 
 
 def _initial_model_on_a_small_host(monkeypatch, tmp_path, host_kb, optimizer, kvstore, ctx, refused):
