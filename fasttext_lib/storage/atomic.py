@@ -268,8 +268,8 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing
                     if not done and os.path.lexists(path):
                         raise already_exists(path, replace_with(overwrite_as))
                 except AlreadyExists:
-                    if if_taken is None:
-                        raise
+                    if if_taken is None:  # (what to do said as the caller's user does it)
+                        raise already_exists(path, replace_with(overwrite_as)) from None
                     if_taken()  # raises where what is there may not stay: else it stays, and this write is done
                     done = True
                 if done:  # linked, or the file there left as it is
