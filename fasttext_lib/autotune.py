@@ -635,13 +635,16 @@ def _key(config):
 
 
 def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwrite=True, hint=SAVE_HINT,
-                            trials_hint=SAVE_HINT, on_commit=None):
+                            trials_hint=SAVE_HINT, on_commit=None, overwrite_as=storage.OVERWRITE_ARGUMENT,
+                            compact_as=None):
     """Save ``trained`` (an autotuned model) as a bundle at ``output`` and its trial table at ``trials_uri`` together:
     both saved, or, where either fails, both as they were. Returns where the bundle was written (bundle.save_bundle).
 
     The table is CSV (compressed as ``trials_uri``'s ending says: writers.compressed). ``hint`` ends the line
     refusing a bundle already at ``output``, ``trials_hint`` the one refusing a table already at ``trials_uri``
-    (without ``overwrite``); the command line passes its flags' names there.
+    (without ``overwrite``), ``overwrite_as`` the table's other refusals that say how to replace it (an S3 store that
+    can neither write conditionally nor say whether it is there), ``compact_as`` a refused ``compact`` (save_bundle's);
+    the command line passes its flags' names there.
 
     The table is written in full before the bundle is published and put in place after it: written after the bundle,
     a disk too full for it failed the run with the old bundle already replaced; now such a failure leaves both as they
@@ -675,7 +678,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         staged = []  # (the table staged: leaving the block uploads it)
         try:
             try:
-                with storage.atomic_write(trials_uri, "wb", overwrite=False, written=written) as f:
+                with storage.atomic_write(trials_uri, "wb", overwrite=False, written=written,
+                                          overwrite_as=overwrite_as) as f:
                     f.write(table)
                     staged.append(True)
             except FastTextError as exc:
@@ -683,7 +687,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
                     raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
                 raise
             claimed = True
-            return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=commit)
+            return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=commit,
+                               compact_as=compact_as)
         except BaseException as exc:
             # (a stop once the claim is in place but before it returns: known by written on S3; once the bundle is
             # in place, the table is its)
@@ -694,13 +699,15 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
         if readable:
-            return _save_table_first(trained, output, compact, hint, trials_uri, table, previous, commit, committed)
+            return _save_table_first(trained, output, compact, hint, trials_uri, table, previous, commit, committed,
+                                     compact_as)
     after_the_commit = None
     with storage.atomic_write(trials_uri, "wb", overwrite=True) as f:
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         try:
-            where = save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=commit)
+            where = save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=commit,
+                                compact_as=compact_as)
         except BaseException as exc:
             if not committed:
                 raise
@@ -793,7 +800,7 @@ def _previous_table(uri):
         return False, None
 
 
-def _save_table_first(trained, output, compact, hint, uri, table, previous, on_commit, committed):
+def _save_table_first(trained, output, compact, hint, uri, table, previous, on_commit, committed, compact_as=None):
     """``overwrite`` with the table on S3: its upload is the step that can fail (a 500, a reset), and, made after the
     bundle was published, such a failure ended the run in an error with the old bundle already replaced. So the
     table goes first, and a bundle that then fails puts ``previous`` (None: no table) back: in a bucket that keeps
@@ -807,7 +814,8 @@ def _save_table_first(trained, output, compact, hint, uri, table, previous, on_c
         with storage.atomic_write(uri, "wb", overwrite=True, written=written) as f:
             f.write(table)
             staged.append(True)
-        return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit)
+        return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit,
+                           compact_as=compact_as)
     except BaseException as exc:
         if committed or not written:  # (not written: the upload failed, or a stop cut in before it was answered)
             _say_an_unanswered_upload(exc, uri, staged, written)

@@ -170,7 +170,8 @@ def check_trained_model(trained, what="save_bundle"):
     raise FastTextError(f"{what} saves a TrainedModel, got {got}: {instead}")
 
 
-def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None, on_commit=None):
+def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None, on_commit=None,
+                compact_as=None):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
@@ -183,7 +184,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     rebuilds the rest.
     ``"auto"`` (the default): float32 when at most a quarter of the rows changed (small data: a
     bigram model of a few thousand sentences is ~12 MB instead of 800), else the full table;
-    ``None`` or ``"none"``: always the full table.
+    ``None`` or ``"none"``: always the full table. ``compact_as``: how a refusal of that choice names it (None: this
+    argument, ``compact='float16'``; the command line passes its flag, compact.COMPACT_FLAG).
 
     ``data``: a JSON-able record of the data trained on, stored as metrics.json's ``"data"`` (notebook 02's test
     split: provenance.data_record, which 04 checks).
@@ -229,7 +231,8 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     with storage.staging_dir() as tmp:
         paths = {name: os.path.join(tmp, name) for name in DATA_FILES}
         if compact:
-            config["compact"] = compacting.save(model, trained.config.seed, tmp, PARAMS, dtype=compact, rows=changed)
+            config["compact"] = compacting.save(model, trained.config.seed, tmp, PARAMS, dtype=compact, rows=changed,
+                                                said_as=compact_as or compacting.COMPACT_ARGUMENT)
             paths[config["compact"]["file"]] = os.path.join(tmp, config["compact"]["file"])
         else:
             model.save_parameters(paths[PARAMS])

@@ -167,9 +167,11 @@ def _note_newest(checkpoint_dir, epoch):
         with storage.s3_errors(where):
             _write_note(where, epoch)
     except Exception as exc:  # (a Stop or KeyboardInterrupt is no Exception: it still ends the run)
+        from .config import setting_said  # (--epochs as the caller's user sets it: TrainConfig's, the job's)
+
         print(f"warning: {where} was not written ({reason_of(exc)}); epoch {epoch}'s checkpoint is saved, but a resume "
-              f"without s3:ListBucket finds it only among the epochs it asks for (1 to --epochs, the one noted before "
-              f"and the {PROBED_PAST} past them)", file=sys.stderr, flush=True)
+              f"without s3:ListBucket finds it only among the epochs it asks for (1 to {setting_said('epochs')}, the "
+              f"one noted before and the {PROBED_PAST} past them)", file=sys.stderr, flush=True)
 
 
 def _write_note(where, epoch, attempts=5):

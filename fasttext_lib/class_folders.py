@@ -258,27 +258,32 @@ def _read_document(path, encoding):
     return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith(("\n", "\r")) else text
 
 
-def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, note=None, on_written=None):
+def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, note=None, on_written=None,
+                   overwrite_as=None):
     """Write the class folders of the local ``directory`` as one ``label,text`` CSV file (a header, one row per
     file: the class its folder's name, the text its content) at ``uri`` (local or ``s3://``; compressed if it ends
     in .gz, .bz2 or .xz), atomically: the file appears whole or not at all, a failure or Ctrl-C midway leaves what
     was there. ``skip``: folder names to leave out; ``encoding``: the files' (20 Newsgroups': latin-1); ``overwrite``:
     replace an existing ``uri`` (else refused); ``note``: a callable given lines on what was left out. Returns
-    ``{class: documents written}``; ``on_written`` is called with it once the file is in place."""
+    ``{class: documents written}``; ``on_written`` is called with it once the file is in place. ``overwrite_as``: how
+    the refusal of an existing ``uri`` says to replace it (None: this function's ``overwrite=True``; the command
+    line passes its flag, storage.OVERWRITE_FLAG)."""
     refuse_standard_output(uri, "--output", "the CSV file", "a file")
     _check_encoding(encoding)
     skip = list(dict.fromkeys(skip))
     classes, notes = class_documents(directory, skip)
     uri = str(uri)
+    overwrite_as = overwrite_as or storage.OVERWRITE_ARGUMENT
+    elsewhere = "another --output" if overwrite_as == storage.OVERWRITE_FLAG else "another uri"
     storage.check_output_file(uri, "train.csv", "--output", overwrite=overwrite,
-                              hint="pass --overwrite to replace it, or choose another --output")
+                              hint=f"{storage.replace_with(overwrite_as)}, or choose {elsewhere}")
     if not storage.is_s3(uri):  # written into a class folder, a second run would read it as a document
         inside = os.path.realpath(os.path.dirname(os.path.abspath(uri)))
         if any(inside == os.path.realpath(os.path.dirname(paths[0])) for _, paths in classes):
             raise FastTextError(f"--output {uri} is inside a class folder, where it would be read as a document "
                                 f"the next time; write it elsewhere")
     counts = {name: len(paths) for name, paths in classes}
-    with storage.atomic_write(uri, "wb", overwrite=overwrite,
+    with storage.atomic_write(uri, "wb", overwrite=overwrite, overwrite_as=overwrite_as,
                               on_written=on_written and (lambda: on_written(counts))) as raw:
         out = compressing(raw, uri)
         text = io.TextIOWrapper(out, encoding="utf-8", newline="")

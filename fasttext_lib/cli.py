@@ -348,16 +348,19 @@ def _json_number(value):
 def cmd_train(args):
     from . import storage
     from .checkpoints import KeptCheckpoint
+    from .config import SETTINGS_AS_FLAGS, settings_said_as
 
     kept = KeptCheckpoint(args.checkpoint_dir)  # what --checkpoint-dir keeps: a stop's line says it, and to rerun
     # --train and --validation: never one from a write that replaced the other
-    with kept.told_on_a_stop(), storage.reading_together():  # (outermost: a stop as the block ends is told too)
-        return _train(args, kept)
+    # a line naming a setting names its flag, also from autotune's trials (which call train() as the Python API does)
+    with kept.told_on_a_stop(), storage.reading_together(), settings_said_as(SETTINGS_AS_FLAGS):
+        return _train(args, kept)  # (told_on_a_stop outermost: a stop as the block ends is told too)
 
 
 def _train(args, kept):
     from . import label_names, storage
     from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
+    from .compact import COMPACT_FLAG
     from .cluster import check_kvstore_environment, workers_to_come
     from .config import config_from_args
     from .data import read_counted, read_labeled
@@ -448,10 +451,11 @@ def _train(args, kept):
 
         where = save_bundle_with_trials(trained, args.output, args.autotune_trials, compact=args.compact,
                                         overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT,
+                                        overwrite_as=storage.OVERWRITE_FLAG, compact_as=COMPACT_FLAG,
                                         on_commit=kept.bundle_written)
     else:  # without --overwrite also a bundle another run saved there meanwhile is kept (this save fails instead)
         where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT,
-                            on_commit=kept.bundle_written)
+                            on_commit=kept.bundle_written, compact_as=COMPACT_FLAG)
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
@@ -821,12 +825,13 @@ def cmd_synthetic(args):
 
 
 def cmd_export_vectors(args):
+    from . import storage
     from .vectors import export_vectors
 
     # the output is checked first; the summary is written once a local file is in place, the one it replaced kept
     # until then: stdout refusing it (> /dev/full) ends the command with the user's old file where it was; after an
     # S3 upload, which can still be refused (storage.atomic_write's on_written)
-    export_vectors(args.model, args.output, overwrite=args.overwrite,
+    export_vectors(args.model, args.output, overwrite=args.overwrite, overwrite_as=storage.OVERWRITE_FLAG,
                    on_written=lambda count: say(json.dumps({"output": args.output, "words": count}), flush=True))
     return 0
 
@@ -844,6 +849,7 @@ def cmd_prepare(args):
 
 
 def cmd_import_folders(args):
+    from . import storage
     from .class_folders import folders_to_csv
 
     # the summary once the file is in place (as export-vectors'): stdout refusing it keeps the user's old file
@@ -851,7 +857,7 @@ def cmd_import_folders(args):
         say(json.dumps({"output": args.output, "documents": sum(counts.values()), "classes": counts}), flush=True)
 
     folders_to_csv(args.input, args.output, skip=args.skip, encoding=args.encoding, overwrite=args.overwrite,
-                   note=_note, on_written=summary)
+                   note=_note, on_written=summary, overwrite_as=storage.OVERWRITE_FLAG)
     return 0
 
 

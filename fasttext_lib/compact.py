@@ -44,6 +44,9 @@ DTYPES = ("float32", "float16", "int8", "int4")
 QUANTIZED_BITS = {"int8": 8, "int4": 4}
 LOSSY = ("float16", *QUANTIZED_BITS)  # rounded rows: the bundle scores (slightly) otherwise than the model trained
 CHOICES = ("auto", "none") + DTYPES  # train --compact
+# How a refusal names a choice, as its caller's user gives it (save's ``said_as``): save_bundle's argument
+# (compact='float16': the Python API, the notebooks), or the command line's flag (--compact float16: cli)
+COMPACT_ARGUMENT, COMPACT_FLAG = "compact", "--compact"
 # auto: compact (float32, exact) when at most this share of the rows changed. The bundle is then <= ~1/4
 # of the full one, and loading it (the whole table rebuilt natively from the seed, then the stored rows)
 # is faster than reading the full table; near all rows (Yelp-size data) the full bundle loads faster
@@ -121,10 +124,11 @@ def choose(model, seed, compact):
     return ("float32", rows) if len(rows) <= AUTO_MAX_SHARE * len(table) else (None, None)
 
 
-def save(model, seed, directory, params_name, dtype="float32", rows=None):
+def save(model, seed, directory, params_name, dtype="float32", rows=None, said_as=COMPACT_ARGUMENT):
     """Write ``model`` compactly into ``directory``; returns the ``compact`` entry of the bundle's config.
 
-    ``rows``: :func:`changed_rows` of the model's table, if already known."""
+    ``rows``: :func:`changed_rows` of the model's table, if already known. ``said_as``: how a refusal names the
+    choices (:data:`COMPACT_ARGUMENT`, or :data:`COMPACT_FLAG`)."""
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}")
     table, _weight = _table(model)
@@ -139,7 +143,7 @@ def save(model, seed, directory, params_name, dtype="float32", rows=None):
             codes[a:a + _BLOCK], scales[a:a + _BLOCK] = quantize(table[rows[a:a + _BLOCK]], bits)
         stored = {"codes": codes, "scales": scales}
     else:  # float32: the rows as they are; float16: converted. Streamed from the table, a block at a time
-        stored = {"values": _RowBlocks(table, rows, dtype)}
+        stored = {"values": _RowBlocks(table, rows, dtype, said_as)}
     write_npz(os.path.join(directory, ROWS_FILE), dict(seed=np.int64(seed), rows=rows.astype(np.int32), **stored))
     model.output.save_parameters(os.path.join(directory, params_name))
     return {"seed": int(seed), "dtype": dtype, "rows_stored": int(len(rows)), "file": ROWS_FILE}
@@ -156,8 +160,8 @@ class _RowBlocks(RowBlocks):
     write_npz checksums and writes it, and the next one is gathered meanwhile (numpy's take releases the GIL)."""
     block = 4096
 
-    def __init__(self, table, rows, dtype):
-        self.table, self.rows, self.dtype = table, rows, np.dtype(dtype)
+    def __init__(self, table, rows, dtype, said_as=COMPACT_ARGUMENT):
+        self.table, self.rows, self.dtype, self.said_as = table, rows, np.dtype(dtype), said_as
         self.shape = (len(rows), table.shape[1])
 
     def _gather(self, a, out):
@@ -170,8 +174,10 @@ class _RowBlocks(RowBlocks):
         # bundle's predictions silently saturated or turned NaN. The table itself is finite (training checks).
         if not np.isfinite(converted).all():
             big = float(np.abs(self.table[self.rows]).max())
-            raise FastTextError(f"--compact {self.dtype} cannot store this model: it has values up to {big:.4g} and "
-                                f"float16 ends at 65504; use --compact float32, int8 or int4")
+            choice = _said(self.said_as)
+            raise FastTextError(f"{choice(str(self.dtype))} cannot store this model: it has values up to {big:.4g} and "
+                                f"float16 ends at 65504; use {choice('float32')}, {choice('int8', alone=False)} or "
+                                f"{choice('int4', alone=False)}")
         return converted
 
     def __iter__(self):
@@ -186,6 +192,17 @@ class _RowBlocks(RowBlocks):
                 if i + 1 < len(starts):  # gathered while this block is checksummed and written
                     pending = pool.submit(self._gather, starts[i + 1], buffers[(i + 1) % 2])
                 yield block
+
+
+def _said(said_as):
+    """How a refusal names a choice ``dtype`` as ``said_as`` gives it: ``--compact float16`` or ``compact='float16'``
+    (``alone=False``: one of several after the first, ``int8`` / ``'int8'``)."""
+    flag = said_as.startswith("-")
+
+    def said(dtype, alone=True):
+        value = dtype if flag else repr(dtype)
+        return (f"{said_as} {value}" if flag else f"{said_as}={value}") if alone else value
+    return said
 
 
 def write_npz(path, arrays):

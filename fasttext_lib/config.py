@@ -5,6 +5,8 @@ The command line (``python -m fasttext_lib train``) and the SageMaker training j
 new field here (and, if it changes the run, its use in train.py).
 """
 import argparse
+import contextlib
+import contextvars
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Optional
@@ -180,6 +182,38 @@ def as_resumed(name, value):
     return value is not None if name in GIVEN_OR_NOT else value
 
 # ---- argv -> TrainConfig: the same options for the CLI and for SageMaker hyperparameters ----
+
+# How a line said while a run goes on names a setting (a warning is printed at once; a pretrained file of another
+# dimension is refused deep inside train): as its caller's user sets it. A refusal raised inside train() is said again
+# on its way out only where it is a checkpoint's (checkpoints.refusals_said_as_arguments, sm_train.in_job_terms).
+SETTINGS_AS_FLAGS, SETTINGS_AS_ARGUMENTS, SETTINGS_AS_HYPERPARAMETERS = "flags", "arguments", "hyperparameters"
+_SETTINGS_SAID_AS = contextvars.ContextVar("fasttext_lib_settings_said_as", default=None)
+
+
+def setting_said(name, value=None):
+    """The setting ``name`` (a TrainConfig field) with ``value`` (None: whatever value), as the user of this run's
+    caller sets it (:func:`settings_said_as`): ``--emsize 300`` / ``--epochs`` (the command line's, where no caller
+    said), ``TrainConfig(emsize=300)`` / ``TrainConfig(epochs=...)`` (the Python API, the notebooks), ``the
+    hyperparameter emsize=300`` / ``the hyperparameter epochs`` (the training job)."""
+    form = _SETTINGS_SAID_AS.get()
+    if form == SETTINGS_AS_ARGUMENTS:
+        return f"TrainConfig({name}={'...' if value is None else repr(value) if isinstance(value, str) else value})"
+    if form == SETTINGS_AS_HYPERPARAMETERS:
+        return f"the hyperparameter {name}{'' if value is None else f'={value}'}"
+    return f"--{name.replace('_', '-')}{'' if value is None else f' {value}'}"
+
+
+@contextlib.contextmanager
+def settings_said_as(form):
+    """Within the block, :func:`setting_said` names settings as ``form`` (:data:`SETTINGS_AS_FLAGS`,
+    :data:`SETTINGS_AS_ARGUMENTS` or :data:`SETTINGS_AS_HYPERPARAMETERS`), unless a caller outside it said already:
+    the command line's autotune calls train() as the Python API does, and its user still types flags."""
+    token = _SETTINGS_SAID_AS.set(_SETTINGS_SAID_AS.get() or form)
+    try:
+        yield
+    finally:
+        _SETTINGS_SAID_AS.reset(token)
+
 
 NONE_WORDS = ("", "none", "null")  # how a hyperparameter says "no value" (the SDK sends None as "")
 

@@ -73,7 +73,7 @@ UNREADABLE_HINT = "pass overwrite=True to replace it, or grant that permission"
 UNREADABLE_FLAG_HINT = "pass --overwrite to replace it, or grant that permission"
 # How it is told to replace where its S3 writes are refused without overwrite (a file created meanwhile by another
 # run, a store that can neither write conditionally nor say what is missing, a set left mixed: storage.atomic_writes')
-OVERWRITE_ARGUMENT = "overwrite=True"
+OVERWRITE_ARGUMENT = storage.OVERWRITE_ARGUMENT
 
 
 def _refuse_what_differs(outputs, hint, unreadable_hint):

@@ -213,11 +213,13 @@ def _allocation_failed(exc):
     return cause[0].replace("MXNetError: ", "")
 
 
-def could_not_remove(left):
+def could_not_remove(left, rerun):
     """``left``'s files, (file, why) each, named with what to do: a stop's line claimed they were cleaned up, and a failed
-    write's line (storage.atomic) read as if nothing had changed."""
+    write's line (storage.atomic) read as if nothing had changed. ``rerun``: how the write's user does it again so that
+    it replaces them, in their own terms (storage.s3.rerun_to_replace: the command line's flag, or the Python API's
+    argument)."""
     whys = {why for _, why in left}
     one_why = len(whys) == 1
     files = ", ".join(file if one_why else f"{file} ({why})" for file, why in left)
     return (f"{files} this run created could not be removed{f' ({whys.pop()})' if one_why else ''}: delete "
-            f"{'it' if len(left) == 1 else 'them'}, or run the command again with --overwrite (overwrite=True)")
+            f"{'it' if len(left) == 1 else 'them'}, or {rerun}")

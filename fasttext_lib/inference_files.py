@@ -52,7 +52,8 @@ def write_vectors(folder, predictor):
 def _write_recorded(folder, name, data):
     RECORD.check_writable(folder, f"{name} not written")
     path = folder / name
-    with storage.atomic_write(str(path), "wb", on_written=lambda: RECORD.add(folder, name, data)) as f:
+    with storage.atomic_write(str(path), "wb", on_written=lambda: RECORD.add(folder, name, data),
+                              overwrite_as=storage.OVERWRITE_ARGUMENT) as f:  # (notebook 04 has no command)
         f.write(data)
     return path
 

@@ -46,7 +46,8 @@ import re
 import sys
 from typing import NamedTuple
 
-from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
+from .config import CONFIG_FIELDS, NONE_WORDS, SETTINGS_AS_HYPERPARAMETERS, TrainConfig, add_config_arguments, \
+    settings_said_as
 from .errors import FastTextError
 from .stops import failure_reason, job_failure_file
 
@@ -732,7 +733,14 @@ def _plot_history(history, path):
 
 
 def run_training(argv=None, environ=None):
-    """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables."""
+    """The training job: hyperparameters from ``argv``, data and destinations from the ``SM_*`` variables. A line that
+    names a setting names the job's hyperparameter (config.setting_said: a pretrained file of another dimension, a
+    warning of the checkpoints'), not the command line's flag."""
+    with settings_said_as(SETTINGS_AS_HYPERPARAMETERS):
+        return _run_training(argv, environ)
+
+
+def _run_training(argv, environ):
     from . import __version__
     from .columns import csv_columns
 
@@ -850,11 +858,14 @@ def is_synced(checkpoint_dir, synced_dir=None):
         os.path.abspath(checkpoint_dir) == os.path.abspath(synced_dir)
 
 
-# A checkpoint refusal's remedy, as the CLI says it (checkpoints.py), -> as a job's user acts on it.
+# A checkpoint refusal's remedy, as the CLI says it (checkpoints.py), -> as a job's user acts on it. Each pattern
+# matches the remedy's own words only: "remove it" anywhere (a label, a setting's value, a path before the remedy)
+# was rewritten as if it were the checkpoint directory's removal.
 _SYNCED_REMEDIES = (
     (r"remove that directory|remove it(?= to resume from an earlier one)",
      "delete that epoch's folder under the job's checkpoint_s3_uri"),
-    (r"remove it", "delete the job's checkpoint_s3_uri prefix"),
+    (r"(?<=--checkpoint-dir or )remove it\b|\bremove it(?= or use another --checkpoint-dir)",
+     "delete the job's checkpoint_s3_uri prefix"),
     (r"another --checkpoint-dir", "another checkpoint_s3_uri (or the hyperparameter checkpoint_dir=none)"),
     (r"this --checkpoint-dir", "this checkpoint_s3_uri"),
 )

@@ -393,11 +393,13 @@ def note_what_a_stop_left(exc, what):
     exc.left_behind = what
 
 
-def note_what_a_stop_could_not_remove(exc, left):
+def note_what_a_stop_could_not_remove(exc, left, rerun):
     """A KeyboardInterrupt ``exc`` whose cleanup could not remove files the stopped write had created (S3 refused the
     DELETE: a role without s3:DeleteObject): ``left``, each ``(file, why)``. The stop's line names them instead of
-    saying it cleaned up (:func:`stop_message`)."""
+    saying it cleaned up (:func:`stop_message`), and ``rerun``: how the write's user replaces them, in their terms
+    (errors.could_not_remove)."""
     exc.not_removed = [*getattr(exc, "not_removed", ()), *left]
+    exc.rerun_to_replace = getattr(exc, "rerun_to_replace", None) or rerun
 
 
 def note_what_a_stop_came_after(exc, what):
@@ -487,7 +489,7 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
         return stopped_line(exc)
     line = f"{str(exc) or 'interrupted (SIGINT)'}; stopped"  # (a notebook's Stop, a second Ctrl-C: no text)
     if not_removed:
-        line += f"; {could_not_remove(not_removed)}"
+        line += f"; {could_not_remove(not_removed, _noted(exc, 'rerun_to_replace')[0])}"
     else:
         line += f" after {came_after}" if came_after else " and cleaned up"
     line += f", but {left}" if left else ""

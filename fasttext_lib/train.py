@@ -40,7 +40,7 @@ from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, refusals_said_as_arguments,
                           remove_older_than, save_checkpoint, text_rule_of)
 from .class_checks import check_classes
-from .config import TrainConfig
+from .config import SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, TrainConfig, settings_said_as
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
                    pandas_class_column, sort_labels)
 from .devices import parse_ctx
@@ -148,7 +148,8 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     the caller could confirm the last epoch's checkpoint, named none), set as the run goes on. A checkpoint it
     cannot resume from is refused naming ``checkpoint_dir`` and the ``TrainConfig`` to rerun with;
     ``said_as_flags=True`` (the CLI's, and the training job's, which says them as its hyperparameters:
-    sm_train.in_job_terms): as the command line's flags.
+    sm_train.in_job_terms): as the command line's flags; so are the settings other lines name (config.setting_said;
+    the job's said as its hyperparameters: config.settings_said_as around this call).
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
@@ -187,8 +188,11 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
         checkpoint_search = _look_into_checkpoints(checkpoint_dir, checkpoint_search, config, val_data, score_train)
     if kept is None:  # (a stop says it, and how to resume from it)
         kept = KeptCheckpoint(checkpoint_dir, checkpoint_search)
-    # (the note made, then told)
-    with refusals_said_as_arguments(said_as_flags), _told_to_the_caller_on_a_stop(), kept.told_on_a_stop():
+    # (the note made, then told); a line said on the way (a .vec of another dimension, a warning) names a setting as
+    # the caller's user sets it (config.setting_said), unless the caller said how (the training job: hyperparameters)
+    said_as = SETTINGS_AS_FLAGS if said_as_flags else SETTINGS_AS_ARGUMENTS
+    with refusals_said_as_arguments(said_as_flags), settings_said_as(said_as), _told_to_the_caller_on_a_stop(), \
+            kept.told_on_a_stop():
         data = _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, release_pretrained, val_name)
         kv, workers = _join_workers(config, data)
         kept.joined_as(workers.rank)  # (a cluster's other workers: the first one keeps the checkpoints)

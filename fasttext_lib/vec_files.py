@@ -408,6 +408,7 @@ def _header_command(uri, dim, compression):
 
 
 def _dim_error(uri, file_dim, dim):
+    from .config import setting_said
     from .devices import MAX_TABLE_VALUES, table_fits
 
     # (the smallest table of that dimension, <unk> and one word, as config.py checks emsize: --emsize file_dim failed)
@@ -417,7 +418,7 @@ def _dim_error(uri, file_dim, dim):
                              f"{MAX_TABLE_VALUES:,} values MXNet can hold in one tensor (the largest dimension is "
                              f"{MAX_TABLE_VALUES // 2:,})")
     return FastTextError(f"{uri}: the pretrained vectors have dimension {file_dim} but the model's emsize is {dim}: "
-                         f"they must be equal (train with --emsize {file_dim})")
+                         f"they must be equal (train with {setting_said('emsize', file_dim)})")
 
 
 def check_dim(pretrained, dim):
@@ -444,29 +445,31 @@ class _Hashing(io.RawIOBase):
 
 # ---------------------------------------------------------------- writing
 
-def check_vec_output(uri, overwrite=False):
-    """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite``, and must be writable, and
-    not name a zip archive (written as text under that name, no zip tool opened it)."""
+def check_vec_output(uri, overwrite=False, overwrite_as=storage.OVERWRITE_ARGUMENT):
+    """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite`` (the refusal says to pass
+    ``overwrite_as``: this argument, or the command line's storage.OVERWRITE_FLAG), and must be writable, and not name a
+    zip archive (written as text under that name, no zip tool opened it)."""
     if (isinstance(uri, str) or hasattr(uri, "__fspath__")) and str(uri).lower().endswith(".zip"):
         raise FastTextError(f"{uri}: a .vec file is written as text, or compressed by gzip, bzip2 or xz (.vec.gz, "
                             f".vec.bz2, .vec.xz), not as a zip archive; give another name")
-    storage.check_output_file(uri, "vectors.vec", overwrite=overwrite)
+    storage.check_output_file(uri, "vectors.vec", overwrite=overwrite, hint=storage.replace_with(overwrite_as))
 
 
-def write_vec(vectors, uri, overwrite=False, on_written=None):
+def write_vec(vectors, uri, overwrite=False, on_written=None, overwrite_as=storage.OVERWRITE_ARGUMENT):
     """Write :class:`WordVectors` as a ``.vec`` file (gzip, bzip2 or xz if ``uri`` ends in ``.gz``, ``.bz2`` or
     ``.xz``), atomically: the file appears whole or not at all. Values are written with 9 significant digits, which
-    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite``. Returns ``uri``.
+    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite`` (saying to pass ``overwrite_as``:
+    :func:`check_vec_output`'s). Returns ``uri``.
     ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
     ``uri`` was locally), after an S3 upload (storage.atomic_write's)."""
     refuse_standard_output(uri, "uri", "the word vectors", "a file")
     uri = str(uri)
-    check_vec_output(uri, overwrite)
+    check_vec_output(uri, overwrite, overwrite_as)
     bad = next((w for w in vectors.words if not _writable_word(w)), None)
     if bad is not None:
         raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain ASCII "
                             f"whitespace or NUL, and must be UTF-8")
-    with storage.atomic_write(uri, "wb", overwrite=overwrite,
+    with storage.atomic_write(uri, "wb", overwrite=overwrite, overwrite_as=overwrite_as,
                               on_written=on_written and (lambda: on_written(len(vectors)))) as raw:
         out = compressing(raw, uri)
         text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")

@@ -55,18 +55,21 @@ def _refuse_the_bundle_itself(uri, location):
                             f"{storage.join(str(location).rstrip('/'), 'vectors.vec')}")
 
 
-def export_vectors(model, uri, overwrite=False, on_written=None):
+def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=None):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
     the number of words written. The output is checked before the model is loaded, and must not be
     one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
     :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json).
-    ``on_written``: as :func:`write_vec`'s. ``~`` in ``uri`` or ``model`` (a bundle's path): the home folder."""
+    ``on_written``: as :func:`write_vec`'s; ``overwrite_as``: how a refusal of an existing ``uri`` says to replace it
+    (None: this argument, ``overwrite=True``; the command line passes its flag). ``~`` in ``uri`` or ``model`` (a
+    bundle's path): the home folder."""
     uri, model = storage.expand_home(uri), storage.expand_home(model)
     refuse_standard_output(uri, "uri", "the word vectors", "a file")  # (before the model is loaded)
     given = isinstance(model, str) or hasattr(model, "__fspath__")
     if given or getattr(model, "source", None):  # (before the folder check: the bundle's folder is named as such)
         _refuse_the_bundle_itself(uri, str(model) if given else model.source)
-    check_vec_output(uri, overwrite)
+    overwrite_as = overwrite_as or storage.OVERWRITE_ARGUMENT
+    check_vec_output(uri, overwrite, overwrite_as)
     if given:
         from .predict import Predictor
 
@@ -74,7 +77,7 @@ def export_vectors(model, uri, overwrite=False, on_written=None):
     if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
         _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)
-    write_vec(vectors, uri, overwrite=overwrite, on_written=on_written)
+    write_vec(vectors, uri, overwrite=overwrite, on_written=on_written, overwrite_as=overwrite_as)
     return len(vectors)
 
 

@@ -166,7 +166,8 @@ class Workspace:
         files = self._autotune_files(trials, fig, dpi)
         record = AUTOTUNE_RECORD.updated(folder, files, f"{' and '.join(files)} not written")
         paths = [str(folder / name) for name in files]
-        with storage.atomic_writes([*paths, str(folder / AUTOTUNE_RECORD.name)]) as written:
+        with storage.atomic_writes([*paths, str(folder / AUTOTUNE_RECORD.name)],
+                                   overwrite_as=storage.OVERWRITE_ARGUMENT) as written:  # (no command in a notebook)
             for f, data in zip(written, [*files.values(), record]):
                 f.write(data)
         return paths
@@ -247,7 +248,7 @@ class Workspace:
         saved = []
         # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
         # new ones where there were none removed)
-        with storage.atomic_writes(paths, on_written=lambda: saved.append(
+        with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=lambda: saved.append(
                 save_bundle(trained, self.model(run_name), data=data))) as (table, plot, *search_outputs):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})

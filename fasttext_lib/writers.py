@@ -43,7 +43,8 @@ def write_fasttext_splits(splits, prefix, stem, names=None):
     for name, data in splits.items():  # before anything is written
         check_fasttext_labels(data, uris[name])
     names_file = [storage.join(prefix, stem + SUFFIX)] if names else []
-    with storage.atomic_writes(names_file + list(uris.values())) as files:
+    # (a refusal says what to do as this function's caller does it: notebook 01 and the Python API have no command)
+    with storage.atomic_writes(names_file + list(uris.values()), overwrite_as=storage.OVERWRITE_ARGUMENT) as files:
         if names:
             files[0].write("".join(f"{label}={name}\n" for label, name in names.items()).encode("utf-8"))
         for (name, data), f in zip(splits.items(), files[len(names_file):]):
@@ -116,11 +117,11 @@ def csv_line(label, text):
 
 
 def write_csv(data, uri, overwrite=True):
-    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``). A label or text
-    holding NUL is refused first, as by :func:`write_fasttext`."""
+    """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``, saying to pass
+    ``overwrite=True``). A label or text holding NUL is refused first, as by :func:`write_fasttext`."""
     refuse_standard_output(uri, "uri", "the CSV file", "a file")
     _check_no_nul(data, uri)
-    with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
+    with storage.atomic_write(uri, "wb", overwrite=overwrite, overwrite_as=storage.OVERWRITE_ARGUMENT) as f:
         write_csv_rows(data, f, uri)
     return str(uri)
 

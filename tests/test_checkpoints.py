@@ -470,6 +470,45 @@ def test_a_checkpoint_with_an_older_versions_data_fingerprint_is_refused_in_one_
     assert "use another checkpoint_dir or remove it to train from the start" in message, message
 
 
+@pytest.mark.parametrize("caller", ["Python API", "command line"])
+def test_an_unwritten_note_of_the_newest_epoch_names_epochs_as_the_caller_sets_it(splits, s3_bucket, monkeypatch,
+                                                                                    capsys, caller):
+    """The warning of a newest-epoch note S3 refused told every caller "1 to --epochs": a flag a caller of train()
+    (a notebook) has none of. It names TrainConfig's epochs there; the command line keeps its flag (the training job
+    names its hyperparameter: config.setting_said)."""
+    from fasttext_lib import checkpoints
+
+    def refused(where, epoch):
+        raise FastTextError(f"access denied to {where} (AccessDenied)")
+    monkeypatch.setattr(checkpoints, "_write_note", refused)
+    ckpt = f"{s3_bucket}/notes/{caller.replace(' ', '-')}"
+    config = TrainConfig(epochs=1, batch_size=256, progress=False, seed=4)
+    train(*splits, config, checkpoint_dir=ckpt, said_as_flags=caller == "command line")  # (the CLI's call)
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: ")]
+    epochs = "TrainConfig(epochs=...)" if caller == "Python API" else "--epochs"
+    assert len(warned) == 1 and f"among the epochs it asks for (1 to {epochs}, the one noted" in warned[0], warned
+
+
+def test_a_job_says_a_refusal_that_holds_remove_it_elsewhere_as_it_was(tmp_path):
+    """sm_train.in_job_terms rewrote "remove it" anywhere in a checkpoint refusal of a synced checkpoint directory:
+    a class or setting value holding those words (the labels a checkpoint was written with) was said as "delete the
+    job's checkpoint_s3_uri prefix". Only the remedy's own words are rewritten."""
+    from fasttext_lib.sm_train import in_job_terms
+
+    synced = str(tmp_path / "checkpoints")
+    message = (f"checkpoint {synced}/epoch-0001 was written for the classes ['keep it', 'remove it'], this run's are "
+               f"['a', 'b']; use another --checkpoint-dir or remove it")
+    said = in_job_terms(message, synced, synced_dir=synced)
+    assert said.startswith(f"checkpoint {synced}/epoch-0001 was written for the classes ['keep it', 'remove it']"), said
+    assert "; use another checkpoint_s3_uri (or the hyperparameter checkpoint_dir=none) or delete the job's " \
+           "checkpoint_s3_uri prefix; SageMaker copies" in said, said
+    older = (f"checkpoint {synced}/epoch-0001 was written by an older version of this library, whose optimizer state "
+             f"is a Python pickle (loading one runs any code it holds), and is not read: resume it with the version "
+             f"that wrote it, or remove it or use another --checkpoint-dir to train from the start")
+    assert "or delete the job's checkpoint_s3_uri prefix or use another checkpoint_s3_uri" in in_job_terms(
+        older, synced, synced_dir=synced)
+
+
 def test_checkpoints_on_s3(splits, s3_bucket):
     config = TrainConfig(epochs=2, batch_size=256, progress=False, seed=4)
     ckpt = f"{s3_bucket}/jobs/run1/checkpoints"

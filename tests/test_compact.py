@@ -148,8 +148,13 @@ def test_float16_refuses_values_it_cannot_hold(tmp_path):
     trained = train(*make_splits(200, 50, seed=1), TrainConfig(epochs=1, batch_size=64, progress=False))
     table = cpu_view(trained.model.embedding.weight.data())
     table[1] = 1e5
-    with pytest.raises(FastTextError, match=r"--compact float16 cannot store this model: it has values up to 1e\+05"):
+    # said as save_bundle's caller gives it: its argument (a notebook, the Python API), or the command line's flag
+    with pytest.raises(FastTextError, match=r"^compact='float16' cannot store this model: it has values up to 1e\+05 "
+                                            r"and float16 ends at 65504; use compact='float32', 'int8' or 'int4'$"):
         save_bundle(trained, str(tmp_path / "b"), compact="float16")
+    with pytest.raises(FastTextError, match=r"^--compact float16 cannot store this model: it has values up to 1e\+05 "
+                                            r"and float16 ends at 65504; use --compact float32, int8 or int4$"):
+        save_bundle(trained, str(tmp_path / "b"), compact="float16", compact_as="--compact")
     assert not (tmp_path / "b").exists()
     for dtype in ("float32", "int8"):  # what the message proposes works, and keeps the value's size
         loaded = Predictor.load(save_bundle(trained, str(tmp_path / dtype), compact=dtype))

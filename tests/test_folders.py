@@ -379,6 +379,24 @@ def test_the_python_function_returns_the_counts(tmp_path):
     assert any("unsup" in line for line in notes)
 
 
+def test_the_python_function_refuses_an_existing_output_in_its_own_terms(tmp_path):
+    """folders_to_csv without overwrite, its output there: the Python API's caller was told "pass --overwrite to
+    replace it, or choose another --output", flags it has none of. It names its arguments; the command keeps its own."""
+    from fasttext_lib.class_folders import folders_to_csv
+    from fasttext_lib.errors import FastTextError
+
+    split = _imdb(tmp_path, per_class=2)
+    out = tmp_path / "o.csv"
+    out.write_text("the user's file\n")
+    with pytest.raises(FastTextError) as err:
+        folders_to_csv(split, out, skip=["unsup"])
+    assert str(err.value) == f"{out} already exists; pass overwrite=True to replace it, or choose another uri"
+    r = run_cli("import-folders", "--input", split, "--output", out, "--skip", "unsup")
+    assert (r.returncode, r.stderr.splitlines()) == (
+        2, [f"error: {out} already exists; pass --overwrite to replace it, or choose another --output"]), r.stderr
+    assert out.read_text() == "the user's file\n"
+
+
 def _folders(root, documents):
     """``root/in``: a folder per class of ``documents`` ({folder name: [text, ...]}), one file per text."""
     for folder, texts in documents.items():

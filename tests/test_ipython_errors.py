@@ -359,8 +359,9 @@ def test_a_stop_that_left_a_pair_mixed_says_so_in_its_one_line(shell, capsys, mo
     notebook_errors.show_errors_as_lines()
     result, out = run(shell, capsys, 'write_fasttext_splits({"train": data, "test": data}, prefix, "pair")')
     train, test = f"{s3_bucket}/data/pair.train", f"{s3_bucket}/data/pair.test"
+    # (a notebook has no command to run again: write_fasttext_splits is called again)
     line = (f"error: interrupted (SIGINT); stopped and cleaned up, but {train}, {test} may now be a mixed set, of two "
-            f"writes (reading them together is refused): run the command again")
+            f"writes (reading them together is refused): call it again")
     assert not result.success and type(result.error_in_exec) is KeyboardInterrupt
     assert sent == [("KeyboardInterrupt", [line])] and out.strip() == line, out
     notebook_errors.stop_showing_errors_as_lines()

@@ -342,6 +342,17 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
     assert model.model.embedding_table()[0].tolist() == list(range(32))  # <unk> never occurs in training
 
 
+def test_a_pretrained_file_of_another_dimension_names_the_jobs_emsize_hyperparameter(source_dir, tmp_path):
+    """A pretrained .vec of another dimension than emsize failed the job with "train with --emsize 32": the command
+    line's flag, which a job has none of. It names the hyperparameter."""
+    vec = b"1 32\n<unk> " + b" ".join(b"1" for _ in range(32)) + b"\n"
+    channels = {"train": {"a.txt": GOOD}, "pretrained": {"wiki.vec": _write(vec)}}
+    env = make_container(tmp_path, channels)
+    r = job_in_process(source_dir, env, args_for(epochs=1, emsize=16))
+    assert r.returncode != 0 and r.stderr.rstrip().endswith(
+        "but the model's emsize is 16: they must be equal (train with the hyperparameter emsize=32)"), r.stderr
+
+
 GOOD = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
 
 

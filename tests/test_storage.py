@@ -1746,6 +1746,12 @@ def test_put_only_user_writes_plain_objects_and_is_told_what_bundles_need(s3_pol
     with pytest.raises(FastTextError, match=rf"^cannot tell whether {uri} exists: S3 refused to say .*pass --overwrite"):
         with storage.atomic_write(uri, "wb", overwrite=False) as f:
             f.write(b"third")
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv
+
+    # the Python API's writer names its argument (it said --overwrite, a flag its caller has none of)
+    with pytest.raises(FastTextError, match=rf"^cannot tell whether {uri} exists: .*; pass overwrite=True if "):
+        write_csv(LabeledTexts(["1"], ["third"]), uri, overwrite=False)
     with storage.atomic_write(uri, "wb") as f:  # overwrite: a plain upload
         f.write(b"fourth")
     assert _admin_keys(policy, "plain/") == ["plain/data.csv"]
@@ -2491,7 +2497,7 @@ def _another_run_fails_between_its_copies(prefix, proxy, monkeypatch, tag):
 # What a create-only write says when it leaves its files beside another write's.
 LEFT_MIXED = (r"{train} was written over by another run after this one created it, so {train}, {test} are now a mixed "
               r"set, of two writes \(reading them together is refused\); this run replaced nothing: run the command "
-              r"again with --overwrite \(overwrite=True\) to write them whole$")
+              r"again with --overwrite to write them whole$")
 
 
 def test_a_create_only_pair_left_beside_a_failed_runs_file_says_the_pair_is_mixed(s3_bucket, proxy, monkeypatch):
@@ -2587,7 +2593,7 @@ def test_a_pair_write_stopped_by_ctrl_c_says_when_the_pair_may_be_mixed(s3_bucke
 
 # What a stop's line says of the files a create-only write had created and could not take back (delete).
 NOT_REMOVED = ("error: interrupted (SIGINT); stopped; {files} this run created could not be removed ({why}): delete "
-               "{them}, or run the command again with --overwrite (overwrite=True)")
+               "{them}, or run the command again with --overwrite")
 
 
 @pytest.mark.parametrize("refused, put", [
@@ -2629,6 +2635,56 @@ def test_a_create_only_pair_stopped_partway_says_what_it_could_not_take_back(s3_
         assert cli_in_process("sample", "--output", prefix, "--overwrite").returncode == 0  # the advice works
 
 
+@pytest.mark.parametrize("caller", ["command line", "Python API"])
+def test_a_create_only_pair_stopped_partway_says_how_to_replace_in_its_callers_terms(s3_bucket, proxy, monkeypatch,
+                                                                                       caller):
+    """A create-only pair write to S3 (prepare's, or sample's without --overwrite) stopped before its second create,
+    its first not taken back (a DELETE refused): the line told every user to "run the command again with --overwrite
+    (overwrite=True)", an argument the command line's user cannot pass and a command prepare()'s (notebook 01's)
+    has none of. Each is told their own way (atomic_writes' overwrite_as)."""
+    from fasttext_lib.stops import Interrupted, stop_message
+
+    prefix = f"{s3_bucket}/data"
+    train, test = f"{prefix}/train.txt", f"{prefix}/test.txt"
+    proxy.fail("DELETE", r"/train\.txt$", "403")
+    real = storage.pairs._upload_new
+
+    def upload_new(*args, **kwargs):
+        if args[3].endswith("test.txt"):
+            raise Interrupted(signal.SIGINT)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(storage.pairs, "_upload_new", upload_new)
+    form = storage.OVERWRITE_FLAG if caller == "command line" else "overwrite=True"
+    with pytest.raises(KeyboardInterrupt) as stop:
+        with storage.atomic_writes([train, test], overwrite=False, overwrite_as=form) as (f_train, f_test):
+            f_train.write(b"__label__1 train\n")
+            f_test.write(b"__label__1 test\n")
+    rerun = ("run the command again with --overwrite" if caller == "command line"
+             else "run it again with overwrite=True")
+    assert stop_message(stop.value) == (f"interrupted (SIGINT); stopped; {train} this run created could not be "
+                                        f"removed (access denied): delete it, or {rerun}")
+
+
+@pytest.mark.parametrize("failure", ["a copy fails", "other runs keep interleaving"])
+def test_a_python_api_pair_left_mixed_on_s3_says_to_call_it_again(s3_bucket, proxy, monkeypatch, failure):
+    """write_fasttext_splits (notebook 01, the Python API) to S3, its test split's copy failing after its train split
+    was put in place, or other runs' copies interleaving with its own again and again: the line said "run the command
+    again", to a caller that has no command. It says to call it again."""
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_fasttext_splits
+
+    prefix = f"{s3_bucket}/data"
+    if failure == "a copy fails":
+        proxy.fail("PUT", r"/data/pair\.test$", "500")  # (the copy onto it; its staged upload has another key)
+        said = r"no longer belong together \(reading them together is refused\): call it again$"
+    else:
+        monkeypatch.setattr(storage.pairs, "_of_one_write", lambda client, targets: False)
+        said = r"their files are now of two writes \(reading them together is refused\): call it again, one at a time$"
+    data = LabeledTexts(["1"], ["new"])
+    with pytest.raises(FastTextError, match=said):
+        write_fasttext_splits({"train": data, "test": data}, prefix, "pair")
+
+
 def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_cleaned_up(s3_bucket, proxy):
     """sample to S3 without --overwrite, Ctrl-C'd while S3 held test.csv's create (received whole, answered late: a
     slow S3). The stop took back train.csv and found no test.csv yet, and said "stopped and cleaned up"; then S3
@@ -2655,7 +2711,7 @@ def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_clea
     assert "cleaned up" not in line or test in line, line
     assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {test} may still be created by its upload, "
                     f"under way when this run stopped: delete it if it is there, or run the command again with "
-                    f"--overwrite (overwrite=True)"), line
+                    f"--overwrite"), line
 
 
 def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_object_it_may_leave(s3_bucket, proxy):
@@ -3024,9 +3080,54 @@ def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_
         _write_pair(str(tmp_path), "new")
     monkeypatch.undo()
     assert one_line(err.value) == (f"cannot write {test}: Device or resource busy; {train} this run created could not "
-                                   f"be removed (Permission denied): delete it, or run the command again with "
-                                   f"--overwrite (overwrite=True)")
+                                   f"be removed (Permission denied): delete it, or run the command again")
     assert sorted(os.listdir(tmp_path)) == ["pair.test", "pair.train"]
+    assert open(test).read() == "__label__1 old test\n"
+
+
+def test_write_csv_refuses_an_existing_file_in_the_python_apis_terms(tmp_path):
+    """writers.write_csv(overwrite=False), a file there: it said "pass --overwrite to replace it", the command line's
+    flag, to its caller, who passes overwrite=True."""
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_csv
+
+    out = tmp_path / "mine.csv"
+    out.write_text("the user's file\n")
+    with pytest.raises(FastTextError) as err:
+        write_csv(LabeledTexts(["1"], ["new"]), str(out), overwrite=False)
+    assert str(err.value) == f"{out} already exists; pass overwrite=True to replace it"
+    assert out.read_text() == "the user's file\n"
+
+
+def test_a_new_file_an_api_write_cannot_take_back_is_said_in_the_callers_terms(tmp_path, monkeypatch):
+    """As above, through the Python API (notebook 01's write_fasttext_splits): the line told its user to "run the
+    command again with --overwrite (overwrite=True)", a command and a flag a notebook has none of (and a replacing
+    write needs no overwrite to replace the file it left). It says to call it again."""
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.writers import write_fasttext_splits
+
+    train, test = f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"
+    with storage.atomic_write(test) as f:
+        f.write(b"__label__1 old test\n")
+    real_replace, real_remove = os.replace, os.remove
+
+    def second_fails(src, dst, *args, **kwargs):
+        if str(dst) == test:
+            raise OSError(errno.EBUSY, "Device or resource busy", dst)
+        return real_replace(src, dst, *args, **kwargs)
+
+    def remove(path, *args, **kwargs):
+        if os.fspath(path) == train:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_remove(path, *args, **kwargs)
+    monkeypatch.setattr(os, "replace", second_fails)
+    monkeypatch.setattr(os, "remove", remove)
+    data = LabeledTexts(["1"], ["new"])
+    with pytest.raises(FastTextError) as err:
+        write_fasttext_splits({"train": data, "test": data}, str(tmp_path), "pair")
+    monkeypatch.undo()
+    assert one_line(err.value) == (f"cannot write {test}: Device or resource busy; {train} this run created could not "
+                                   f"be removed (Permission denied): delete it, or call it again")
     assert open(test).read() == "__label__1 old test\n"
 
 

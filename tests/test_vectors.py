@@ -603,6 +603,38 @@ def test_pretrained_vectors_of_another_dimension_are_refused_before_featurizing(
         train(*splits, config(pretrained_vectors=str(path)), pretrained=read_vec(str(path)))
 
 
+def test_pretrained_vectors_of_another_dimension_name_emsize_as_train_is_given_it(splits, tmp_path):
+    """A caller of train() (a notebook, the Python API) was told "train with --emsize 5" for a .vec file of another
+    dimension: a flag it has none of. It is told TrainConfig's emsize; the command line keeps its flag."""
+    path = tmp_path / "five.vec"
+    path.write_text(vec_text(["a", "b"], dim=5))
+    said = r"but the model's emsize is 8: they must be equal \(train with TrainConfig\(emsize=5\)\)$"
+    with pytest.raises(FastTextError, match=said):
+        train(*splits, config(pretrained_vectors=str(path)))
+    with pytest.raises(FastTextError, match=said):
+        train(*splits, config(pretrained_vectors=str(path)), pretrained=read_vec(str(path)))
+    (tmp_path / "train.txt").write_text("__label__1 good food\n__label__2 bad food\n")
+    r = run_cli("train", "--train", tmp_path / "train.txt", "--output", tmp_path / "b", *TINY, "--pretrained-vectors",
+                path)
+    assert r.returncode == 2 and r.stderr.rstrip().endswith(f"emsize is {DIM}: they must be equal (train with "
+                                                            f"--emsize 5)"), r.stderr
+
+
+def test_export_refuses_an_existing_file_in_the_python_apis_terms(tmp_path, splits):
+    """export_vectors (and write_vec) without overwrite, a file there: the refusal said "pass --overwrite", the
+    command line's flag, to a caller of the Python API (notebook 04). It names the argument."""
+    trained = train(*splits, config(epochs=1))
+    out = tmp_path / "mine.vec"
+    out.write_text("the user's file\n")
+    with pytest.raises(FastTextError) as exported:
+        export_vectors(trained, str(out))
+    with pytest.raises(FastTextError) as written:
+        write_vec(word_vectors(trained), str(out))
+    for refused in (exported, written):
+        assert str(refused.value) == f"{out} already exists; pass overwrite=True to replace it"
+    assert out.read_text() == "the user's file\n"
+
+
 def test_compact_bundle_keeps_pretrained_rows_training_did_not_change(splits, vec_file, tmp_path):
     """compact.py rebuilds unstored rows from the seed: a pretrained row that training never touched
     (<unk> here) must be stored, or the loaded model would silently lose it."""

@@ -17,7 +17,8 @@ import time
 
 from ..errors import FastTextError, could_not_remove
 from ..stops import DefaultStopsHeld, later_stops_held, note_what_a_stop_could_not_remove, note_what_a_stop_left
-from .s3 import AlreadyExists, _upload_new, already_exists, is_s3, s3_client, s3_errors, split_s3, upload_file
+from .s3 import (OVERWRITE_FLAG, AlreadyExists, _upload_new, already_exists, is_s3, replace_with, rerun_to_replace,
+                 s3_client, s3_errors, split_s3, upload_file)
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
 
@@ -223,7 +224,7 @@ def _remove_if_empty(directories):
 
 
 @contextlib.contextmanager
-def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing=None):
+def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing=None, overwrite_as=OVERWRITE_FLAG):
     """Write ``path`` via a temporary that is renamed into place only on success (see above: a kill -9
     leaves nothing where the filesystem has O_TMPFILE, elsewhere a temporary the next write removes).
     ``overwrite=False``: an existing ``path`` is an error instead; the name is taken with a hard link, which
@@ -234,7 +235,8 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing
     it is and this write's file is dropped (it holds the same bytes: :func:`.pairs.atomic_writes`).
     ``on_placing(path, new)``: called just before the rename or link that puts this write's file at ``path``, ``new``
     its ``os.stat_result``: a set's writer takes back what it finds at ``path`` to be that file (:func:`_holds`), so
-    it misses no file it put in place whenever a stop lands, SIGTERM too (:func:`_kept_as_they_were`)."""
+    it misses no file it put in place whenever a stop lands, SIGTERM too (:func:`_kept_as_they_were`).
+    ``overwrite_as``: how the "already exists" error tells the caller's user to replace (:func:`atomic_write`'s)."""
     check_replaceable(path)
     path = write_target(path) if overwrite else os.path.abspath(path)
     directory = os.path.dirname(path)
@@ -264,10 +266,10 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing
                     linking = os.fstat(f.fileno())  # (a stop inside the link call may land after it took the name)
                     done = _link_new(f.fileno(), temp, path)
                     if not done and os.path.lexists(path):
-                        raise already_exists(path)
+                        raise already_exists(path, replace_with(overwrite_as))
                 except AlreadyExists:
-                    if if_taken is None:
-                        raise
+                    if if_taken is None:  # (what to do said as the caller's user does it)
+                        raise already_exists(path, replace_with(overwrite_as)) from None
                     if_taken()  # raises where what is there may not stay: else it stays, and this write is done
                     done = True
                 if done:  # linked, or the file there left as it is
@@ -429,7 +431,7 @@ def _process_exists(pid):
 
 
 @contextlib.contextmanager
-def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None):
+def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, overwrite_as=OVERWRITE_FLAG):
     """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
 
     ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
@@ -446,14 +448,18 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None):
 
     ``written``: a list an S3 write appends ``(bucket, key, S3's answer)`` to once the object is in place, so that a
     caller that takes it back deletes the version this write created (versions.delete_written; remove_file's
-    ``written``), where a plain DELETE left it as a noncurrent version in a bucket that keeps versions."""
+    ``written``), where a plain DELETE left it as a noncurrent version in a bucket that keeps versions.
+
+    ``overwrite_as``: how a refusal tells the caller's user to replace (an existing ``uri`` without ``overwrite``, a
+    new file a failed write could not remove): the command line's flag, or the caller's terms (``overwrite=True``:
+    the Python API's, storage.OVERWRITE_ARGUMENT)."""
     uri = str(uri)
     if not is_s3(uri):
         if on_written is None:
-            with atomic_local_file(uri, mode, overwrite=overwrite) as f:
+            with atomic_local_file(uri, mode, overwrite=overwrite, overwrite_as=overwrite_as) as f:
                 yield f
         else:  # (the file it replaces kept until on_written has returned)
-            with _local_writes([uri], mode, overwrite, on_written) as (f,):
+            with _local_writes([uri], mode, overwrite, on_written, overwrite_as=overwrite_as) as (f,):
                 yield f
         return
     bucket, key = split_s3(uri)
@@ -467,7 +473,7 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None):
             if overwrite:
                 answer = upload_file(s3_client(), staged, bucket, key)
             else:
-                answer = _upload_new(s3_client(), staged, bucket, key, uri)
+                answer = _upload_new(s3_client(), staged, bucket, key, uri, overwrite_as=overwrite_as)
             if written is not None:  # (at once: a stop as the staging folder goes must still find it to take back)
                 written.append((bucket, key, answer))
     _call(on_written)
@@ -483,18 +489,19 @@ def _call(on_written):
 
 
 @contextlib.contextmanager
-def _local_writes(uris, mode, overwrite, on_written=None, if_taken=None):
+def _local_writes(uris, mode, overwrite, on_written=None, if_taken=None, overwrite_as=OVERWRITE_FLAG):
     """Local files written together: each to its temporary, then put in place by renames, one after the other. A
     rename that fails (a file bind-mounted into a container: EBUSY) or a signal between two of them puts back what
     the earlier renames replaced (:func:`_kept_as_they_were`): the old files stay together. ``on_written()``: called
     once all are in place; where it fails (the summary line stdout refuses), they are put back too. Where they are not
     all in place at the end, the folders their writes created go too (when empty). ``if_taken(uri)``: without
     ``overwrite``, asked of a uri found taken as its file is put in place, under the folder's lock: it raises where
-    what is there may not stay; else that stays as it is (:func:`atomic_local_file`)."""
+    what is there may not stay; else that stays as it is (:func:`atomic_local_file`). ``overwrite_as``: as
+    :func:`atomic_write` takes it."""
     created = sorted({d for u in uris for d in _missing_directories(os.path.dirname(os.path.abspath(u)))},
                      key=len, reverse=True)  # deepest first
     try:
-        with _written_and_placed(uris, mode, overwrite, on_written, if_taken) as files:
+        with _written_and_placed(uris, mode, overwrite, on_written, if_taken, overwrite_as) as files:
             yield files
     except BaseException:
         _remove_if_empty(created)  # (a write's own failure removed them; a failed rename or on_written left them)
@@ -502,7 +509,7 @@ def _local_writes(uris, mode, overwrite, on_written=None, if_taken=None):
 
 
 @contextlib.contextmanager
-def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None):
+def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None, overwrite_as=OVERWRITE_FLAG):
     """:func:`_local_writes`' files: written, then put in place (the older ones put back where that fails)."""
     # Each target this write's file is about to be put at, and that file (atomic_local_file's on_placing): recorded
     # before its rename, and taken back where found there. Recorded after it, in one step under stops.stops_held, a
@@ -513,13 +520,15 @@ def _written_and_placed(uris, mode, overwrite, on_written, if_taken=None):
         writers = [contextlib.ExitStack() for _ in uris]  # one each, so that each is put in place on its own
         files = [stack.enter_context(writer).enter_context(atomic_local_file(
                      uri, mode, overwrite=overwrite, if_taken=if_taken and functools.partial(if_taken, uri),
-                     on_placing=lambda path, new: placing.append((path, new))))
+                     on_placing=lambda path, new: placing.append((path, new)), overwrite_as=overwrite_as))
                  for uri, writer in reversed(list(zip(uris, writers)))]
         yield files[::-1]
         # the files the renames replace: a symbolic link's target, not the link (atomic_local_file)
         targets = [write_target(u) if overwrite else os.path.abspath(u) for u in uris]
         # (without overwrite nothing is replaced: a file there stays, if_taken, or the write fails, "already exists")
-        with _renaming_alone(targets), _kept_as_they_were(targets if overwrite else (), placing) as default_stops:
+        rerun = rerun_to_replace(overwrite, overwrite_as)  # (what a new file it could not take back is said with)
+        with _renaming_alone(targets), _kept_as_they_were(targets if overwrite else (), placing,
+                                                          rerun) as default_stops:
             default_stops.hold()  # (a kill at its default disposition waits while the set is mixed...)
             for writer in writers:
                 writer.close()  # the rename
@@ -539,14 +548,15 @@ def _renaming_alone(paths):
 
 
 @contextlib.contextmanager
-def _kept_as_they_were(replaced, placing):
+def _kept_as_they_were(replaced, placing, rerun):
     """The files at ``replaced`` (where there are any) kept while the block puts new ones in place, recording in
     ``placing`` each ``(path, stat of the file)`` it is about to put a file at; if the block fails, the replaced ones
     are put back where that file is found in place (:func:`_holds`; a new file where there was none is removed). Kept
     as hard links; where the file system has none (vfat, some FUSE and SMB mounts), or refuses one (another user's
     file, with fs.protected_hardlinks), as copies: without one, a failed rename "took back" a new file by deleting it,
     and the user's file it had replaced was lost. A file that cannot be kept fails the write before anything is
-    replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`).
+    replaced. What cannot be put back or removed is said in the failure's line (:func:`_say_left`), ``rerun`` as how
+    to replace a new file left there.
 
     It yields a :class:`~fasttext_lib.stops.DefaultStopsHeld` for the block to hold through its renames; the put-back
     is held too, and a stop so held ends the process once the kept files are removed."""
@@ -570,7 +580,7 @@ def _kept_as_they_were(replaced, placing):
                 except KeyboardInterrupt as stop:  # ...but a first one that came just before: it is the failure now
                     failure = stop
                 put_back.append(failure)
-                _put_back(failure, kept, placing)
+                _put_back(failure, kept, placing, rerun)
                 raise failure
         except BaseException as escaped:
             # A first stop whose handler ran on the lines above before hold_every_stop (Python 3.8 runs one between
@@ -578,7 +588,7 @@ def _kept_as_they_were(replaced, placing):
             # handler held every later stop (later_stops_held), so this put-back runs whole.
             if not put_back:
                 default_stops.hold()
-                _put_back(escaped, kept, placing)
+                _put_back(escaped, kept, placing, rerun)
             raise
         finally:
             for backup in kept.values():  # (each one still here is of a file no new one has replaced)
@@ -588,10 +598,11 @@ def _kept_as_they_were(replaced, placing):
             default_stops.end()
 
 
-def _put_back(failure, kept, placing):
+def _put_back(failure, kept, placing, rerun):
     """After ``failure``, the files in ``kept`` (by their path) put back where this write's new file is found in place
     (``placing``), and the new ones where there was none removed; what could not be is said in the failure's line
-    (:func:`_say_left`), an old file then set aside under a name no write sweeps away (taken out of ``kept``)."""
+    (:func:`_say_left`, with ``rerun``), an old file then set aside under a name no write sweeps away (taken out of
+    ``kept``)."""
     not_removed, not_put_back = [], []
     to_take_back = [(path, new) for path, new in reversed(placing) if _holds(path, new)]
     try:
@@ -614,9 +625,9 @@ def _put_back(failure, kept, placing):
         # putting back: its new file is gone from there).
         not_put_back += [(path, "stopped before it was", _set_aside(kept.pop(path), path))
                          for path, new in to_take_back if path in kept and _holds(path, new)]
-        _say_left(failure, not_removed, not_put_back)
+        _say_left(failure, not_removed, not_put_back, rerun)
         raise
-    _say_left(failure, not_removed, not_put_back)
+    _say_left(failure, not_removed, not_put_back, rerun)
 
 
 def _holds(path, new):
@@ -683,21 +694,22 @@ def _set_aside(backup, path):
     return aside
 
 
-def _say_left(exc, not_removed, not_put_back):
+def _say_left(exc, not_removed, not_put_back, rerun):
     """What a set's failed take-back left (new files it could not remove, each ``(path, why)``; old ones it could not
     put back, each ``(path, why, where it is kept)``) said in the failure's one line: a stop's (stops.stop_message),
-    else the error's own message. Silent, the line read as if nothing had changed."""
+    else the error's own message. Silent, the line read as if nothing had changed. ``rerun``: how the write's user
+    replaces a new file left there (errors.could_not_remove)."""
     kept = "; ".join(f"{path} could not be put back as it was ({why}): the file it replaced is kept at {where}; move "
                      f"it back by hand" for path, why, where in not_put_back)
     # Noted of any failure, not only a stop's: a stop that replaces it on the way out (one held during its put-back and
     # handled after it) says it in its line too (stops.stop_message), and cli.main says a closed stdout's then.
     if not_removed:
-        note_what_a_stop_could_not_remove(exc, not_removed)
+        note_what_a_stop_could_not_remove(exc, not_removed, rerun)
     if kept:
         note_what_a_stop_left(exc, kept)
     if isinstance(exc, KeyboardInterrupt):
         return
-    said = "; ".join(part for part in (not_removed and could_not_remove(not_removed), kept) if part)
+    said = "; ".join(part for part in (not_removed and could_not_remove(not_removed, rerun), kept) if part)
     if not said:
         return
     if isinstance(exc, FastTextError):

@@ -11,7 +11,7 @@ from ..errors import FastTextError
 from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
 from .s3 import (OVERWRITE_FLAG, AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions, _may_delete,
                  _operation_members, _status, _upload_new, head_object, heads_remembered, is_forbidden, is_s3,
-                 may_still_create, run_again_with, s3_client, s3_errors, split_s3, upload_file)
+                 may_still_create, run_again, run_again_with, s3_client, s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -81,12 +81,13 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
     (milliseconds) a file changed by someone else is still replaced (S3 can make a copy conditional on the target's
     ETag, but the S3 servers this is tested against ignore that condition).
 
-    ``overwrite_as``: how a refusal without ``overwrite`` on S3 tells the caller's user to replace (a file created
-    meanwhile, a set left mixed): the command line's flag, or the caller's terms (``overwrite=True``: prepare's)."""
+    ``overwrite_as``: how a refusal tells the caller's user to replace (a file created meanwhile, a set left mixed, a
+    file a stop could not take back) or to write again: the command line's flag (its lines say "run the command
+    again"), or the Python API's terms (``overwrite=True``: prepare's, writers'; "call it again")."""
     uris = [str(u) for u in uris]
     _refuse_one_file_twice(uris, overwrite)
     if not any(is_s3(u) for u in uris):
-        with _local_writes(uris, mode, overwrite, on_written, if_taken) as files:
+        with _local_writes(uris, mode, overwrite, on_written, if_taken, overwrite_as) as files:
             yield files
         return
     set_id = secrets.token_hex(8)
@@ -98,7 +99,7 @@ def atomic_writes(uris, mode="wb", overwrite=True, on_written=None, if_taken=Non
         # on_written is called (_local_writes: where it fails, the local files replaced are put back)
         local_uris = [u for u in uris if not is_s3(u)]
         local = dict(zip(local_uris, stack.enter_context(_local_writes(local_uris, mode, overwrite, on_written,
-                                                                       if_taken))))
+                                                                       if_taken, overwrite_as))))
         staged = {u: os.path.join(tmpdir, f"member-{i}") for i, u in enumerate(uris) if is_s3(u)}
         opened = {u: stack.enter_context(open(path, mode)) for u, path in staged.items()}
         yield [local.get(u) or opened[u] for u in uris]
@@ -186,10 +187,10 @@ def _put_set_in_place(uris, staged, metadata, overwrite, if_taken=None, overwrit
                 if isinstance(overtaken, _LeftMixed):  # (beside another run's file of other bytes: the set stays mixed)
                     raise overtaken from None
                 if getattr(overtaken, "ours", None):
-                    raise _mixed(exc, overtaken.ours, len(overtaken.ours)) from None
+                    raise _mixed(exc, overtaken.ours, len(overtaken.ours), overwrite_as) from None
                 raise
             looking_again = overtaken is not None  # (a stop while it looks again: the set it found mixed may still be)
-            with _checking(targets, found_mixed=True) if looking_again else contextlib.nullcontext():
+            with _checking(targets, True, overwrite_as) if looking_again else contextlib.nullcontext():
                 if len(taken) == len(targets) and _of_one_write(client, targets):
                     return  # every file there holds these bytes already, and they are read together: nothing to write
             try:  # none there: each created only if still none is there; some: the set written whole again, its own
@@ -243,11 +244,11 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                     with s3_errors(uri):
                         _copy(client, bucket, temp, *split_s3(uri), os.path.getsize(staged[uri]))
                 except KeyboardInterrupt as exc:  # (the copy it stopped may still land: S3 has the request)
-                    note_what_a_stop_left(exc, _may_be_mixed(targets))
+                    note_what_a_stop_left(exc, _may_be_mixed(targets, overwrite_as))
                     raise
                 except FastTextError as exc:
                     if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
-                        raise _mixed(exc, targets, done or len(targets)) from None
+                        raise _mixed(exc, targets, done or len(targets), overwrite_as) from None
                     if not str(exc).startswith("access denied"):
                         raise
                     # no s3:GetObject on the staging object (a role that may put and delete): upload directly
@@ -255,21 +256,22 @@ def _write_set(client, targets, staged, metadata, overwrite, deletable, recheck=
                     created = []
                     return _upload_directly(client, targets, staged, metadata, overwrite, deletable, recheck,
                                             after_a_mix, overwrite_as)
-            with _checking(targets, found_mixed=attempt or after_a_mix):
+            with _checking(targets, attempt or after_a_mix, overwrite_as):
                 if _of_one_write(client, targets):
                     return
     finally:
         _delete_staged(client, created, keeps_versions)
-    raise _written_at_once(targets)
+    raise _written_at_once(targets, overwrite_as)
 
 
 @contextlib.contextmanager
-def _checking(targets, found_mixed):
+def _checking(targets, found_mixed, overwrite_as=OVERWRITE_FLAG):
     """The check that follows a set's writes (:func:`_of_one_write`): a Ctrl-C or SIGTERM during it says the set was
     written whole where no check had found it mixed (this run's writes all went in: :func:`_stopped_after`), and
     that it may be mixed where one had (``found_mixed``: a retry after another run's copies interleaved, or after its
     create landed between ours): the set written again, the check that would have found it whole cut short, "written
-    whole" had the user trust a set readers may refuse (stops.note_what_a_stop_left)."""
+    whole" had the user trust a set readers may refuse (stops.note_what_a_stop_left). ``overwrite_as``: as
+    atomic_writes takes it."""
     if not found_mixed:
         with _stopped_after(targets):
             yield
@@ -278,14 +280,14 @@ def _checking(targets, found_mixed):
         yield
     except KeyboardInterrupt as exc:
         if not stop_left(exc):
-            note_what_a_stop_left(exc, _may_be_mixed(targets))
+            note_what_a_stop_left(exc, _may_be_mixed(targets, overwrite_as))
         raise
 
 
-def _written_at_once(targets):
+def _written_at_once(targets, overwrite_as):
     return FastTextError(f"{', '.join(targets)} were written by other runs at the same time, again and again, and "
-                         f"their files are now of two writes (reading them together is refused): run the command "
-                         f"again, one at a time")
+                         f"their files are now of two writes (reading them together is refused): "
+                         f"{run_again(overwrite_as)}, one at a time")
 
 
 # After its copies (or its uploads in place: _upload_directly) a write checks that the targets are all of one write.
@@ -356,16 +358,16 @@ def _upload_directly(client, targets, staged, metadata, overwrite, deletable, re
                     upload_file(client, staged[uri], bucket, key, metadata)
             except KeyboardInterrupt as exc:
                 if done or attempt or uploading:  # (the upload it stopped may still land: one PUT)
-                    note_what_a_stop_left(exc, _may_be_mixed(targets))
+                    note_what_a_stop_left(exc, _may_be_mixed(targets, overwrite_as))
                 raise
             except FastTextError as exc:
                 if done or attempt:  # (a later attempt replaces a mixed set: it was not whole before either)
-                    raise _mixed(exc, targets, done or len(targets)) from None
+                    raise _mixed(exc, targets, done or len(targets), overwrite_as) from None
                 raise
-        with _checking(targets, found_mixed=attempt or after_a_mix):
+        with _checking(targets, attempt or after_a_mix, overwrite_as):
             if _of_one_write(client, targets):
                 return
-    raise _written_at_once(targets)
+    raise _written_at_once(targets, overwrite_as)
 
 
 def _create_each(client, targets, staged, metadata, deletable, overwrite_as=OVERWRITE_FLAG):
@@ -383,15 +385,16 @@ def _create_each(client, targets, staged, metadata, deletable, overwrite_as=OVER
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):  # (the line must not say "cleaned up" beside files it left)
                 _take_back_after_a_stop(client, created, metadata[SET_ID_META], deletable, exc, (bucket, key, uri),
-                                        bool(sent))
+                                        bool(sent), overwrite_as)
                 raise
             if deletable:  # ours alone (created, never replaced): take them back
                 _warn_not_taken_back(_take_back(client, _still_ours(client, created, metadata[SET_ID_META])))
                 raise
             if done and isinstance(exc, AlreadyExists):
-                raise _Overtaken(exc, [m[2] for m in _still_ours(client, created, metadata[SET_ID_META])])
+                raise _Overtaken(exc, [m[2] for m in _still_ours(client, created, metadata[SET_ID_META])],
+                                 overwrite_as)
             if done and isinstance(exc, FastTextError):
-                raise _mixed(exc, targets, done) from None
+                raise _mixed(exc, targets, done, overwrite_as) from None
             raise
         created.append((bucket, key, uri, answer))
     with _stopped_after(targets):
@@ -422,10 +425,10 @@ class _Overtaken(AlreadyExists):
     its set whole over them (members are written in order: what it wrote at the taken one, it wrote over ours
     before): then every member is that run's, and this run may pass where they hold its bytes (``if_taken``, asked
     again). ``ours``: the members still of this write (their set id; one S3 will not show counts as ours), beside
-    one of another: a mixed set, said in the message."""
+    one of another: a mixed set, said in the message (what to do as ``overwrite_as``: atomic_writes')."""
 
-    def __init__(self, exc, ours):
-        super().__init__(str(_mixed(exc, ours, len(ours)) if ours else exc))
+    def __init__(self, exc, ours, overwrite_as):
+        super().__init__(str(_mixed(exc, ours, len(ours), overwrite_as) if ours else exc))
         self.ours = ours
 
 
@@ -467,22 +470,22 @@ def _creates_sent(client, sent):
             client.meta.events.unregister(event, unique_id=unique_id)
 
 
-def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped, sent):
+def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped, sent, overwrite_as):
     """A Ctrl-C or SIGTERM (``stop``) amid a create-only write's creates: what it created taken back, and the create it
     stopped too (``stopped``: bucket, key, uri) where S3 shows that it went in all the same (one PUT, its answer not
     read). What stays (no s3:DeleteObject: nothing is taken back; a DELETE refused) is told to the stop's line
     (stops.note_what_a_stop_could_not_remove), which said "stopped and cleaned up" beside it. So is a create that
     was ``sent`` and is not seen there (yet): S3 may apply it after this run has gone (a slow S3 answering late),
-    and the file stood there alone after a line that said "stopped and cleaned up"."""
+    and the file stood there alone after a line that said "stopped and cleaned up". How to replace them is said as
+    ``overwrite_as`` (atomic_writes')."""
     landed, unseen = _landed(client, *stopped, set_id)
     ours = _still_ours(client, created, set_id) + landed
     left = _take_back(client, ours) if deletable else [(uri, "access denied") for _, _, uri, *_ in ours]
     if left:  # (_may_delete's DELETE was refused: s3:DeleteObject is not granted)
-        note_what_a_stop_could_not_remove(stop, left)
+        note_what_a_stop_could_not_remove(stop, left, run_again_with(overwrite_as))
     if sent and unseen:
         note_what_a_stop_left(stop, f"{stopped[2]} may still be created by its upload, under way when this run "
-                                    f"stopped: delete it if it is there, or run the command again with --overwrite "
-                                    f"(overwrite=True)")
+                                    f"stopped: delete it if it is there, or {run_again_with(overwrite_as)}")
 
 
 def _landed(client, bucket, key, uri, set_id):
@@ -537,15 +540,16 @@ def _take_back(client, ours):
     return left
 
 
-def _may_be_mixed(targets):
+def _may_be_mixed(targets, overwrite_as):
     """What a Ctrl-C (or SIGTERM) left, said in its error line (cli.main), once a write has begun putting its members in
-    place: some replaced, perhaps the one in flight too, the others not."""
-    return (f"{', '.join(targets)} may now be a mixed set, of two writes (reading them together is refused): run the "
-            f"command again")
+    place: some replaced, perhaps the one in flight too, the others not. What to do as ``overwrite_as`` (atomic_writes')
+    tells: the command line's user runs the command again, the Python API's calls it again."""
+    return (f"{', '.join(targets)} may now be a mixed set, of two writes (reading them together is refused): "
+            f"{run_again(overwrite_as)}")
 
 
-def _mixed(exc, uris, done):
+def _mixed(exc, uris, done, overwrite_as):
     # Already replaced, the earlier files cannot be taken back: say so, or the user reads the failure as "nothing
-    # changed"; readers refuse the mixed set (open_read) until it is written again.
+    # changed"; readers refuse the mixed set (open_read) until it is written again (as ``overwrite_as`` tells how).
     return FastTextError(f"{exc}; {', '.join(uris[:done])} had already been written, so the files written together "
-                         f"no longer belong together (reading them together is refused): run the command again")
+                         f"no longer belong together (reading them together is refused): {run_again(overwrite_as)}")

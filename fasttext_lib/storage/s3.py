@@ -461,18 +461,38 @@ def already_exists(uri, hint="pass --overwrite to replace it"):
     return AlreadyExists(f"{uri} already exists; {hint}")
 
 
-# How a write that must not replace what is there tells its user to replace it (_upload_new, pairs.atomic_writes): by
-# the command line's flag, unless its caller says it in its own user's terms (download.prepare: its argument
-# overwrite=True, which notebook 01 passes its parameter as; it has no flags).
+# How a write that must not replace what is there tells its user to replace it (_upload_new, pairs.atomic_writes,
+# atomic.atomic_write): by the command line's flag, unless its caller says it in its own user's terms (the Python API's
+# argument, which notebook 01 passes its parameter overwrite as: download.prepare, writers, vec_files, class_folders).
 OVERWRITE_FLAG = "--overwrite"
+OVERWRITE_ARGUMENT = "overwrite=True"
+
+
+def replace_with(overwrite_as):
+    """How a refusal of a file that is there says to replace it, as ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or a
+    caller's terms)."""
+    return f"pass {overwrite_as} to replace it"
+
+
+def run_again(overwrite_as):
+    """How a write's user does it again as it was (a set left mixed, written whole by its rerun): the command line's
+    (``overwrite_as`` :data:`OVERWRITE_FLAG`) runs its command again; a caller of the Python API (a notebook's cell)
+    calls it again, and has no command to run."""
+    return "run the command again" if overwrite_as == OVERWRITE_FLAG else "call it again"
 
 
 def run_again_with(overwrite_as):
     """What to do to write a set whole again, ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or a caller's terms) naming
-    how. The command line's line names the Python API's argument too, as it always has (a sample pair's)."""
+    how: each user told only their own way (the command line's line named the Python API's argument too)."""
     if overwrite_as == OVERWRITE_FLAG:
-        return f"run the command again with {OVERWRITE_FLAG} (overwrite=True)"
+        return f"run the command again with {OVERWRITE_FLAG}"
     return f"run it again with {overwrite_as}"
+
+
+def rerun_to_replace(overwrite, overwrite_as):
+    """What a write's rerun needs to replace what this one left: a replacing write (``overwrite``) only runs again;
+    one that must not replace, again with ``overwrite_as`` (:func:`run_again_with`)."""
+    return run_again(overwrite_as) if overwrite else run_again_with(overwrite_as)
 
 
 COPY_OBJECT_MAX = 5 << 30  # CopyObject copies up to 5 GB; larger objects are copied in parts (boto3's managed copy)
@@ -708,7 +728,7 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
                 own = _created_by_an_earlier_attempt(client, bucket, key, write_id, exc)
                 if own is not None:
                     return own
-                raise already_exists(uri, f"pass {overwrite_as} to replace it") from None
+                raise already_exists(uri, replace_with(overwrite_as)) from None
             if code in ("ConditionalRequestConflict", "409"):
                 raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
             if code not in ("NotImplemented", "501"):
@@ -725,7 +745,7 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
         if not _is_missing(exc):
             raise
         return upload_file(client, path, bucket, key, metadata)
-    raise already_exists(uri, f"pass {overwrite_as} to replace it")
+    raise already_exists(uri, replace_with(overwrite_as))
 
 
 # A create-only write's own id, in its object's user metadata: botocore retries a PUT whose answer was lost (a 500
