@@ -1459,7 +1459,7 @@ def test_a_stop_while_s3_has_not_answered_the_trial_tables_put_says_it_may_hold_
     upload = "upload_file" if overwrite else "_upload_new"
     held = []
 
-    def held_unanswered(client, path, *args):
+    def held_unanswered(client, path, *args, **kwargs):
         with open(path, "rb") as staged:
             held.append(staged.read())
         raise KeyboardInterrupt  # the stop comes while the PUT awaits S3's answer: S3 has not applied it yet
