@@ -2660,7 +2660,7 @@ def test_a_create_only_pair_stopped_partway_says_how_to_replace_in_its_callers_t
             f_train.write(b"__label__1 train\n")
             f_test.write(b"__label__1 test\n")
     rerun = ("run the command again with --overwrite" if caller == "command line"
-             else "run it again with overwrite=True")
+             else "call it again with overwrite=True")  # (the Python API's one phrasing: run_again)
     assert stop_message(stop.value) == (f"interrupted (SIGINT); stopped; {train} this run created could not be "
                                         f"removed (access denied): delete it, or {rerun}")
 
