@@ -45,21 +45,29 @@ _CPU_LOAD_ADVICE = ("use a machine with more memory (an endpoint or notebook: a 
                     "bundle ({made_with}), which scoring on the CPU reads without building the table")
 _GPU_LOAD_ADVICE = ("the table is read into the machine's memory before it is copied to the GPU: use a machine "
                     "with more memory (a larger instance type)")
-_GPU_COMPACT_ADVICE = ("a GPU needs the whole table, built in the machine's memory first: load it on the CPU (ctx "
-                       "'cpu'), which scores a compact bundle from its stored rows without the table, or use a "
-                       "machine with more memory (a larger instance type)")
+_GPU_COMPACT_ADVICE = ("a GPU needs the whole table, built in the machine's memory first: {on_the_cpu}, which scores "
+                       "a compact bundle from its stored rows without the table, or use a machine with more memory (a "
+                       "larger instance type)")
+# ...and how its reader has it loaded on the CPU (_load_advice): the Python API's argument, the command line's flag,
+# or (an endpoint, which serves on a GPU wherever its instance has one: sm_serve._serving_ctx) a CPU instance type
+_ON_THE_CPU = "load it on the CPU (ctx='cpu')"
+_ON_THE_CPU_BY_FLAG = "load it on the CPU (--ctx cpu)"
+_ON_THE_CPU_SERVED = "serve it on a CPU instance type"
 _BUILT_TABLE_ADVICE = ("Predictor.model builds the whole table, which predict, evaluate and word_vectors do not "
                        "need (Predictor.block is the Gluon block without it); or use a machine with more memory")
 
 
 def _load_advice(config, device, compact_as):
     """What to do when the table of the bundle of ``config`` cannot be held loading it on ``device`` (a compact
-    bundle made as ``compact_as`` says: compact.made_with)."""
-    if device.device_type == "cpu":
-        from .compact import made_with
+    bundle made, or one loaded on the CPU, as ``compact_as`` says its reader does it: compact.made_with)."""
+    from .compact import COMPACT_EITHER, COMPACT_FLAG, made_with
 
+    if device.device_type == "cpu":
         return _CPU_LOAD_ADVICE.format(made_with=made_with(compact_as))
-    return _GPU_COMPACT_ADVICE if config.get("compact") else _GPU_LOAD_ADVICE
+    if config.get("compact"):
+        on_the_cpu = {COMPACT_FLAG: _ON_THE_CPU_BY_FLAG, COMPACT_EITHER: _ON_THE_CPU_SERVED}.get(compact_as, _ON_THE_CPU)
+        return _GPU_COMPACT_ADVICE.format(on_the_cpu=on_the_cpu)
+    return _GPU_LOAD_ADVICE
 
 
 class Predictor:
