@@ -44,6 +44,7 @@ so two runs agree trial by trial until one of them skips a trial for time (or is
 search with the trials completed); with ``max_trials`` and a budget that does not bind, the whole
 search and its model are reproducible.
 """
+import functools
 import importlib
 import math
 import sys
@@ -57,7 +58,8 @@ from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, pandas_class_column, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output
-from .stops import carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_what_a_stop_left, stops_held
+from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_what_a_stop_came_after,
+                    note_what_a_stop_left, stops_held)
 from .lean_import import forget_an_interrupted_import
 from .evaluation import evaluate_bags
 from .label_encoding import class_ids, encode_labels
@@ -675,13 +677,12 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
         # and then put in place after the bundle, two runs that both found no table both wrote theirs, the second
         # over the first's, or one failed with its bundle already published. A bundle that then fails takes it back.
         written, claimed = [], False  # (written, on S3: the version the claim created, which a take-back deletes)
-        staged = []  # (the table staged: leaving the block uploads it)
         try:
             try:
                 with storage.atomic_write(trials_uri, "wb", overwrite=False, written=written,
-                                          overwrite_as=overwrite_as) as f:
+                                          overwrite_as=overwrite_as,
+                                          on_undecided=functools.partial(_say_an_unanswered_upload, trials_uri)) as f:
                     f.write(table)
-                    staged.append(True)
             except FastTextError as exc:
                 if "already exists" in str(exc):
                     raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
@@ -694,7 +695,6 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             # in place, the table is its)
             if (claimed or written) and not committed:
                 _take_back_the_table(trials_uri, exc, written)
-            _say_an_unanswered_upload(exc, trials_uri, staged, written)
             raise
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
@@ -702,7 +702,10 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             return _save_table_first(trained, output, compact, hint, trials_uri, table, previous, commit, committed,
                                      compact_as)
     after_the_commit = None
-    with storage.atomic_write(trials_uri, "wb", overwrite=True) as f:
+    # (the table is put in place after the bundle here: a stop in its S3 upload leaves the bundle beside either table)
+    with storage.atomic_write(trials_uri, "wb", overwrite=True,
+                              on_undecided=lambda stop: _say_a_table_behind_its_bundle(stop, trials_uri,
+                                                                                       committed)) as f:
         f.write(table)
         f.flush()  # a full disk fails here, not in the rename after the bundle is published
         try:
@@ -745,14 +748,25 @@ def _take_back_the_table(uri, cause, written):
               file=sys.stderr, flush=True)
 
 
-def _say_an_unanswered_upload(exc, uri, staged, written):
-    """A stop ``exc`` that came while the trial table's upload to S3 (``uri``; ``staged``: it had begun) awaited S3's
-    answer (``written``: none came): S3 may still apply it, after any take-back could run, leaving this run's table
-    where the earlier one was (or none), with no bundle saved (a claimed one refuses the next run without
-    overwrite). The stop's line says so (stops.note_what_a_stop_left): "stopped and cleaned up" said it was not."""
-    if isinstance(exc, KeyboardInterrupt) and staged and not written and storage.is_s3(uri):
-        note_what_a_stop_left(exc, f"the trial table {uri} may hold this run's trials, for a bundle that was not saved "
-                                   f"(its upload was waiting for S3's answer when the stop came)")
+def _say_an_unanswered_upload(uri, exc):
+    """A stop ``exc`` that came while the trial table's upload to S3 (``uri``), made before the bundle, awaited S3's
+    answer (storage.atomic_write's ``on_undecided``): S3 may still apply it, after any take-back could run, leaving
+    this run's table where the earlier one was (or none), with no bundle saved (a claimed one refuses the next run
+    without overwrite). The stop's line says so (stops.note_what_a_stop_left): "stopped and cleaned up" said it was
+    not."""
+    note_what_a_stop_left(exc, f"the trial table {uri} may hold this run's trials, for a bundle that was not saved "
+                               f"(its upload was waiting for S3's answer when the stop came)")
+
+
+def _say_a_table_behind_its_bundle(exc, uri, committed):
+    """A stop ``exc`` that came while the trial table's upload to S3 (``uri``), made after the bundle was published
+    (at ``committed[0]``), awaited S3's answer: the bundle is this run's, the table beside it may still be the
+    earlier run's (S3 may apply the PUT, or not). The line said only the bundle's part (the CLI's), or, to the Python
+    API's caller, "stopped and cleaned up"."""
+    if committed:  # (else the save failed before its commit, and its upload was never begun)
+        note_what_a_stop_came_after(exc, f"the bundle was written to {committed[0]}")
+    note_what_a_stop_left(exc, f"the trial table {uri} may not hold this bundle's trials: its upload was waiting for "
+                               f"S3's answer when the stop came (S3 may still apply it)")
 
 
 def _trial_table(rows, ended):
@@ -809,16 +823,14 @@ def _save_table_first(trained, output, compact, hint, uri, table, previous, on_c
     from .bundle import save_bundle
 
     written = []  # (the version this write created: a take-back deletes it, leaving none in a bucket keeping versions)
-    staged = []  # (the table staged: leaving the block uploads it)
     try:
-        with storage.atomic_write(uri, "wb", overwrite=True, written=written) as f:
+        with storage.atomic_write(uri, "wb", overwrite=True, written=written,
+                                  on_undecided=functools.partial(_say_an_unanswered_upload, uri)) as f:
             f.write(table)
-            staged.append(True)
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit,
                            compact_as=compact_as)
     except BaseException as exc:
         if committed or not written:  # (not written: the upload failed, or a stop cut in before it was answered)
-            _say_an_unanswered_upload(exc, uri, staged, written)
             raise
         try:
             if previous is None:

@@ -243,15 +243,17 @@ class BundleContents(NamedTuple):
     stored: object  # compact.StoredRows of a compact bundle read on the CPU, scored instead of model's table; else None
 
 
-def read_bundle_contents(src, config, paths, device, advice=""):
+def read_bundle_contents(src, config, paths, device, advice="", compact_as=None):
     """The :class:`BundleContents` of the bundle ``src`` whose files :func:`load_bundle_files` put at ``paths`` (its
     ``config``), the parameters on ``device``. Every file that does not parse or does not fit config.json is one
     :class:`FastTextError` naming it; inf or NaN parameters are refused (their predictions are garbage); a table the
-    machine cannot hold is refused before it is read, in one line that ends with ``advice`` (what to do)."""
+    machine cannot hold is refused before it is read, in one line that ends with ``advice`` (what to do; a compact
+    bundle's stored rows: compact.rows_advice, as ``compact_as`` says how its reader makes one, None: the Python
+    API's)."""
     vocab = _read_vocabulary(src, paths[VOCAB], config)
     metrics = _read_metrics(src, paths[METRICS])
     featurizer = _featurizer_of(src, config, vocab)
-    model, stored = _read_parameters(src, config, paths, device, advice)
+    model, stored = _read_parameters(src, config, paths, device, advice, compact_as)
     return BundleContents(featurizer, model, metrics, stored)
 
 
@@ -339,7 +341,7 @@ def _featurizer_of(src, config, vocab):
     return featurizer
 
 
-def _read_parameters(src, config, paths, device, advice):
+def _read_parameters(src, config, paths, device, advice, compact_as=None):
     """``(model, stored)``: the classifier config.json describes, its parameters loaded on ``device``, and a compact
     bundle's stored rows when it is read on the CPU (else None: its table built from them). ``advice``: what the
     one line says to do when the machine cannot hold the table (table_memory.check_room_to_load)."""
@@ -357,7 +359,8 @@ def _read_parameters(src, config, paths, device, advice):
 
             directory = os.path.dirname(paths[PARAMS])
             try:
-                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"], src)
+                stored = compact.read_rows(directory, config["compact"], config["num_rows"], config["emsize"], src,
+                                           compact_as or compact.COMPACT_ARGUMENT)
             except compact.BadRows as exc:
                 raise FastTextError(f"corrupt model bundle {src}: {exc}") from None
             if device.device_type != "cpu":  # MXNet's operators need the table; CpuScorer reads the stored rows

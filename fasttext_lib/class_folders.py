@@ -111,31 +111,52 @@ def refuse_a_directory(uri, flag="", then="", split="train"):
                             f"{directory_hint(uri, then, split)}")
 
 
-def _check_encoding(encoding):
+class _Said:
+    """How :func:`folders_to_csv`'s refusals name what its user gave: the command line's flags (``--skip unsup``:
+    import-folders), or the Python API's arguments (``skip=['unsup']``: a notebook's cell, which has no flags)."""
+
+    def __init__(self, flags):
+        self.flags = flags
+
+    def option(self, flag, argument):
+        """The option or argument itself: ``--output`` / ``uri``."""
+        return flag if self.flags else argument
+
+    def given(self, flag, argument, value, listed=False):
+        """The option or argument with ``value`` (``listed``: an argument that takes a list of them)."""
+        return f"{flag} {value}" if self.flags else f"{argument}={[value] if listed else value!r}"
+
+
+FLAGS, ARGUMENTS = _Said(True), _Said(False)
+
+
+def _check_encoding(encoding, said=FLAGS):
     """Refuse an ``encoding`` that is no charset files are written in (lines.text_codec, the endpoint's rule for a
     request's charset): unicode_escape read the six characters caf\\xe9 as café, punycode was a traceback."""
     from .lines import NoCharset, text_codec
 
+    given = said.given("--encoding", "encoding", encoding)
     try:
         text_codec(encoding)
     except LookupError:
-        raise FastTextError(f"--encoding {encoding}: no text encoding Python knows; give one such as utf-8 "
+        raise FastTextError(f"{given}: no text encoding Python knows; give one such as utf-8 "
                             f"(the default) or latin-1") from None
     except NoCharset as exc:
-        raise FastTextError(f"--encoding {encoding}: Python's {exc.codec} codec reads no text file; give the files' "
+        raise FastTextError(f"{given}: Python's {exc.codec} codec reads no text file; give the files' "
                             f"encoding, such as utf-8 (the default) or latin-1") from None
 
 
-def class_documents(directory, skip=()):
+def class_documents(directory, skip=(), said=FLAGS):
     """``[(class, [file path, ...]), ...]`` of the class folders of ``directory``, both sorted by name, those named
-    in ``skip`` left out; and the notes to give. Refuses (FastTextError) what is no class-folder dataset."""
+    in ``skip`` left out; and the notes to give. Refuses (FastTextError) what is no class-folder dataset, naming
+    what to change as ``said`` (:class:`_Said`)."""
     directory = str(directory)
     if storage.is_s3(directory):
-        raise FastTextError(f"--input {directory}: the class folders are read from a local directory; copy them "
+        raise FastTextError(f"{said.option('--input', 'directory')} {directory}: the class folders are read from a local directory; copy them "
                             f"down first (aws s3 sync {directory} DIR)")
     if not os.path.isdir(directory):
         what = "no such directory" if not os.path.exists(directory) else "not a directory"
-        raise FastTextError(f"--input: {what}: {directory} (expected a directory of class folders, one document "
+        raise FastTextError(f"{said.option('--input', 'directory')}: {what}: {directory} (expected a directory of class folders, one document "
                             f"per file)")
     folders, files = _listed(directory)
     if not folders and not files:
@@ -144,11 +165,11 @@ def class_documents(directory, skip=()):
     if not folders:
         raise FastTextError(f"{directory} holds no class folders, only files ({_names(files)}): expected one folder "
                             f"per class, each holding one document per file (a file of labeled data is read by "
-                            f"train --train as it is)")
+                            f"{'train --train' if said.flags else 'train()'} as it is)")
     skip = [_folder_name(name, directory) for name in skip]
     for name in skip:
         if name not in folders:
-            raise FastTextError(f"--skip {name}: no folder {name} in {directory} (its folders: {_names(folders)})")
+            raise FastTextError(f"{said.given('--skip', 'skip', name, listed=True)}: no folder {name} in {directory} (its folders: {_names(folders)})")
     notes = []
     if files:
         notes.append(f"{directory}: {len(files)} file(s) beside the class folders left out ({_names(files)})")
@@ -157,18 +178,19 @@ def class_documents(directory, skip=()):
         path = os.path.join(directory, name)
         inside, documents = _listed(path)
         if name in skip:
-            notes.append(f"{path}: skipped, {len(documents)} file(s) not written (--skip {name})")
+            notes.append(f"{path}: skipped, {len(documents)} file(s) not written ({said.given('--skip', 'skip', name, listed=True)})")
             continue
         if inside:
             raise FastTextError(f"{path} holds folders ({_names(inside)}): expected one document per file in each "
                                 f"class folder; is the directory of class folders {path}?")
         if not documents:
             raise FastTextError(f"{path} holds no documents: a class folder needs one file per document at least "
-                                f"(hidden files are none); remove it, or --skip {name}")
+                                f"(hidden files are none); remove it, or "
+                                f"{'' if said.flags else 'pass '}{said.given('--skip', 'skip', name, listed=True)}")
         if name.lower() in UNLABELED_NAMES:
             raise FastTextError(f"{path}: a folder of unlabeled documents by its name ({len(documents)} file(s), as "
                                 f"IMDB's unsup); written as the class {name!r} they would train a class of their "
-                                f"own: pass --skip {name} to leave them out")
+                                f"own: pass {said.given('--skip', 'skip', name, listed=True)} to leave them out")
         for document in documents:
             if not os.path.isfile(os.path.join(path, document)):
                 raise FastTextError(f"{os.path.join(path, document)} is not a regular file (a broken link, a FIFO, "
@@ -234,9 +256,9 @@ def csv_row(label, text):
     return f"{label if plain else _quoted(label)},{_quoted(text)}\n"
 
 
-def _read_document(path, encoding):
+def _read_document(path, encoding, said=FLAGS):
     """A file's text, its last line end dropped; bytes the encoding cannot read are refused naming the file (a UTF-8
-    file's byte order mark is no part of its text)."""
+    file's byte order mark is no part of its text), and the encoding to give as ``said`` (:class:`_Said`)."""
     utf8 = codecs.lookup(encoding).name == "utf-8"
     try:
         with open(path, "rb") as f:
@@ -247,14 +269,16 @@ def _read_document(path, encoding):
         text = raw.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as exc:
         if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-            hint = "it starts with a UTF-16 byte order mark: pass --encoding utf-16"
+            hint = f"it starts with a UTF-16 byte order mark: pass {said.given('--encoding', 'encoding', 'utf-16')}"
         else:
-            hint = "if the files are Latin-1 (20 Newsgroups' are), pass --encoding latin-1"
+            hint = (f"if the files are Latin-1 (20 Newsgroups' are), pass "
+                    f"{said.given('--encoding', 'encoding', 'latin-1')}")
         raise FastTextError(f"{path}: not {'UTF-8' if utf8 else encoding} (byte 0x{raw[exc.start]:02x} at offset "
                             f"{exc.start}); {hint}") from None
     if "\x00" in text:
         raise FastTextError(f"{path}: holds NUL characters (\\x00), as a binary file or UTF-16 text read as "
-                            f"{encoding} does; remove the file, or pass the --encoding it is written in")
+                            f"{encoding} does; remove the file, or pass the "
+                            + ("--encoding it is written in" if said.flags else "encoding it is written in (encoding=...)"))
     return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith(("\n", "\r")) else text
 
 
@@ -267,20 +291,22 @@ def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, n
     replace an existing ``uri`` (else refused); ``note``: a callable given lines on what was left out. Returns
     ``{class: documents written}``; ``on_written`` is called with it once the file is in place. ``overwrite_as``: how
     the refusal of an existing ``uri`` says to replace it (None: this function's ``overwrite=True``; the command
-    line passes its flag, storage.OVERWRITE_FLAG)."""
-    refuse_standard_output(uri, "--output", "the CSV file", "a file")
-    _check_encoding(encoding)
-    skip = list(dict.fromkeys(skip))
-    classes, notes = class_documents(directory, skip)
-    uri = str(uri)
+    line passes its flag, storage.OVERWRITE_FLAG), which also has every other refusal and note name the command
+    line's flags (``--encoding``) where it is the flag, else this function's arguments (``encoding=``)."""
     overwrite_as = overwrite_as or storage.OVERWRITE_ARGUMENT
-    elsewhere = "another --output" if overwrite_as == storage.OVERWRITE_FLAG else "another uri"
-    storage.check_output_file(uri, "train.csv", "--output", overwrite=overwrite,
-                              hint=f"{storage.replace_with(overwrite_as)}, or choose {elsewhere}")
+    said = FLAGS if overwrite_as == storage.OVERWRITE_FLAG else ARGUMENTS  # (the command line's, or the Python API's)
+    output = said.option("--output", "uri")
+    refuse_standard_output(uri, output, "the CSV file", "a file")
+    _check_encoding(encoding, said)
+    skip = list(dict.fromkeys(skip))
+    classes, notes = class_documents(directory, skip, said)
+    uri = str(uri)
+    storage.check_output_file(uri, "train.csv", output, overwrite=overwrite,
+                              hint=f"{storage.replace_with(overwrite_as)}, or choose another {output}")
     if not storage.is_s3(uri):  # written into a class folder, a second run would read it as a document
         inside = os.path.realpath(os.path.dirname(os.path.abspath(uri)))
         if any(inside == os.path.realpath(os.path.dirname(paths[0])) for _, paths in classes):
-            raise FastTextError(f"--output {uri} is inside a class folder, where it would be read as a document "
+            raise FastTextError(f"{output} {uri} is inside a class folder, where it would be read as a document "
                                 f"the next time; write it elsewhere")
     counts = {name: len(paths) for name, paths in classes}
     with storage.atomic_write(uri, "wb", overwrite=overwrite, overwrite_as=overwrite_as,
@@ -288,7 +314,7 @@ def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, n
         out = compressing(raw, uri)
         text = io.TextIOWrapper(out, encoding="utf-8", newline="")
         empty = []  # files of no text: written (each is a document of its folder), and named after
-        rows = ((name, _noted_if_empty(_read_document(path, encoding), path, empty))
+        rows = ((name, _noted_if_empty(_read_document(path, encoding, said), path, empty))
                 for name, paths in classes for path in paths)
         ahead = list(itertools.islice(rows, HEADER_LOOKAHEAD + 1))
         text.write(_header(classes, ahead))

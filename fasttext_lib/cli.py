@@ -660,6 +660,7 @@ def _autotune(args, config, train_data, val_data, report):
 
 def cmd_evaluate(args):
     from .class_folders import refuse_a_directory
+    from .compact import COMPACT_FLAG
     from .features import NoRoomToFeaturize
     from .predict import Predictor
     from .predict_input import refuse_own_output
@@ -671,7 +672,7 @@ def cmd_evaluate(args):
     # flag named first, as --validation's line names it)
     refuse_a_directory(args.data, "--data", split="test")
     fmt = chosen_format(args)
-    predictor = Predictor.load(args.model, ctx=args.ctx)
+    predictor = Predictor.load(args.model, ctx=args.ctx, compact_as=COMPACT_FLAG)
     found = {}
     examples = RecentLines(iter_examples(args.data, fmt, note=_note, found=found), found, Predictor.EVALUATED_PER_CHUNK)
     # scored as it is read: the texts of a large file are never all in memory (evaluate_examples says it of an
@@ -741,6 +742,7 @@ def _confusion_table(matrix):
 
 def cmd_predict(args):
     from .class_folders import predict_then, refuse_a_directory
+    from .compact import COMPACT_FLAG
     from .features import NoRoomToFeaturize
     from .predict import Predictor
     from .predict_input import PREDICTED_PER_CHUNK, documents, refuse_own_output
@@ -748,7 +750,7 @@ def cmd_predict(args):
     refuse_own_output(args.input, "--input")
     if args.input != "-":  # (aclImdb/test: its class folders named, and what to run, before the model is loaded)
         refuse_a_directory(args.input, "--input", then=predict_then(args.model), split="test")
-    predictor = Predictor.load(args.model, ctx=args.ctx)
+    predictor = Predictor.load(args.model, ctx=args.ctx, compact_as=COMPACT_FLAG)
     ranked = args.k is not None or args.threshold is not None
     name = "stdin" if args.input == "-" else args.input
     with documents(args.input, args.format, predictor.class_values, note=_note) as texts:

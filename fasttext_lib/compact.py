@@ -47,6 +47,9 @@ CHOICES = ("auto", "none") + DTYPES  # train --compact
 # How a refusal names a choice, as its caller's user gives it (save's ``said_as``): save_bundle's argument
 # (compact='float16': the Python API, the notebooks), or the command line's flag (--compact float16: cli)
 COMPACT_ARGUMENT, COMPACT_FLAG = "compact", "--compact"
+# ...and how a line that advises a compact bundle names how to make one (made_with): as above, or both where its
+# reader may have made the bundle either way (an endpoint's log: sm_serve)
+COMPACT_EITHER = "either"
 # auto: compact (float32, exact) when at most this share of the rows changed. The bundle is then <= ~1/4
 # of the full one, and loading it (the whole table rebuilt natively from the seed, then the stored rows)
 # is faster than reading the full table; near all rows (Yelp-size data) the full bundle loads faster
@@ -245,10 +248,23 @@ def _checked(stored, name, ndim, dtype=None):
     return array
 
 
-def rows_advice(dtype):
-    """What to do when a compact bundle's stored rows of ``dtype`` are more than the machine can hold."""
+def made_with(said_as, dtype=None):
+    """How a user makes a compact bundle (of ``dtype`` rows; None: any), as ``said_as`` says who reads it: the
+    command line's (:data:`COMPACT_FLAG`: ``train --compact float16``), the Python API's (:data:`COMPACT_ARGUMENT`:
+    ``save_bundle(..., compact='float16')``, which Predictor.load's callers and the notebooks save with), or both
+    (:data:`COMPACT_EITHER`: an endpoint's log, read by whoever made the bundle, either way)."""
+    flag = f"train --compact{f' {dtype}' if dtype else ''}"
+    argument = f"save_bundle(..., compact={dtype or 'float32'!r})"
+    if said_as == COMPACT_FLAG:
+        return flag
+    return f"{flag}, or {argument} in Python" if said_as == COMPACT_EITHER else argument
+
+
+def rows_advice(dtype, said_as=COMPACT_ARGUMENT):
+    """What to do when a compact bundle's stored rows of ``dtype`` are more than the machine can hold (how to make
+    one of float16 rows: :func:`made_with`)."""
     more = "use a machine with more memory (an endpoint or notebook: a larger instance type)"
-    return more if dtype == "float16" else f"{more}, or a bundle of float16 rows (train --compact float16), " \
+    return more if dtype == "float16" else f"{more}, or a bundle of float16 rows ({made_with(said_as, 'float16')}), " \
                                            f"which holds them in 2 bytes a value"
 
 
@@ -276,13 +292,14 @@ def _stored_count(path):
     return int(shape[0]) if len(shape) == 1 else None
 
 
-def read_rows(directory, compact, num_rows, emsize, what="the compact bundle"):
+def read_rows(directory, compact, num_rows, emsize, what="the compact bundle", said_as=COMPACT_ARGUMENT):
     """The compact bundle's :class:`StoredRows`, checked against the bundle's table shape and its config's seed
     (:class:`BadRows` naming what is wrong). Never unpickles: the rows file is data from the bundle.
 
     Rows this process cannot hold are refused before they are read, in one line naming ``what`` (the bundle), as a
     table is (table_memory.check_room_for_stored_rows): they were read unchecked, the OOM killer's end with no line,
-    or numpy's bare MemoryError under ``ulimit -v``; an allocation that fails all the same says the same."""
+    or numpy's bare MemoryError under ``ulimit -v``; an allocation that fails all the same says the same (what to do
+    as ``said_as`` says it: :func:`rows_advice`)."""
     from .table_memory import check_room_for_stored_rows, out_of_memory_for_stored_rows
 
     dtype = compact.get("dtype")
@@ -291,14 +308,15 @@ def read_rows(directory, compact, num_rows, emsize, what="the compact bundle"):
         raise BadRows(f"{ROWS_FILE} is not an .npz archive")
     count = _stored_count(path)
     if count is not None:
-        check_room_for_stored_rows(count, emsize, dtype, held_bytes(count, emsize, dtype), what, rows_advice(dtype))
+        check_room_for_stored_rows(count, emsize, dtype, held_bytes(count, emsize, dtype), what,
+                                   rows_advice(dtype, said_as))
     try:
         return _read_rows(path, compact, num_rows, emsize)
     except MemoryError as exc:
         if count is None:  # (a header that does not read fails the read first: a BadRows)
             raise
         raise out_of_memory_for_stored_rows(count, emsize, dtype, held_bytes(count, emsize, dtype), what,
-                                            rows_advice(dtype), cause=str(exc) or "MemoryError") from None
+                                            rows_advice(dtype, said_as), cause=str(exc) or "MemoryError") from None
 
 
 def _read_rows(path, compact, num_rows, emsize):

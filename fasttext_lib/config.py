@@ -192,15 +192,16 @@ _SETTINGS_SAID_AS = contextvars.ContextVar("fasttext_lib_settings_said_as", defa
 
 def setting_said(name, value=None):
     """The setting ``name`` (a TrainConfig field) with ``value`` (None: whatever value), as the user of this run's
-    caller sets it (:func:`settings_said_as`): ``--emsize 300`` / ``--epochs`` (the command line's, where no caller
-    said), ``TrainConfig(emsize=300)`` / ``TrainConfig(epochs=...)`` (the Python API, the notebooks), ``the
-    hyperparameter emsize=300`` / ``the hyperparameter epochs`` (the training job)."""
+    caller sets it (:func:`settings_said_as`): ``--emsize 300`` / ``--epochs`` (the command line's: cli.cmd_train),
+    ``TrainConfig(emsize=300)`` / ``TrainConfig(epochs=...)`` (the Python API, the notebooks; also where no caller
+    said: read_vec(uri, dim=...) called on its own told its caller the flag), ``the hyperparameter emsize=300`` /
+    ``the hyperparameter epochs`` (the training job)."""
     form = _SETTINGS_SAID_AS.get()
-    if form == SETTINGS_AS_ARGUMENTS:
-        return f"TrainConfig({name}={'...' if value is None else repr(value) if isinstance(value, str) else value})"
+    if form == SETTINGS_AS_FLAGS:
+        return f"--{name.replace('_', '-')}{'' if value is None else f' {value}'}"
     if form == SETTINGS_AS_HYPERPARAMETERS:
         return f"the hyperparameter {name}{'' if value is None else f'={value}'}"
-    return f"--{name.replace('_', '-')}{'' if value is None else f' {value}'}"
+    return f"TrainConfig({name}={'...' if value is None else repr(value) if isinstance(value, str) else value})"
 
 
 @contextlib.contextmanager

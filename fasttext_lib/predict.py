@@ -39,23 +39,35 @@ def check_top(k, threshold, num_classes):
 
 
 # What to do when a bundle's table is more than the process can hold (table_memory.check_room_to_load): on the CPU a
-# compact bundle is scored from its stored rows, without the table; elsewhere only more memory helps.
+# compact bundle is scored from its stored rows, without the table (made as its reader makes one: compact.made_with);
+# elsewhere only more memory helps.
 _CPU_LOAD_ADVICE = ("use a machine with more memory (an endpoint or notebook: a larger instance type), or a compact "
-                    "bundle (train --compact), which scoring on the CPU reads without building the table")
+                    "bundle ({made_with}), which scoring on the CPU reads without building the table")
 _GPU_LOAD_ADVICE = ("the table is read into the machine's memory before it is copied to the GPU: use a machine "
                     "with more memory (a larger instance type)")
-_GPU_COMPACT_ADVICE = ("a GPU needs the whole table, built in the machine's memory first: load it on the CPU (ctx "
-                       "'cpu'), which scores a compact bundle from its stored rows without the table, or use a "
-                       "machine with more memory (a larger instance type)")
+_GPU_COMPACT_ADVICE = ("a GPU needs the whole table, built in the machine's memory first: {on_the_cpu}, which scores "
+                       "a compact bundle from its stored rows without the table, or use a machine with more memory (a "
+                       "larger instance type)")
+# ...and how its reader has it loaded on the CPU (_load_advice): the Python API's argument, the command line's flag,
+# or (an endpoint, which serves on a GPU wherever its instance has one: sm_serve._serving_ctx) a CPU instance type
+_ON_THE_CPU = "load it on the CPU (ctx='cpu')"
+_ON_THE_CPU_BY_FLAG = "load it on the CPU (--ctx cpu)"
+_ON_THE_CPU_SERVED = "serve it on a CPU instance type"
 _BUILT_TABLE_ADVICE = ("Predictor.model builds the whole table, which predict, evaluate and word_vectors do not "
                        "need (Predictor.block is the Gluon block without it); or use a machine with more memory")
 
 
-def _load_advice(config, device):
-    """What to do when the table of the bundle of ``config`` cannot be held loading it on ``device``."""
+def _load_advice(config, device, compact_as):
+    """What to do when the table of the bundle of ``config`` cannot be held loading it on ``device`` (a compact
+    bundle made, or one loaded on the CPU, as ``compact_as`` says its reader does it: compact.made_with)."""
+    from .compact import COMPACT_EITHER, COMPACT_FLAG, made_with
+
     if device.device_type == "cpu":
-        return _CPU_LOAD_ADVICE
-    return _GPU_COMPACT_ADVICE if config.get("compact") else _GPU_LOAD_ADVICE
+        return _CPU_LOAD_ADVICE.format(made_with=made_with(compact_as))
+    if config.get("compact"):
+        on_the_cpu = {COMPACT_FLAG: _ON_THE_CPU_BY_FLAG, COMPACT_EITHER: _ON_THE_CPU_SERVED}.get(compact_as, _ON_THE_CPU)
+        return _GPU_COMPACT_ADVICE.format(on_the_cpu=on_the_cpu)
+    return _GPU_LOAD_ADVICE
 
 
 class Predictor:
@@ -102,19 +114,21 @@ class Predictor:
         return self._model
 
     @classmethod
-    def load(cls, src, ctx="cpu"):
+    def load(cls, src, ctx="cpu", compact_as=None):
         """The bundle at ``src`` (a directory or ``s3://`` prefix), its files verified against ``config.json``'s
         sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx`` (``cpu``, ``gpu`` or ``gpu:N``).
         A missing, incomplete, foreign or damaged bundle, or one holding inf/NaN parameters, is one
         :class:`~fasttext_lib.errors.FastTextError`. One trained under other Unicode data than this Python's, with
-        words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note). ``~``: the home folder."""
+        words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note). ``~``: the home folder.
+        ``compact_as``: how a line advising a compact bundle says to make one (None: ``save_bundle(...,
+        compact=...)``, this API's; the command line passes compact.COMPACT_FLAG, an endpoint COMPACT_EITHER)."""
         src = str(storage.expand_home(src))
         device = parse_ctx(ctx)[0]
         # (what the table's check, table_memory, leaves over fails so under a tight ulimit -v: the vocabulary, a
         # buffer copying the files)
         with out_of_memory_naming(f"load {src}"), storage.staging_dir() as tmp:
             config, paths = load_bundle_files(src, tmp)  # verified against config.json's checksums
-            predictor = cls.from_files(src, config, paths, device)
+            predictor = cls.from_files(src, config, paths, device, compact_as)
         predictor.source = src
         note = unicode_data_note(src, config, predictor.featurizer.vocab.idx_to_token)
         if note:
@@ -122,12 +136,16 @@ class Predictor:
         return predictor
 
     @classmethod
-    def from_files(cls, src, config, paths, device):
+    def from_files(cls, src, config, paths, device, compact_as=None):
         """The predictor of the bundle ``src`` whose files ``load_bundle_files`` put at ``paths`` (their parsing and
         checks against config.json: bundle_read.read_bundle_contents). Memory it cannot have is the one line
-        :meth:`load` gives, naming the bundle."""
+        :meth:`load` gives, naming the bundle (``compact_as``: :meth:`load`'s)."""
         with out_of_memory_naming(f"load {src}"):  # (packaging calls it on its own, to check a bundle before packing it)
-            contents = read_bundle_contents(src, config, paths, device, _load_advice(config, device))
+            from .compact import COMPACT_ARGUMENT
+
+            compact_as = compact_as or COMPACT_ARGUMENT
+            contents = read_bundle_contents(src, config, paths, device, _load_advice(config, device, compact_as),
+                                            compact_as)
         return cls(contents.model, contents.featurizer, config["labels"], config, contents.metrics, device,
                    label_names=config.get("label_names"), stored=contents.stored)
 

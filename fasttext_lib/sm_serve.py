@@ -69,6 +69,7 @@ def model_fn(model_dir, context=None):
 
     Loaded once per ``model_dir`` and device; later calls return the same block.
     """
+    from .compact import COMPACT_EITHER
     from .predict import Predictor
 
     _let_input_fn_decode()
@@ -79,7 +80,7 @@ def model_fn(model_dir, context=None):
     cached = _LOADED.get(key)
     if cached is not None and stamp is not None and cached[0] == stamp:
         return cached[1]
-    predictor = Predictor.load(model_dir, ctx=ctx)
+    predictor = Predictor.load(model_dir, ctx=ctx, compact_as=COMPACT_EITHER)  # (its bundle made either way)
     block = predictor.block  # a compact bundle's table is not built: predict_fn reads its stored rows
     block.predictor = predictor
     block.featurizer, block.labels, block.names = predictor.featurizer, predictor.labels, predictor.names

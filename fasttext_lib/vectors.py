@@ -71,9 +71,12 @@ def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=No
     overwrite_as = overwrite_as or storage.OVERWRITE_ARGUMENT
     check_vec_output(uri, overwrite, overwrite_as)
     if given:
+        from .compact import COMPACT_ARGUMENT, COMPACT_FLAG
         from .predict import Predictor
 
-        model = Predictor.load(str(model))
+        # (a bundle too large to load is told how to make a compact one as this caller's user does: its flag, or not)
+        model = Predictor.load(str(model), compact_as=COMPACT_FLAG if overwrite_as == storage.OVERWRITE_FLAG
+                               else COMPACT_ARGUMENT)
     if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
         _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)

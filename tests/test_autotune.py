@@ -1476,6 +1476,35 @@ def test_a_stop_while_s3_has_not_answered_the_trial_tables_put_says_it_may_hold_
     assert storage.read_bytes(trials) == _trial_table_csv(tuned) and not storage.exists(out + "/config.json")
 
 
+def test_a_stop_while_s3_has_not_answered_the_trial_tables_put_after_the_bundle_says_both(tuned, s3_bucket,
+                                                                                           monkeypatch):
+    """With overwrite, where the earlier S3 table cannot be read (no s3:GetObject), the table is uploaded after the
+    bundle is published. A stop while that PUT awaited S3's answer said only that the bundle was written (or, from
+    the Python API, "stopped and cleaned up"): the table beside it may still be the earlier run's. The line says
+    both."""
+    from fasttext_lib import autotune, storage
+    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.stops import stop_message
+    from fasttext_lib.storage import atomic
+
+    out, trials = f"{s3_bucket}/runs/bundle", f"{s3_bucket}/runs/trials.csv"
+    with storage.atomic_write(trials, "wb") as f:
+        f.write(b"my old trials\n")
+    monkeypatch.setattr(autotune, "_previous_table", lambda uri: (False, None))  # (as S3 refusing the GET)
+
+    def unanswered(*args, **kwargs):
+        raise KeyboardInterrupt  # the stop comes while the PUT awaits S3's answer
+    monkeypatch.setattr(atomic, "upload_file", unanswered)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        save_bundle_with_trials(tuned, out, trials, overwrite=True)
+    monkeypatch.undo()
+    assert storage.exists(out + "/config.json") and storage.read_bytes(trials) == b"my old trials\n"
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped after the bundle was written to {out}, but the trial table {trials} may not "
+        f"hold this bundle's trials: its upload was waiting for S3's answer when the stop came (S3 may still apply "
+        f"it)")
+
+
 def test_a_stop_just_after_the_local_trial_tables_claim_is_linked_takes_it_back(tuned, tmp_path, monkeypatch):
     """Without overwrite the table is claimed first, locally by a hard link that never replaces a file. A signal
     handled once the link had put it in place but before atomic_write returned (the link's folder handle closed, its

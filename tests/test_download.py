@@ -2639,7 +2639,7 @@ def test_prepare_that_loses_its_create_race_twice_says_what_to_do_as_its_caller(
     assert calls == ["datasets/tiny/tiny.classes.txt"] * 2
 
 
-def test_prepare_left_beside_a_failed_runs_file_says_to_run_it_again_with_overwrite_true(
+def test_prepare_left_beside_a_failed_runs_file_says_to_call_it_again_with_overwrite_true(
         archive, server, tmp_path, s3_bucket, proxy, monkeypatch):
     """This run creates its names file and train split; another run (another limit) writes its set over them and fails
     at its copy onto the test split; this run creates its test split and finds a mixed set. The line said "run the
@@ -2659,7 +2659,7 @@ def test_prepare_left_beside_a_failed_runs_file_says_to_run_it_again_with_overwr
     said = str(exc.value)
     assert said == (f"{out}/tiny.classes.txt, {out}/tiny.train were written over by another run after this one "
                     f"created them, so {out}/tiny.classes.txt, {out}/tiny.train, {out}/tiny.test are now a mixed "
-                    f"set, of two writes (reading them together is refused); this run replaced nothing: run it again "
+                    f"set, of two writes (reading them together is refused); this run replaced nothing: call it again "
                     f"with overwrite=True to write them whole"), said
     assert calls[2].endswith("tiny.test")
     assert prepare(spec, out, cache, base_url=server[0], progress=False, overwrite=True)  # as it says

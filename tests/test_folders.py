@@ -297,7 +297,7 @@ def test_python_codecs_that_are_no_text_encoding_are_refused_as_the_endpoint_ref
                        "--encoding", encoding)
     assert_error(r, f"--encoding {encoding}: Python's {codecs.lookup(encoding).name} codec reads no text file")
     assert not (tmp_path / "out.csv").exists()
-    with pytest.raises(FastTextError, match=f"^--encoding {encoding}: Python's "):
+    with pytest.raises(FastTextError, match=f"^encoding='{encoding}': Python's "):
         folders_to_csv(split, str(tmp_path / "out.csv"), skip=["unsup"], encoding=encoding)
 
 
@@ -341,11 +341,11 @@ def test_a_failure_or_an_interruption_midway_leaves_the_old_output_and_no_tempor
     (split / "pos" / "4_7.txt").write_text("fine again\n")
     read, seen = class_folders._read_document, []
 
-    def interrupted(path, encoding):
+    def interrupted(path, *args):
         seen.append(path)
         if len(seen) == 7:
             raise KeyboardInterrupt
-        return read(path, encoding)
+        return read(path, *args)
 
     monkeypatch.setattr(class_folders, "_read_document", interrupted)
     r = cli_in_process("import-folders", "--input", split, "--output", out, "--skip", "unsup", "--overwrite")
@@ -471,3 +471,40 @@ def test_a_skipped_path_outside_the_directory_is_no_folder_of_it(tmp_path):
     r = cli_in_process("import-folders", "--input", split, "--output", tmp_path / "o.csv", "--skip", tmp_path / "unsup")
     assert_error(r, f"--skip {tmp_path / 'unsup'}: no folder")
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_the_python_function_names_its_own_arguments_in_every_refusal(tmp_path):
+    """folders_to_csv is the Python API's too (a notebook's cell): its refusals named the command line's flags
+    (--output, --encoding, --skip, --input), which its caller has none of. Each names the argument to change; the
+    command's lines keep their flags."""
+    from fasttext_lib.class_folders import folders_to_csv
+    from fasttext_lib.errors import FastTextError
+
+    def refusal(*args, **kwargs):
+        with pytest.raises(FastTextError) as err:
+            folders_to_csv(*args, **kwargs)
+        assert not any(flag in str(err.value) for flag in ("--output", "--encoding", "--skip", "--input")), err.value
+        return str(err.value)
+
+    split = _imdb(tmp_path, per_class=2)
+    assert refusal(split, "-", skip=["unsup"]).startswith("uri -: writing the CSV file to standard output")
+    assert refusal(split, split / "pos" / "o.csv", skip=["unsup"]) == (
+        f"uri {split / 'pos' / 'o.csv'} is inside a class folder, where it would be read as a document the next time; "
+        f"write it elsewhere")
+    assert refusal(split, split, skip=["unsup"]).startswith(f"uri {split} is a directory")
+    assert refusal(split, tmp_path / "o.csv", skip=["unsup"], encoding="rot13").startswith("encoding='rot13': ")
+    assert refusal(split, tmp_path / "o.csv", skip=["nothere"]).startswith("skip=['nothere']: no folder nothere in ")
+    assert refusal(tmp_path / "none", tmp_path / "o.csv").startswith("directory: no such directory: ")
+    assert refusal(split, tmp_path / "o.csv").endswith("pass skip=['unsup'] to leave them out")
+    (split / "pos" / "0_7.txt").write_bytes(b"caf\xe9")
+    assert refusal(split, tmp_path / "o.csv", skip=["unsup"]).endswith(
+        "if the files are Latin-1 (20 Newsgroups' are), pass encoding='latin-1'")
+    (split / "pos" / "0_7.txt").write_bytes(b"\xff\xfe u\x00t\x00f\x00")
+    assert refusal(split, tmp_path / "o.csv", skip=["unsup"]).endswith(
+        "it starts with a UTF-16 byte order mark: pass encoding='utf-16'")
+    (split / "pos" / "0_7.txt").write_bytes(b"a\x00b")
+    assert refusal(split, tmp_path / "o.csv", skip=["unsup"]).endswith(
+        "remove the file, or pass the encoding it is written in (encoding=...)")
+    assert not (tmp_path / "o.csv").exists()
+    r = cli_in_process("import-folders", "--input", split, "--output", split / "pos" / "o.csv", "--skip", "unsup")
+    assert_error(r, f"--output {split / 'pos' / 'o.csv'} is inside a class folder")

@@ -854,12 +854,19 @@ def test_a_bundle_for_a_gpu_on_a_machine_too_small_for_its_table_is_one_error_li
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.predict import Predictor
 
+    from fasttext_lib.compact import COMPACT_EITHER, COMPACT_FLAG
+
     machine_with_memory(monkeypatch, tmp_path, 16384)
-    for compact, says in (("float32", "load it on the CPU (ctx 'cpu')"), ("none", "copied to the GPU: use a machine")):
+    # (each reader told how it chooses the CPU: the Python API's ctx='cpu', the command line's --ctx cpu, and an
+    # endpoint, which serves on a GPU wherever the instance has one, a CPU instance type)
+    for compact, says, compact_as in (("float32", "load it on the CPU (ctx='cpu')", None),
+                                      ("float32", "load it on the CPU (--ctx cpu)", COMPACT_FLAG),
+                                      ("float32", "serve it on a CPU instance type", COMPACT_EITHER),
+                                      ("none", "copied to the GPU: use a machine", None)):
         with storage.staging_dir() as tmp:
             config, paths = load_bundle_files(str(wide_bundles[compact]), tmp)
             with pytest.raises(FastTextError) as caught:
-                Predictor.from_files(str(wide_bundles[compact]), config, paths, mx.gpu(0))
+                Predictor.from_files(str(wide_bundles[compact]), config, paths, mx.gpu(0), compact_as)
         assert str(caught.value).startswith(f"out of memory to load {wide_bundles[compact]}: its embedding table, ")
         assert "this machine has 16 MB of memory available" in str(caught.value) and says in str(caught.value)
 

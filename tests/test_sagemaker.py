@@ -2707,9 +2707,14 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
     message = str(caught.value)
     assert "\n" not in message and message.startswith(f"out of memory to load {full}: its embedding table, ")
     assert "this machine has 3 MB of memory available" in message and "a larger instance type" in message
-    assert "a compact bundle (train --compact)" in message
+    # (the endpoint's log is read by whoever made the bundle: with the command line or the Python API)
+    assert "a compact bundle (train --compact, or save_bundle(..., compact='float32') in Python)" in message
     served = sm_serve.model_fn(small)
     assert len(sm_serve.predict_fn(["great food", "cold food"], served)) == 2
+    with pytest.raises(FastTextError) as caught:  # the Python API's caller is told its own argument, not the flag
+        Predictor.load(full)
+    assert "a compact bundle (save_bundle(..., compact='float32'))" in str(caught.value), caught.value
+    assert "--compact" not in str(caught.value)
 
 
 def test_model_fn_of_a_compact_bundle_whose_stored_rows_are_too_large_for_the_instance_is_one_error_line(
@@ -2730,6 +2735,8 @@ def test_model_fn_of_a_compact_bundle_whose_stored_rows_are_too_large_for_the_in
     assert "\n" not in message and message.startswith(f"out of memory to load {small}: its stored embedding rows, ")
     assert "(int8, read as float32)" in message and "this machine has 0 MB of memory available" in message
     assert "a larger instance type" in message
+    assert message.endswith("or a bundle of float16 rows (train --compact float16, or save_bundle(..., "
+                            "compact='float16') in Python), which holds them in 2 bytes a value"), message
 
 
 def _model_dir_holding(root, layout, bundle):

@@ -2660,7 +2660,7 @@ def test_a_create_only_pair_stopped_partway_says_how_to_replace_in_its_callers_t
             f_train.write(b"__label__1 train\n")
             f_test.write(b"__label__1 test\n")
     rerun = ("run the command again with --overwrite" if caller == "command line"
-             else "run it again with overwrite=True")
+             else "call it again with overwrite=True")  # (the Python API's one phrasing: run_again)
     assert stop_message(stop.value) == (f"interrupted (SIGINT); stopped; {train} this run created could not be "
                                         f"removed (access denied): delete it, or {rerun}")
 
@@ -3683,3 +3683,33 @@ def test_a_sigterm_at_its_default_disposition_is_held_only_while_the_pair_is_mix
     assert r.returncode == -signal.SIGTERM and r.stdout == "" and r.stderr == "", (r.returncode, r.stdout, r.stderr)
     tag = "new" if where == "the caller's on_written" else "old"
     assert [open(u).read() for u in old] == [f"__label__1 {tag} train\n", f"__label__1 {tag} test\n"]
+
+
+@pytest.mark.parametrize("overwrite", [True, False], ids=["replacing", "create-only"])
+def test_a_single_s3_write_stopped_while_s3_holds_its_put_says_the_object_may_still_appear(s3_bucket, proxy,
+                                                                                          overwrite):
+    """storage.atomic_write to S3 (predict's output, export-vectors', write_csv's), Ctrl-C'd while S3 held its PUT
+    (received whole, answered late: a slow S3). The line said "stopped and cleaned up"; then S3 applied the PUT and
+    the object stood there, this run's, after all (a create-only one refuses the next run without --overwrite). The
+    line now says it may still appear, and what to do, in the caller's terms."""
+    from fasttext_lib.stops import stop_message
+
+    uri = f"{s3_bucket}/out/predictions.jsonl"
+    if overwrite:
+        with storage.atomic_write(uri, "wb") as f:
+            f.write(b"the user's old predictions\n")
+    proxy.fail("PUT", r"/out/predictions\.jsonl$", "stall")
+
+    def write():
+        with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
+            f.write(b"this run's predictions\n")
+    stopped = stopped_at_the_stall(proxy, write)
+    assert storage.read_bytes(uri) == b"this run's predictions\n"  # (S3 applied the PUT it held)
+    line = stop_message(stopped)
+    if overwrite:
+        assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {uri} may still be replaced by its "
+                        f"upload, under way when this run stopped (S3 had not answered it)"), line
+    else:
+        assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {uri} may still be created by its "
+                        f"upload, under way when this run stopped: delete it if it is there, or run the command "
+                        f"again with --overwrite"), line

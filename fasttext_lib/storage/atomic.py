@@ -18,7 +18,7 @@ import time
 from ..errors import FastTextError, could_not_remove
 from ..stops import DefaultStopsHeld, later_stops_held, note_what_a_stop_could_not_remove, note_what_a_stop_left
 from .s3 import (OVERWRITE_FLAG, AlreadyExists, _upload_new, already_exists, is_s3, replace_with, rerun_to_replace,
-                 s3_client, s3_errors, split_s3, upload_file)
+                 run_again_with, s3_client, s3_errors, split_s3, upload_file)
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
 
@@ -431,7 +431,8 @@ def _process_exists(pid):
 
 
 @contextlib.contextmanager
-def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, overwrite_as=OVERWRITE_FLAG):
+def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, overwrite_as=OVERWRITE_FLAG,
+                 on_undecided=None):
     """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
 
     ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
@@ -452,7 +453,11 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, 
 
     ``overwrite_as``: how a refusal tells the caller's user to replace (an existing ``uri`` without ``overwrite``, a
     new file a failed write could not remove): the command line's flag, or the caller's terms (``overwrite=True``:
-    the Python API's, storage.OVERWRITE_ARGUMENT)."""
+    the Python API's, storage.OVERWRITE_ARGUMENT).
+
+    A stop (Ctrl-C, SIGTERM) while the S3 upload awaits S3's answer leaves it undecided: S3 may still apply the PUT
+    it has, after the stop's line said "stopped and cleaned up". That line says the object may still appear
+    (:func:`_say_undecided`), or ``on_undecided(stop)`` notes what the caller knows better (what the object is for)."""
     uri = str(uri)
     if not is_s3(uri):
         if on_written is None:
@@ -470,13 +475,29 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, 
         with open(staged, mode) as f:
             yield f
         with s3_errors(uri):
-            if overwrite:
-                answer = upload_file(s3_client(), staged, bucket, key)
-            else:
-                answer = _upload_new(s3_client(), staged, bucket, key, uri, overwrite_as=overwrite_as)
+            try:
+                if overwrite:
+                    answer = upload_file(s3_client(), staged, bucket, key)
+                else:
+                    answer = _upload_new(s3_client(), staged, bucket, key, uri, overwrite_as=overwrite_as)
+            except KeyboardInterrupt as stop:  # (no answer came: the PUT may have reached S3, or not)
+                (on_undecided or functools.partial(_say_undecided, uri, overwrite, overwrite_as))(stop)
+                raise
             if written is not None:  # (at once: a stop as the staging folder goes must still find it to take back)
                 written.append((bucket, key, answer))
     _call(on_written)
+
+
+def _say_undecided(uri, overwrite, overwrite_as, stop):
+    """Note on ``stop`` that the upload to ``uri`` it cut short may still land (atomic_write's undecided PUT), as a
+    set's stopped create says it (pairs._take_back_after_a_stop): a replacing write's object may still be replaced;
+    a create-only one's may still be created, which its rerun then refuses (what to do as ``overwrite_as`` says)."""
+    if overwrite:
+        note_what_a_stop_left(stop, f"{uri} may still be replaced by its upload, under way when this run stopped (S3 "
+                                    f"had not answered it)")
+    else:
+        note_what_a_stop_left(stop, f"{uri} may still be created by its upload, under way when this run stopped: "
+                                    f"delete it if it is there, or {run_again_with(overwrite_as)}")
 
 
 # What link() answers where the filesystem cannot hard-link (rather than "the name exists").

@@ -483,10 +483,9 @@ def run_again(overwrite_as):
 
 def run_again_with(overwrite_as):
     """What to do to write a set whole again, ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or a caller's terms) naming
-    how: each user told only their own way (the command line's line named the Python API's argument too)."""
-    if overwrite_as == OVERWRITE_FLAG:
-        return f"run the command again with {OVERWRITE_FLAG}"
-    return f"run it again with {overwrite_as}"
+    how: each user told only their own way (the command line's line named the Python API's argument too), in
+    :func:`run_again`'s words (the Python API's "call it again", never also "run it again")."""
+    return f"{run_again(overwrite_as)} with {overwrite_as}"
 
 
 def rerun_to_replace(overwrite, overwrite_as):
