@@ -286,6 +286,28 @@ def test_a_gpu_ctx_on_a_machine_without_one_says_what_to_pass(spec, monkeypatch)
     assert str(err.value) == (f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
                               f"(every GPU, else the CPU) or cpu")
 
+
+def test_an_mx_context_of_a_gpu_that_is_not_there_is_refused_as_its_string_is(monkeypatch):
+    """``ctx=[mx.cpu(), mx.gpu(0)]`` (the Python API's list of contexts) on a machine without a GPU was returned
+    unchecked, and training ended in MXNet's raw "GPU is not enabled" traceback; ``'gpu:0'`` is one line."""
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)
+    assert parse_ctx([mx.cpu(), mx.cpu(1)]) == [mx.cpu(), mx.cpu(1)]
+    with pytest.raises(FastTextError) as err:
+        parse_ctx([mx.cpu(), mx.gpu(0)])
+    assert str(err.value) == ("ctx gpu(0) asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
+                              "(every GPU, else the CPU) or cpu")
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 2)
+    assert parse_ctx(mx.gpu(1)) == [mx.gpu(1)]
+    with pytest.raises(FastTextError, match=r"^ctx gpu\(2\): only 2 GPU\(s\) visible$"):
+        parse_ctx([mx.gpu(0), mx.gpu(2)])
+
+
+def test_training_on_a_gpu_context_without_a_gpu_is_one_error_not_mxnets_traceback(monkeypatch):
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)  # (as on a machine without one)
+    with pytest.raises(FastTextError, match="asks for a GPU but none is visible"):
+        train(LabeledTexts(["1", "2"], ["a", "b"]), None, TrainConfig(progress=False, ctx=[mx.cpu(), mx.gpu(0)]))
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"epochs": 0}, "epochs"), ({"emsize": -1}, "emsize"), ({"batch_size": 0}, "batch_size"),
     ({"optimizer": "rmsprop"}, "optimizer"), ({"lr": 0}, "lr"), ({"wd": -1.0}, "wd"), ({"kvstore": "nccl"}, "kvstore"),
