@@ -196,12 +196,12 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     found["text_names"] = text_keys  # (data.note_no_words' pandas line)
     for number, obj in chain_lines(ahead, objects):
         found["line"] = number
-        if _holds_nothing(obj):
+        label = _json_value(obj[label_key]).strip() if label_key in obj else ""
+        if not label and _holds_nothing(obj):  # (looked at for no object that has a class: no cost per record)
             continue
         if label_key not in obj:
             raise FastTextError(f"{uri}:{number}: this object has no {label_key!r} key (the class, as the first "
                                 f"object's keys say)")
-        label = _json_value(obj[label_key]).strip()
         if not label:
             raise FastTextError(f"{uri}:{number}: this object's class ({label_key!r}) is empty: a document without a "
                                 f"class; drop such rows first (pandas: df.dropna(subset=[{label_key!r}]).to_json("
