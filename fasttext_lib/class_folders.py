@@ -267,7 +267,8 @@ def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, n
     replace an existing ``uri`` (else refused); ``note``: a callable given lines on what was left out. Returns
     ``{class: documents written}``; ``on_written`` is called with it once the file is in place. ``overwrite_as``: how
     the refusal of an existing ``uri`` says to replace it (None: this function's ``overwrite=True``; the command
-    line passes its flag, storage.OVERWRITE_FLAG)."""
+    line passes its flag, storage.OVERWRITE_FLAG). ``~`` in ``directory`` or ``uri``: the home folder."""
+    directory, uri = storage.expand_home(directory), storage.expand_home(uri)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(uri, "--output", "the CSV file", "a file")
     _check_encoding(encoding)
     skip = list(dict.fromkeys(skip))
