@@ -660,6 +660,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     from .bundle import save_bundle  # (looked up at the call: benchmarks/ wrap bundle.save_bundle in a timer)
     from .compact import check_choice
 
+    output, trials_uri = storage.expand_home(output), storage.expand_home(trials_uri)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(output, "output", "the bundle", "a directory")
     refuse_standard_output(trials_uri, "trials_uri", "the autotune trial table", "a file")
     _check_autotuned(trained)

@@ -14,7 +14,7 @@ from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
 from .formats import separator_bytes
-from .unknown_labels import case_folded, invisible
+from .unknown_labels import case_folded, invisible_in, removal, without_invisible
 
 MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
 
@@ -88,19 +88,19 @@ def refuse_classes_spelled_alike(classes, data=None):
 
 
 def _refuse_classes_with_invisible_characters(classes, data):
-    """Refuse two classes that are one label but for invisible characters (Unicode's format characters: a zero-width
-    space, a soft hyphen, a byte order mark, a word joiner), in some rows only: a label pasted from a web page or a
+    """Refuse two classes that are one label but for invisible characters (unknown_labels.without_invisible: a
+    zero-width space, a soft hyphen, a byte order mark, a word joiner, a direction mark; a zero-width joiner at an end),
+    in some rows only: a label pasted from a web page or a
     spreadsheet cell. The readers strip whitespace around a class, not these; the two trained as two classes, each with
     part of the class's documents, printed alike in evaluate's table and the notebooks', without a word."""
     seen = {}
     for label in classes:
-        visible = "".join(c for c in unicodedata.normalize("NFC", label) if not invisible(c))
+        visible = without_invisible(unicodedata.normalize("NFC", label))
         other = seen.setdefault(visible, label)
         if other != label:
-            hidden = next(c for c in other + label if invisible(c))
+            hidden = (invisible_in(other) + invisible_in(label))[0]
             column = pandas_class_column(data) if data is not None else "label"
-            fix = (f"pandas: df[{column!r}] = df[{column!r}].str.replace({ascii(hidden)}, '')" if column is not None
-                   else f"remove {ascii(hidden)} from the __label__ words")
+            fix = removal(column, [hidden])
             raise FastTextError(f"training data has classes {ascii(other)}{_first_place(data, other)} and "
                                 f"{ascii(label)}{_first_place(data, label)}, one label with an invisible character "
                                 f"(U+{ord(hidden):04X}) in some rows, which would train as two classes shown alike; "

@@ -292,7 +292,9 @@ def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, n
     ``{class: documents written}``; ``on_written`` is called with it once the file is in place. ``overwrite_as``: how
     the refusal of an existing ``uri`` says to replace it (None: this function's ``overwrite=True``; the command
     line passes its flag, storage.OVERWRITE_FLAG), which also has every other refusal and note name the command
-    line's flags (``--encoding``) where it is the flag, else this function's arguments (``encoding=``)."""
+    line's flags (``--encoding``) where it is the flag, else this function's arguments (``encoding=``). ``~`` in
+    ``directory`` or ``uri``: the home folder."""
+    directory, uri = storage.expand_home(directory), storage.expand_home(uri)  # (~: the home folder's, as readers do)
     overwrite_as = overwrite_as or storage.OVERWRITE_ARGUMENT
     said = FLAGS if overwrite_as == storage.OVERWRITE_FLAG else ARGUMENTS  # (the command line's, or the Python API's)
     output = said.option("--output", "uri")

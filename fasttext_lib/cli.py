@@ -1032,9 +1032,10 @@ def _exit_now(status):
     os._exit(status)
 
 
-# The options that name a local path or an s3:// URI (and --label-names, whose FILE is one)
+# The options that name a local path or an s3:// URI (and --label-names, whose FILE is one; --base-url, whose local
+# folder is one)
 PATH_OPTIONS = ("train", "validation", "output", "checkpoint_dir", "autotune_validation", "autotune_trials",
-                "pretrained_vectors", "label_names", "model", "data", "input", "cache_dir")
+                "pretrained_vectors", "label_names", "model", "data", "input", "cache_dir", "base_url")
 
 
 def _expand_home_paths(args):

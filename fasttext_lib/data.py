@@ -207,6 +207,10 @@ def _check_paired(labels, texts, what):
     one, without a word), or two Series of the same rows in different orders (one of them sorted or shuffled), which
     pandas pairs by index and this reading by position: each text with another row's class, without a word. Series
     of other indexes (one reset) are read by position, as lists are."""
+    for name, values in (("labels", labels), ("texts", texts)):
+        if not hasattr(values, "__len__"):  # (a generator or map: len() was a TypeError traceback, and it reads once)
+            raise FastTextError(f"{what}.{name} must be a list, a Series or an array, got a {type(values).__name__}: "
+                                f"pass list({name})")
     if len(labels) != len(texts):
         raise FastTextError(f"{what}: {len(labels)} labels but {len(texts)} texts: each document is one label and one "
                             f"text, in order; pass two columns of one DataFrame (LabeledTexts(df['label'], df['text']))")
@@ -215,10 +219,14 @@ def _check_paired(labels, texts, what):
         return
     ours, theirs = labels.index, texts.index
     if (not ours.equals(theirs) and ours.is_unique and theirs.is_unique and bool(ours.isin(theirs).all())):
+        # (or of one order, numbered apart: a frame shuffled and its labels encoded into a new Series, pd.Series(codes),
+        # numbered 0, 1, ... in the shuffled order; their indexes cannot tell which, so both ways are said: aligned by
+        # index alone, these were paired wrong)
         raise FastTextError(f"{what}: its labels and texts are Series of the same rows in different orders (their "
                             f"indexes differ), which would pair each text with another row's class: take both from "
                             f"one DataFrame (LabeledTexts(df['label'], df['text'])), or align them first "
-                            f"(texts.reindex(labels.index))")
+                            f"(texts.reindex(labels.index)); if they are in the same order already, pass them as "
+                            f"lists: LabeledTexts(list(labels), list(texts))")
 
 
 def missing_text_fill(texts):

@@ -36,6 +36,10 @@ def parse_ctx(spec="auto"):
             raise FastTextError(f"ctx names no device, got {spec!r}: {CTX_HELP}")
         return [c for s in spec for c in parse_ctx(s)]
     if isinstance(spec, mx.Context):
+        # checked as 'gpu:0' is: [mx.cpu(), mx.gpu(0)] on a machine without a GPU was MXNet's raw "GPU is not
+        # enabled" traceback once training started
+        if spec.device_type == "gpu":
+            _check_gpus_visible([spec.device_id], mx.context.num_gpus(), str(spec))
         return [spec]
     kind, ids = check_ctx(spec)
     num_gpus = mx.context.num_gpus()
@@ -43,12 +47,18 @@ def parse_ctx(spec="auto"):
         return [mx.gpu(i) for i in range(num_gpus)] or [mx.cpu()]
     if kind == "cpu":  # several CPU "devices" exercise the multi-device path without GPUs
         return [mx.cpu(i) for i in ids]
+    _check_gpus_visible(ids, num_gpus, repr(spec), repr(str(spec).strip().lower()))
+    return [mx.gpu(i) for i in ids]
+
+
+def _check_gpus_visible(ids, num_gpus, typed, normalized=None):
+    """Refuse GPU ``ids`` that are not visible, in one line naming the ctx: ``typed`` as given (a spec quoted as
+    typed, ``'GPU'``; an mx.Context as it prints, ``gpu(0)``), ``normalized`` as read (default: ``typed``)."""
     if num_gpus == 0:  # (-p ctx gpu on a CPU instance: what to pass instead, as typed)
-        raise FastTextError(f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
+        raise FastTextError(f"ctx {typed} asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
                             f"(every GPU, else the CPU) or cpu")
     if any(i >= num_gpus for i in ids):
-        raise FastTextError(f"ctx {str(spec).strip().lower()!r}: only {num_gpus} GPU(s) visible")
-    return [mx.gpu(i) for i in ids]
+        raise FastTextError(f"ctx {normalized or typed}: only {num_gpus} GPU(s) visible")
 
 
 def describe_ctx(ctxs):

@@ -28,8 +28,9 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
     ``base_url`` replaces everything before the file name (a mirror or a local test server). Another download into
     the same cache (a second notebook, the command line) is waited for (:func:`cache_lock`), then its archive used.
     A transient failure (a busy server, a lost connection) is retried, the .part resumed each time
-    (download_retry.py).
+    (download_retry.py). ``~`` in ``cache_dir`` or a local ``base_url``: the home folder.
     """
+    cache_dir, base_url = storage.expand_home(cache_dir), storage.expand_home(base_url)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(cache_dir, "cache_dir", "the downloaded archive", "a directory")
     spec = get_dataset(name_or_spec)
     attempts = attempts_allowed()
@@ -109,8 +110,10 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     storage.atomic_writes' ``if_taken``). On S3 a HEAD tells (storage.holds: the ETag); an object it cannot tell
     and that may not be read is refused before the download (storage.check_comparable), ending in
     ``unreadable_hint`` (the command line's: :data:`UNREADABLE_FLAG_HINT`). Its other refusals on S3 say how to
-    replace as ``overwrite_as`` (the command line's: storage.OVERWRITE_FLAG).
+    replace as ``overwrite_as`` (the command line's: storage.OVERWRITE_FLAG). ``~`` in a local path: the home folder.
     """
+    out_dir_or_s3_prefix, cache_dir, base_url = (storage.expand_home(path) for path in  # (~: the home folder's, as
+                                                 (out_dir_or_s3_prefix, cache_dir, base_url))  # the readers read it)
     refuse_standard_output(out_dir_or_s3_prefix, "out_dir_or_s3_prefix", "the dataset", "a directory")
     refuse_standard_output(cache_dir, "cache_dir", "the downloaded archive", "a directory")
     spec = get_dataset(name)

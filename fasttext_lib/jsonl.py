@@ -150,7 +150,8 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     (``stars``), the text keys (``text``, ``reviewText``, ``summary``, ...) and any other of prose
     (:func:`header_text_columns`), joined in the order they first come; the other keys are left out, and ``note`` is told which. ``choice``
     (columns.Columns): the keys named by ``--label-column`` / ``--text-column``. An object without the class key,
-    or with an empty class, is an error at its line; a missing or null text key is empty text."""
+    or with an empty class, is an error at its line; a missing or null text key is empty text. An object of nothing
+    but empty values is left out, as a blank line is (:func:`_holds_nothing`)."""
     found = {} if found is None else found
     objects, ahead, keys, rows = _json_lookahead(lines, uri)
     if not ahead:
@@ -195,15 +196,27 @@ def jsonl_examples(lines, uri, choice=None, note=None, found=None):
     found["text_names"] = text_keys  # (data.note_no_words' pandas line)
     for number, obj in chain_lines(ahead, objects):
         found["line"] = number
+        label = _json_value(obj[label_key]).strip() if label_key in obj else ""
+        if not label and _holds_nothing(obj):  # (looked at for no object that has a class: no cost per record)
+            continue
         if label_key not in obj:
             raise FastTextError(f"{uri}:{number}: this object has no {label_key!r} key (the class, as the first "
                                 f"object's keys say)")
-        label = _json_value(obj[label_key]).strip()
         if not label:
             raise FastTextError(f"{uri}:{number}: this object's class ({label_key!r}) is empty: a document without a "
                                 f"class; drop such rows first (pandas: df.dropna(subset=[{label_key!r}]).to_json("
                                 f"new_path, orient='records', lines=True))")
         yield label, _json_text(obj, text_keys)
+
+
+def _holds_nothing(obj):
+    """Is ``obj`` an object whose every value is empty (null, NaN, "" or spaces; ``{}``)? pandas' row of NaNs written
+    as JSON Lines (``{"label":null,"text":null}``) is one. Training leaves it out as it leaves out a blank line of
+    JSON Lines, and as the CSV readers leave out the same row written as CSV (``,``: formats.csv_rows): it was refused
+    as "this object's class is empty", so one frame read as CSV and was refused as JSON Lines. (Predict answers it as
+    an empty review in its place, as it answers a blank line: jsonl_texts.) An object with a text but no class is no
+    blank line and is still refused."""
+    return all(not _json_value(value).strip() for value in obj.values())
 
 
 def jsonl_texts(lines, uri, note=None, found=None):

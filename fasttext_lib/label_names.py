@@ -279,7 +279,9 @@ def to_inline(mapping):
 
 
 def read_file(uri, where=None):
-    """A names file (local or ``s3://``) -> ``{raw label: name}``; errors name it as ``where`` (default: ``uri``)."""
+    """A names file (local or ``s3://``; ``~``: the home folder) -> ``{raw label: name}``; errors name it as ``where``
+    (default: ``uri``)."""
+    uri = storage.expand_home(uri)  # (~: the home folder's, as the readers read it)
     where = where or uri
     with storage.open_read(uri, "rb") as f:
         raw = f.read(MAX_FILE_BYTES + 1)
@@ -309,8 +311,9 @@ class DatasetNames(NamesFile):
 def from_option(spec):
     """The explicit ``--label-names`` value -> ``{raw label: name}`` (``{}`` for ``none``).
 
-    A local file or ``s3://`` URI, a dataset of :data:`KNOWN`, or an inline mapping, in that order."""
-    spec = str(spec)
+    A local file or ``s3://`` URI (``~``: the home folder), a dataset of :data:`KNOWN`, or an inline mapping, in that
+    order."""
+    spec = str(storage.expand_home(spec))  # (~: the home folder's, as the readers read it)
     if spec.strip().lower() in NONE_WORDS:
         return {}
     if _is_file(spec):

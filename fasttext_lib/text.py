@@ -46,7 +46,8 @@ ZERO_WIDTH_SPACE = "\u200b"
 # controls: the direction marks U+200E, U+200F and U+061C (web pages and phones put them beside Hebrew and Arabic
 # words), the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069. Not the zero-width joiners U+200C,
 # U+200D (INVISIBLE's comment) nor the tag characters U+E0020-U+E007F, which spell a subdivision's flag (England's).
-_MARKS = "\ufe00-\ufe0f\U000e0100-\U000e01ef\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069"  # (a class's ranges)
+BIDI_CONTROLS = "\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069"  # (a regex class's ranges)
+_MARKS = "\ufe00-\ufe0f\U000e0100-\U000e01ef" + BIDI_CONTROLS  # (a class's ranges)
 _MARK = re.compile(f"[{_MARKS}]")
 
 # How text is put in NFC before its tokens are split: a bundle records it (config.json's "unicode_normalization",

@@ -3,7 +3,10 @@ data) says beyond naming them: the class each one is, written in another case (:
 invisible character (:func:`invisible_otherwise`), or, when no hint says which class a label is written for, the way
 out (:data:`WAY_OUT`). Refused either way: which class a label
 means is not guessed."""
+import re
 import unicodedata
+
+from .text import BIDI_CONTROLS, INVISIBLE, ZERO_WIDTH_SPACE
 
 WAY_OUT = ("; a model answers only the classes it was trained on: drop those documents, or train on data that has "
            "those classes too")
@@ -44,11 +47,42 @@ def cased_otherwise(unknown, known, column="label"):
             + (f" (pandas: df[{column!r}] = {how})" if lowered else ""))
 
 
-def invisible(char):
-    """Is ``char`` one of Unicode's format characters, which print as nothing (a zero-width space, a soft hyphen, a
-    byte order mark, a word joiner)? The one rule of :func:`invisible_otherwise` and of class_checks' refusal of two
-    training classes that differ in them alone."""
-    return unicodedata.category(char) == "Cf"
+# Characters that draw nothing and tell no label from another, wherever they are: the byte order mark, the word
+# joiner, the soft hyphen, the zero-width space (text.INVISIBLE, text.ZERO_WIDTH_SPACE) and the direction marks and
+# controls (text.BIDI_CONTROLS). Not every format character (Unicode's Cf), which this rule was: the zero-width
+# non-joiner and joiner U+200C, U+200D change how a Persian or Indic word and an emoji sequence are written (two
+# labels they tell apart print differently), the tag characters U+E0020-U+E007F say which flag a black flag is
+# (England's, Scotland's), and U+0600-U+0605 and U+06DD are drawn.
+_HIDDEN = re.compile(f"[{INVISIBLE}{ZERO_WIDTH_SPACE}{BIDI_CONTROLS}]")
+# The joiners join nothing at a label's start or end: there they draw nothing either.
+JOINERS = "\u200c\u200d"
+
+
+def without_invisible(label):
+    """``label`` without the characters in it that draw nothing (:data:`_HIDDEN` anywhere, :data:`JOINERS` at its
+    ends): the one rule of :func:`invisible_otherwise` and of class_checks' refusal of two training classes that differ
+    in them alone."""
+    return _HIDDEN.sub("", label).strip(JOINERS)
+
+
+def invisible_in(label):
+    """The characters :func:`without_invisible` removes from ``label``."""
+    inner = _HIDDEN.sub("", label)
+    left, right = len(inner) - len(inner.lstrip(JOINERS)), len(inner.rstrip(JOINERS))
+    return _HIDDEN.findall(label) + list(inner[:left]) + list(inner[max(left, right):])
+
+
+def removal(column, hidden):
+    """How to remove the ``hidden`` characters (:func:`invisible_in`) from the labels: the pandas line for ``column``
+    (the data's class column), or for fastText format (None) the characters to remove from its __label__ words. A
+    joiner is stripped from the ends only: inside a label it may join a word another class is written with."""
+    hidden = sorted(set(hidden))
+    if column is None:
+        return f"remove {', '.join(map(ascii, hidden))} from the __label__ words"
+    joiners = "".join(c for c in hidden if c in JOINERS)
+    return (f"pandas: df[{column!r}] = df[{column!r}]"
+            + "".join(f".str.replace({ascii(c)}, '')" for c in hidden if c not in JOINERS)
+            + (f".str.strip({ascii(joiners)})" if joiners else ""))
 
 
 def invisible_otherwise(unknown, known, column="label"):
@@ -58,14 +92,12 @@ def invisible_otherwise(unknown, known, column="label"):
     them from ``column`` (the data's class column: data.pandas_class_column), or for fastText format (None), the
     characters to remove from its __label__ words. Only where removing them leaves a class exactly as written, so that
     the line given is the fix (training refuses such a pair of classes in one line: class_checks)."""
-    meant = {label: "".join(c for c in label if not invisible(c)) for label in unknown}
+    meant = {label: without_invisible(label) for label in unknown}
     if not meant or any(visible == label or visible not in known for label, visible in meant.items()):
         return ""
-    hidden = sorted({c for label in unknown for c in label if invisible(c)})
+    hidden = sorted({c for label in unknown for c in invisible_in(label)})
     points = ", ".join(f"U+{ord(c):04X}" for c in hidden)
     shown = ", ".join(f"{ascii(label)} for {visible}" for label, visible in list(meant.items())[:3])
-    fix = (f"pandas: df[{column!r}] = df[{column!r}]" + "".join(f".str.replace({ascii(c)}, '')" for c in hidden)
-           if column is not None else f"remove {', '.join(map(ascii, hidden))} from the __label__ words")
     one = len(hidden) == 1
     return (f"; the model's classes with {'an invisible character' if one else 'invisible characters'} ({points}) "
-            f"added ({shown}): write them without {'it' if one else 'them'} ({fix})")
+            f"added ({shown}): write them without {'it' if one else 'them'} ({removal(column, hidden)})")

@@ -461,7 +461,8 @@ def write_vec(vectors, uri, overwrite=False, on_written=None, overwrite_as=stora
     read back as the same float32. Refuses an existing ``uri`` unless ``overwrite`` (saying to pass ``overwrite_as``:
     :func:`check_vec_output`'s). Returns ``uri``.
     ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
-    ``uri`` was locally), after an S3 upload (storage.atomic_write's)."""
+    ``uri`` was locally), after an S3 upload (storage.atomic_write's). ``~``: the home folder."""
+    uri = storage.expand_home(uri)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(uri, "uri", "the word vectors", "a file")
     uri = str(uri)
     check_vec_output(uri, overwrite, overwrite_as)

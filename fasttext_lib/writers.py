@@ -21,7 +21,8 @@ def write_fasttext(data, uri):
     """Write normalized fastText-format lines atomically to a local path or ``s3://`` URI.
 
     A label with whitespace (a CSV class such as ``very good``) is refused: written as ``__label__very good``
-    it read back as the class ``very`` and the text ``good ...``."""
+    it read back as the class ``very`` and the text ``good ...``. ``~``: the home folder."""
+    uri = storage.expand_home(uri)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(uri, "uri", "the fastText file", "a file")
     check_fasttext_labels(data, uri)
     with storage.atomic_write(uri, "wb") as f:
@@ -38,6 +39,7 @@ def write_fasttext_splits(splits, prefix, stem, names=None):
     ``{name: uri}`` (and ``"label_names"``: that file's)."""
     from .label_names import SUFFIX
 
+    prefix = storage.expand_home(prefix)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(prefix, "prefix", "the splits", "a directory")
     uris = {name: storage.join(prefix, f"{stem}.{name}") for name in splits}
     for name, data in splits.items():  # before anything is written
@@ -118,7 +120,9 @@ def csv_line(label, text):
 
 def write_csv(data, uri, overwrite=True):
     """Write Zhang et al. CSV rows atomically (``overwrite=False``: refuse an existing ``uri``, saying to pass
-    ``overwrite=True``). A label or text holding NUL is refused first, as by :func:`write_fasttext`."""
+    ``overwrite=True``). A label or text holding NUL is refused first, as by :func:`write_fasttext`. ``~``: the home
+    folder."""
+    uri = storage.expand_home(uri)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(uri, "uri", "the CSV file", "a file")
     _check_no_nul(data, uri)
     with storage.atomic_write(uri, "wb", overwrite=overwrite, overwrite_as=storage.OVERWRITE_ARGUMENT) as f:

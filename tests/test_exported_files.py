@@ -356,6 +356,33 @@ def test_a_row_of_nans_written_with_pandas_index_is_a_blank_line_as_without_it(t
         read_labeled(str(path))
 
 
+def test_a_json_lines_object_of_nothing_but_missing_values_is_a_blank_line_as_its_csv_row_is(tmp_path, reviews):
+    """pandas' row of NaNs written as JSON Lines (``{"sentiment":null,"review":null}``) was refused as "this object's
+    class is empty" where the same frame written as CSV (``,``) reads it as the blank line it is, and a blank line in
+    JSON Lines is left out as well: the object holds no document either. An object with a text and no class is still
+    refused."""
+    from fasttext_lib.data import read_counted
+
+    frame = pd.concat([reviews.head(8), pd.DataFrame({"sentiment": [None], "review": [None]}), reviews.iloc[8:20]],
+                      ignore_index=True)
+    as_csv, path = tmp_path / "train.csv", tmp_path / "train.jsonl"
+    frame.to_csv(as_csv, index=False)
+    frame.to_json(path, orient="records", lines=True)
+    assert path.read_text().splitlines()[8] == '{"sentiment":null,"review":null}'
+    expected = read_labeled(str(as_csv))
+    data = read_labeled(str(path))
+    assert (data.labels, data.texts) == (expected.labels, expected.texts) == (list(reviews.sentiment[:20]),
+                                                                            list(reviews.review[:20]))
+    assert read_counted(str(path)).labels == expected.labels
+    lines = path.read_text().splitlines()
+    for empty in ('{"sentiment": "", "review": "  "}', "{}"):  # (empty strings, a space; no field at all)
+        path.write_text("\n".join(lines[:8] + [empty] + lines[9:]) + "\n")
+        assert read_labeled(str(path)).labels == expected.labels
+    path.write_text("\n".join(lines[:8] + ['{"sentiment":null,"review":"cold soup"}'] + lines[9:]) + "\n")
+    with pytest.raises(FastTextError, match=r"train\.jsonl:9: this object's class \('sentiment'\) is empty"):
+        read_labeled(str(path))
+
+
 def test_a_parquet_export_is_one_line_that_names_the_conversion_and_the_package_it_needs(tmp_path, reviews):
     """``df.to_parquet(path)`` (and a Hugging Face dataset's files): pandas reads Parquet only with pyarrow (or
     fastparquet), which a user of this library may not have: the line said pd.read_parquet, which then failed with

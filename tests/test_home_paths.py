@@ -102,6 +102,11 @@ def test_the_python_api_trains_saves_and_loads_under_the_home_folder(home):
     trained = train(read_labeled("~/train.csv"), config=config, checkpoint_dir="~/ckpt")
     save_bundle(trained, "~/model")
     assert (home / "model" / "config.json").is_file() and (home / "ckpt").is_dir()
+    import json
+
+    recorded = json.loads((home / "model" / "config.json").read_text())  # (the vectors' file, as read: not ~/wiki.vec)
+    assert recorded["pretrained_vectors"]["file"] == recorded["train_config"]["pretrained_vectors"] == str(
+        home / "wiki.vec")
     predictor = Predictor.load("~/model")
     export_vectors(predictor, "~/words.vec")
     assert (home / "words.vec").is_file()
@@ -199,3 +204,84 @@ def test_an_older_checkpoints_relative_vectors_path_that_names_no_file_here_is_s
     assert said in refused.stderr, refused.stderr
     line = refused.stderr.split("error: ", 1)[1].strip()
     assert said in in_argument_terms(line) and "pretrained_vectors='wiki.vec'" in in_argument_terms(line)
+
+
+def _tiny_archive(folder):
+    """A Zhang et al. archive of two classes in ``folder`` (a mirror, read as base_url) and its spec."""
+    import hashlib
+    import io
+    import tarfile
+
+    from fasttext_lib.download import ZhangDataset
+    from fasttext_lib.writers import csv_line
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, body in (("classes.txt", "good\nbad\n"), ("train.csv", csv_line("1", "fine food") + csv_line("2", "cold")),
+                           ("test.csv", csv_line("2", "slow service"))):
+            info = tarfile.TarInfo(f"tiny_csv/{name}")
+            info.size = len(body.encode())
+            tar.addfile(info, io.BytesIO(body.encode()))
+    data = buf.getvalue()
+    folder.mkdir()
+    (folder / "tiny_csv.tgz").write_bytes(data)
+    return ZhangDataset("tiny", "https://example.invalid/tiny_csv.tgz", len(data), hashlib.md5(data).hexdigest(), 2)
+
+
+def test_the_python_writers_write_under_the_home_folder(home):
+    """The Python API's writers took ``~/out.csv`` as a folder named ``~`` here (the readers and save_bundle read it
+    as the home folder's): write_csv, write_fasttext, write_fasttext_splits, folders_to_csv, write_vec, prepare and
+    download (output, cache_dir and a local mirror), and a names file given to label_names."""
+    from fasttext_lib import label_names
+    from fasttext_lib.class_folders import folders_to_csv
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.download import download, prepare
+    from fasttext_lib.vec_files import read_vec, write_vec
+    from fasttext_lib.writers import write_csv, write_fasttext, write_fasttext_splits
+
+    data = LabeledTexts(["pos", "neg"], ["fine food", "cold soup"])
+    write_csv(data, "~/out.csv")
+    write_fasttext(data, "~/out.txt")
+    write_fasttext_splits({"train": data, "test": data}, "~/splits", "mine", names={"pos": "positive"})
+    for label, text in (("pos", "fine"), ("neg", "cold")):
+        (home / "folders" / label).mkdir(parents=True)
+        (home / "folders" / label / "1.txt").write_text(text)
+    folders_to_csv("~/folders", "~/folders.csv")
+    _write_vectors(home / "wiki.vec", ["fine", "cold"], 4)
+    write_vec(read_vec("~/wiki.vec"), "~/copy.vec")
+    spec = _tiny_archive(home / "mirror")
+    assert download(spec, "~/cache", base_url="~/mirror", progress=False) == str(home / "cache" / "tiny_csv.tgz")
+    prepare(spec, "~/prepared", "~/cache2", base_url="~/mirror", progress=False)
+    for written in ("out.csv", "out.txt", "splits/mine.train", "splits/mine.classes.txt", "folders.csv", "copy.vec",
+                    "cache/tiny_csv.tgz", "prepared/tiny.train", "prepared/tiny.test"):
+        assert (home / written).is_file(), written
+    (home / "names.txt").write_text("pos=positive\nneg=negative\n")
+    assert label_names.from_option("~/names.txt") == {"pos": "positive", "neg": "negative"}
+    assert label_names.read_file("~/names.txt") == {"pos": "positive", "neg": "negative"}
+    assert not os.path.exists("~"), os.listdir(".")  # nothing written to a folder named ~ here
+
+
+def test_an_autotuned_bundle_and_its_trial_table_are_written_under_the_home_folder(home):
+    from fasttext_lib.autotune import autotune, save_bundle_with_trials
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.data import LabeledTexts
+
+    data = generate_reviews(300, seed=3)
+    train_data = LabeledTexts(data.labels[:200], data.texts[:200])
+    val_data = LabeledTexts(data.labels[200:], data.texts[200:])
+    tuned = autotune(train_data, val_data, duration=120, base=TrainConfig(epochs=1, emsize=8, progress=False, ctx="cpu"),
+                     max_trials=2, verbose=False)
+    save_bundle_with_trials(tuned.trained, "~/model", "~/trials.csv")
+    assert (home / "model" / "config.json").is_file() and (home / "trials.csv").is_file()
+    assert not os.path.exists("~"), os.listdir(".")
+
+
+def test_a_file_whose_name_starts_with_a_tilde_and_names_no_user_is_read_here(home):
+    """``~$report.csv`` (Office's lock files), ``~draft.csv``: a ``~`` followed by no user's name is no home folder
+    to a shell or to pandas, nor here: the file in the current folder is read, as it was before ``~`` was expanded."""
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.storage import expand_home
+
+    name = "~no-such-user-here.csv"
+    _write_train_csv(name, n=60)
+    assert expand_home(name) == name and len(read_labeled(name)) == 60

@@ -235,3 +235,33 @@ def test_series_whose_rows_are_in_different_orders_are_refused(frames, trained_o
     assert predictor.evaluate(LabeledTexts(shuffled["label"], shuffled["text"]))["n"] == len(test_frame)
     renumbered = LabeledTexts(test_frame["label"], test_frame["text"].reset_index(drop=True).rename(lambda i: i + 1000))
     assert predictor.evaluate(renumbered) == predictor.evaluate(_as_text(test_frame))
+
+
+def test_series_in_one_order_but_numbered_apart_are_told_how_to_pair_them_by_position(frames, trained_on_ints):
+    """A frame shuffled, and its labels encoded into a new Series (``pd.Series(codes)``: numbered 0, 1, ... in the
+    shuffled order): the two are in one order, which pandas' indexes cannot tell from the same rows in two orders, so
+    they are refused; the refusal said only to align them by index (``texts.reindex(labels.index)``), which paired each
+    text with another row's class here. It says how to pair them by position as well, and that reads them right."""
+    _, test_frame = frames
+    predictor = Predictor(trained_on_ints.model, trained_on_ints.featurizer, trained_on_ints.labels, {})
+    shuffled = test_frame.sample(frac=1.0, random_state=0)
+    labels = pd.Series(list(shuffled["label"]))  # (numbered anew, in the shuffled order)
+    with pytest.raises(FastTextError) as caught:
+        predictor.evaluate(LabeledTexts(labels, shuffled["text"]))
+    said = str(caught.value)
+    assert "reindex" in said and "in the same order already, pass them as lists: LabeledTexts(list(labels), " \
+                                 "list(texts))" in said, said
+    by_position = predictor.evaluate(LabeledTexts(list(labels), list(shuffled["text"])))
+    assert by_position == predictor.evaluate(LabeledTexts(shuffled["label"], shuffled["text"]))
+
+
+def test_labels_or_texts_given_as_a_generator_are_refused_in_one_line():
+    """Texts given as a generator (``(t.strip() for t in texts)``), which has no length, were a TypeError traceback from
+    the pairs' check ("object of type 'generator' has no len()"); read once, it could not be read again anyway."""
+    from fasttext_lib.train import train
+
+    with pytest.raises(FastTextError, match=r"^train_data\.texts must be a list, a Series or an array, got a "
+                                            r"generator: pass list\(texts\)$"):
+        train(LabeledTexts(["a", "b"], (t for t in ["x y", "z"])), None, CONFIG)
+    with pytest.raises(FastTextError, match=r"^train_data\.labels must be .* got a map: pass list\(labels\)$"):
+        train(LabeledTexts(map(str, [1, 2]), ["x y", "z"]), None, CONFIG)

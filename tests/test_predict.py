@@ -724,6 +724,21 @@ def test_the_invisible_character_hint_removes_each_character_its_labels_carry():
         "(remove '\\u200b' from the __label__ words)")
 
 
+def test_the_invisible_character_hint_leaves_a_joiner_inside_a_word_which_shows():
+    """A zero-width joiner or non-joiner inside a Persian or Indic word, or an emoji sequence, changes how it is
+    written: such a label is another class, not the class with an invisible character. At a label's end it joins
+    nothing: the hint strips it from the ends (replaced everywhere it would change the labels it does join)."""
+    from fasttext_lib.unknown_labels import invisible_otherwise
+
+    persian = "\u0645\u06cc\u062e\u0648\u0627\u0647\u0645"
+    assert invisible_otherwise([persian[:2] + "\u200c" + persian[2:]], {persian, "other"}, "label") == ""
+    family = "\U0001f468\U0001f469"
+    assert invisible_otherwise(["\U0001f468\u200d\U0001f469"], {family}, "label") == ""
+    hint = invisible_otherwise(["positive\u200d"], {"positive"}, "label")
+    assert hint.endswith("(U+200D) added ('positive\\u200d' for positive): write them without it (pandas: "
+                         "df['label'] = df['label'].str.strip('\\u200d'))"), hint
+
+
 def test_evaluate_gives_no_invisible_character_hint_when_a_label_is_no_class_without_it():
     """'neutral' + a zero-width space beside 'positive' + one: no class is 'neutral', so no hint but the way out; and
     'Positive' + one is no class either (case and the character both: the case hint's rule does not strip it)."""

@@ -286,6 +286,28 @@ def test_a_gpu_ctx_on_a_machine_without_one_says_what_to_pass(spec, monkeypatch)
     assert str(err.value) == (f"ctx {spec!r} asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
                               f"(every GPU, else the CPU) or cpu")
 
+
+def test_an_mx_context_of_a_gpu_that_is_not_there_is_refused_as_its_string_is(monkeypatch):
+    """``ctx=[mx.cpu(), mx.gpu(0)]`` (the Python API's list of contexts) on a machine without a GPU was returned
+    unchecked, and training ended in MXNet's raw "GPU is not enabled" traceback; ``'gpu:0'`` is one line."""
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)
+    assert parse_ctx([mx.cpu(), mx.cpu(1)]) == [mx.cpu(), mx.cpu(1)]
+    with pytest.raises(FastTextError) as err:
+        parse_ctx([mx.cpu(), mx.gpu(0)])
+    assert str(err.value) == ("ctx gpu(0) asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
+                              "(every GPU, else the CPU) or cpu")
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 2)
+    assert parse_ctx(mx.gpu(1)) == [mx.gpu(1)]
+    with pytest.raises(FastTextError, match=r"^ctx gpu\(2\): only 2 GPU\(s\) visible$"):
+        parse_ctx([mx.gpu(0), mx.gpu(2)])
+
+
+def test_training_on_a_gpu_context_without_a_gpu_is_one_error_not_mxnets_traceback(monkeypatch):
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)  # (as on a machine without one)
+    with pytest.raises(FastTextError, match="asks for a GPU but none is visible"):
+        train(LabeledTexts(["1", "2"], ["a", "b"]), None, TrainConfig(progress=False, ctx=[mx.cpu(), mx.gpu(0)]))
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"epochs": 0}, "epochs"), ({"emsize": -1}, "emsize"), ({"batch_size": 0}, "batch_size"),
     ({"optimizer": "rmsprop"}, "optimizer"), ({"lr": 0}, "lr"), ({"wd": -1.0}, "wd"), ({"kvstore": "nccl"}, "kvstore"),
@@ -494,6 +516,35 @@ def test_classes_that_differ_only_in_an_invisible_character_are_refused(tmp_path
     assert "\n" not in message
     assert message.startswith(f"training data has classes 'positive' ({path}:3) and {ascii('positive' + invisible)} "
                               f"({path}:5), one label with an invisible character (U+{ord(invisible):04X}) in some rows")
+
+
+ENGLAND, SCOTLAND = ("\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in tag) + "\U000e007f"
+                     for tag in ("gbeng", "gbsct"))  # (a black flag and tag characters, U+E0020-U+E007F)
+
+
+@pytest.mark.parametrize("classes", [
+    ["\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u0645\u06cc\u062e\u0648\u0627\u0647\u0645"],  # Persian: ZWNJ
+    ["\u0915\u094d\u200d\u0937", "\u0915\u094d\u0937"],  # Devanagari: a ZWJ asks for the half form
+    ["\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f468\U0001f469\U0001f467"],  # one family, three faces
+    [ENGLAND, SCOTLAND],  # two flags, told apart by their tag characters alone
+], ids=["persian-zwnj", "devanagari-zwj", "emoji-zwj", "flags"])
+def test_classes_that_a_joiner_or_a_tag_character_tells_apart_are_two_classes(classes):
+    """The zero-width joiners U+200C and U+200D change how Persian and Indic words and emoji sequences are written,
+    and tag characters which flag a black flag is: classes they tell apart print differently and are two. They were
+    refused as "one label with an invisible character" (the rule was every Unicode format character, Cf)."""
+    from fasttext_lib.class_checks import refuse_classes_spelled_alike
+
+    refuse_classes_spelled_alike(classes)  # (not refused)
+
+
+@pytest.mark.parametrize("label", ["positive\u200d", "\u200cpositive", "positive\u200b\u200d", "posi\u200ftive"])
+def test_a_joiner_that_joins_nothing_or_a_direction_mark_is_still_an_invisible_character_of_a_class(label):
+    """A joiner at a label's start or end joins nothing, and a direction mark (U+200F) draws nothing: pasted into
+    some rows' labels they still make two classes that print alike."""
+    from fasttext_lib.class_checks import refuse_classes_spelled_alike
+
+    with pytest.raises(FastTextError, match="one label with an invisible character"):
+        refuse_classes_spelled_alike(["positive", label, "negative"])
 
 
 def test_validation_labels_in_another_unicode_normalization_are_named_as_such():
