@@ -177,17 +177,26 @@ class _Peeked:
     """A read function whose first bytes can be looked at (peek) before they are read; an error met while peeking is
     raised by the first call after them, as if met there."""
 
+    _PEEK_ERRORS = (HTTPException, OSError)
+
     def __init__(self, read):
         self._read, self._peeked, self._error = read, b"", None
 
+    def _next(self, size):
+        """The next bytes after the peeked ones: at most ``size``, ``b""`` at the end."""
+        return self._read(size)
+
+    def _peek_block(self, wanted):
+        return self._next(wanted)
+
     def peek(self, size):
         try:
-            while len(self._peeked) < size:
-                block = self._read(size - len(self._peeked))
+            while len(self._peeked) < size and self._error is None:  # (called again: not read past an error)
+                block = self._peek_block(size - len(self._peeked))
                 if not block:
                     break
                 self._peeked += block
-        except (HTTPException, OSError) as exc:
+        except self._PEEK_ERRORS as exc:
             self._error = exc
         return self._peeked[:size]
 
@@ -198,7 +207,7 @@ class _Peeked:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        return self._read(size)
+        return self._next(size)
 
 
 @dataclass
@@ -535,15 +544,17 @@ def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
         raise TransientError(url, f"{closed}; the partial download {part} is kept: run again to resume", closed)
 
 
-class _Gunzipped:
+class _Gunzipped(_Peeked):
     """A read function for a body the server sent gzip-encoded, returning the bytes it encodes: at most ``size`` a
     call (a small body may encode gigabytes); ``b""`` at the end. ``complete``: the encoding's own end was reached
-    (not: the body was cut short). The decoded bytes are verified as any download's are, by size and md5."""
+    (not: the body was cut short). The decoded bytes are verified as any download's are, by size and md5. Its
+    :meth:`peek` looks at the first decoded bytes."""
+
+    _PEEK_ERRORS = (HTTPException, OSError, zlib.error)
 
     def __init__(self, read):
-        self._read = read
+        super().__init__(read)  # (peek's bytes and error: returned, then raised, by the calls after it)
         self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # (16+: gzip's header and trailer, not zlib's)
-        self._peeked, self._error = b"", None  # (peek's: returned, then raised, by the calls after it)
         # The body as sent up to here, for as_sent; None once past _SENT_KEPT bytes or read on from the peek.
         self._sent = []
 
@@ -556,18 +567,11 @@ class _Gunzipped:
         """The error :meth:`peek` met, not raised yet (None: none)."""
         return self._error
 
-    def peek(self, size):
-        """The first ``size`` decoded bytes (fewer at the body's end or an error), returned again by the calls after
-        it; an error met is raised by the first call after them, as if met there."""
-        try:
-            while len(self._peeked) < size and self._error is None:  # (called again: not read past an error)
-                block = self._decoded(_CHUNK)
-                if not block:
-                    break
-                self._peeked += block
-        except (HTTPException, OSError, zlib.error) as exc:
-            self._error = exc
-        return self._peeked[:size]
+    def _next(self, size):
+        return self._decoded(size)
+
+    def _peek_block(self, wanted):
+        return self._decoded(_CHUNK)  # (a chunk of the body at a time, not the few bytes wanted)
 
     def as_sent(self):
         """A read function for the body as sent, not decoded, from its start (None: more than peek keeps was read);
@@ -586,13 +590,7 @@ class _Gunzipped:
 
     def __call__(self, size):
         self._sent = None  # (the decoded bytes are read: the body as sent is no longer needed)
-        if self._peeked:
-            block, self._peeked = self._peeked[:size], self._peeked[size:]
-            return block
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        return self._decoded(size)
+        return super().__call__(size)
 
     def _decoded(self, size):
         while not self._inflate.eof:
