@@ -389,8 +389,12 @@ def note_what_a_stop_left(exc, what):
     """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
     cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the
     end of the stop's line (``...; stopped and cleaned up, but <what>``: :func:`stop_message`). Noted of a failure
-    (a FastTextError whose message says it too), the line of a stop that comes during its cleanup says it as well."""
-    exc.left_behind = what
+    (a FastTextError whose message says it too), the line of a stop that comes during its cleanup says it as well.
+    Each note is kept, in order (said once): two cleanups can each leave something on the same stop (a staging object
+    S3 may still create, a file kept aside), and a second note that replaced the first hid what the first had left."""
+    told = getattr(exc, "left_behind", None) or []
+    told = told if isinstance(told, list) else [told]
+    exc.left_behind = told if what in told else [*told, what]
 
 
 def note_what_a_stop_could_not_remove(exc, left, rerun):
