@@ -252,9 +252,12 @@ def made_with(said_as, dtype=None):
     """How a user makes a compact bundle (of ``dtype`` rows; None: any), as ``said_as`` says who reads it: the
     command line's (:data:`COMPACT_FLAG`: ``train --compact float16``), the Python API's (:data:`COMPACT_ARGUMENT`:
     ``save_bundle(..., compact='float16')``, which Predictor.load's callers and the notebooks save with), or both
-    (:data:`COMPACT_EITHER`: an endpoint's log, read by whoever made the bundle, either way)."""
-    flag = f"train --compact{f' {dtype}' if dtype else ''}"
-    argument = f"save_bundle(..., compact={dtype or 'float32'!r})"
+    (:data:`COMPACT_EITHER`: an endpoint's log, read by whoever made the bundle, either way). Either names a value
+    (``None``: float32, exact): ``train --compact`` alone is its default, auto, which wrote the full bundle the advice
+    is about (it compacts only where at most 1/4 of the rows changed)."""
+    dtype = dtype or "float32"
+    flag = f"train --compact {dtype}"
+    argument = f"save_bundle(..., compact={dtype!r})"
     if said_as == COMPACT_FLAG:
         return flag
     return f"{flag}, or {argument} in Python" if said_as == COMPACT_EITHER else argument

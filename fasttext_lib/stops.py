@@ -389,8 +389,12 @@ def note_what_a_stop_left(exc, what):
     """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
     cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the
     end of the stop's line (``...; stopped and cleaned up, but <what>``: :func:`stop_message`). Noted of a failure
-    (a FastTextError whose message says it too), the line of a stop that comes during its cleanup says it as well."""
-    exc.left_behind = what
+    (a FastTextError whose message says it too), the line of a stop that comes during its cleanup says it as well.
+    Each note is kept, in order (said once): two cleanups can each leave something on the same stop (a staging object
+    S3 may still create, a file kept aside), and a second note that replaced the first hid what the first had left."""
+    told = getattr(exc, "left_behind", None) or []
+    told = told if isinstance(told, list) else [told]
+    exc.left_behind = told if what in told else [*told, what]
 
 
 def note_what_a_stop_could_not_remove(exc, left, rerun):
@@ -447,6 +451,7 @@ RESUME_BY_RERUN = ": run the same command again to resume from it"
 # What a checkpoint not yet compared with the data (found before the data was read) adds to how to resume from it:
 # it may be another run's (same settings, other data), which the rerun refuses
 NOT_COMPARED_CONDITION = " if it was written from the same data"
+NOT_COMPARED = " (not yet compared with the data)"  # (said after such a checkpoint's epoch)
 
 
 def stop_left(exc):
@@ -505,20 +510,32 @@ def _checkpoint_clause(exc, joined, resume):
     if written:
         where, epoch, checkpoint_dir, manifest = written
         if kept and kept[1] < epoch:
-            return (f"{joined} the checkpoint of epoch {kept[1]} or {epoch} in {checkpoint_dir} (epoch {epoch}'s "
-                    f"{manifest} was being written when the stop came: S3 may still apply it)"
-                    + _resumed(resume, checkpoint_dir, "the newer"))
+            return (f"{joined} the checkpoint of epoch {older_or_newer(kept, epoch)} in {checkpoint_dir} (epoch "
+                    f"{epoch}'s {manifest} was being written when the stop came: S3 may still apply it)"
+                    + _resumed(resume, checkpoint_dir, "the newer") + older_condition(kept))
         return (f"{joined} the checkpoint of epoch {epoch} in {where} if S3 applies its {manifest} (being written when "
                 f"the stop came)" + _resumed(resume, checkpoint_dir))
     if kept:
         where, epoch, checkpoint_dir, compared = kept
-        return (f"{joined} the checkpoint of epoch {epoch} in {where}" + ("" if compared else " (not yet compared with "
-                                                                                                "the data)")
+        return (f"{joined} the checkpoint of epoch {epoch} in {where}" + ("" if compared else NOT_COMPARED)
                 + _resumed(resume, checkpoint_dir) + ("" if compared else NOT_COMPARED_CONDITION))
     if first_hosts:
         return (f"; the checkpoints are kept by the first host (worker 0) in {first_hosts}"
                 + _resumed(resume, first_hosts, "the newest"))
     return ""
+
+
+def older_or_newer(kept, epoch):
+    """``kept``'s epoch (:func:`note_checkpoint_kept`'s note) or ``epoch``, whose checkpoint.json was being written: the
+    one a rerun resumes from, as S3 applies that PUT or not; the older said not yet compared where it was not."""
+    return f"{kept[1]}{'' if kept[3] else NOT_COMPARED} or {epoch}"
+
+
+def older_condition(kept):
+    """What resuming from the newer of :func:`older_or_newer` adds where the older (``kept``) was not yet compared with
+    the data: a rerun that finds only it resumes from it on :data:`NOT_COMPARED_CONDITION` alone (else it refuses it,
+    as another run's), which the line of that checkpoint alone says, and this one dropped."""
+    return "" if kept[3] else f" (from epoch {kept[1]} only{NOT_COMPARED_CONDITION})"
 
 
 def _resumed(resume, checkpoint_dir, which=None):

@@ -45,7 +45,8 @@ from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file,
                    pandas_class_column, sort_labels)
 from .devices import parse_ctx
 from .errors import FastTextError, check_bool, refuse_standard_output
-from .stops import NOT_COMPARED_CONDITION, keeping_stops, note_progress, raise_if_interrupted
+from .stops import (NOT_COMPARED_CONDITION, keeping_stops, note_progress, older_condition, older_or_newer,
+                    raise_if_interrupted)
 from .features import Featurizer
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
@@ -214,23 +215,28 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
 def _told_to_the_caller_on_a_stop():
     """A stop of a training whose checkpoint is kept (checkpoints.KeptCheckpoint) ends its traceback with where that
     checkpoint is and how to resume, for a caller of the Python API (a script's Ctrl-C): a bare KeyboardInterrupt
-    did not say that the same call goes on from it. (The CLI and a notebook show their own line: stops.stop_message.)"""
+    did not say that the same call goes on from it. (The CLI and a notebook show their own line: stops.stop_message.)
+    A cluster's worker other than the first keeps none: the first host (worker 0) keeps them, in its checkpoint_dir."""
     try:
         yield
     except KeyboardInterrupt as exc:
         kept, written = getattr(exc, "checkpoint_kept", None), getattr(exc, "checkpoint_being_written", None)
+        first_host = getattr(exc, "checkpoints_kept_by_the_first_host", None)
         if not hasattr(exc, "add_note"):  # (Python 3.11 on; the SageMaker 3.8 image's job prints its line)
             raise
         if written:  # (its checkpoint.json's PUT awaited S3's answer: S3 may apply it yet)
             where, epoch, checkpoint_dir, manifest = written
-            which = f"epoch {kept[1]} or {epoch}" if kept else f"epoch {epoch}, if S3 applies its {manifest},"
+            which = f"epoch {older_or_newer(kept, epoch)}" if kept else f"epoch {epoch}, if S3 applies its {manifest},"
             exc.add_note(f"the checkpoint of {which} is kept in {checkpoint_dir if kept else where} (epoch {epoch}'s "
                          f"{manifest} was being written when the stop came): train again with the same checkpoint_dir "
-                         f"to resume from {'the newer' if kept else 'it'}")
+                         f"to resume from {'the newer' + older_condition(kept) if kept else 'it'}")
         elif kept:
             where, epoch, _, compared = kept
             exc.add_note(f"the checkpoint of epoch {epoch} is kept in {where}: train again with the same "
                          f"checkpoint_dir to resume from it{'' if compared else NOT_COMPARED_CONDITION}")
+        elif first_host:
+            exc.add_note(f"the checkpoints are kept by the first host (worker 0) in {first_host}: train again with the "
+                         f"same checkpoint_dir to resume from the newest")
         raise
 
 

@@ -555,3 +555,14 @@ def test_a_long_documents_stored_rows_are_gathered_a_slice_at_a_time(small, tmp_
     assert lazy.predict_proba(texts).tobytes() == expected.tobytes()
     bags = lazy.featurizer.transform(texts)
     assert int(np.diff(bags.offsets).max()) > 10 * 500 and max(largest) <= 500
+
+
+def test_the_advice_to_make_a_compact_bundle_names_a_value_the_default_is_not():
+    """A bundle too large to load advised "a compact bundle (train --compact)": the option without a value, while its
+    default (auto) is what wrote that full bundle (auto compacts only where at most 1/4 of the rows changed). The
+    flag now names the value the Python API's advice names beside it: float32, exact."""
+    from fasttext_lib.compact import COMPACT_EITHER, COMPACT_FLAG, made_with
+
+    assert made_with(COMPACT_FLAG) == "train --compact float32"
+    assert made_with(COMPACT_EITHER) == "train --compact float32, or save_bundle(..., compact='float32') in Python"
+    assert made_with(COMPACT_FLAG, "float16") == "train --compact float16"

@@ -596,7 +596,7 @@ def test_a_bundle_whose_table_is_more_than_the_memory_available_is_refused_in_on
     rows = re.search(r"its embedding table, ([\d,]+) rows x emsize 50, needs (\d+) MB of memory, and this machine "
                      r"has 16 MB of memory available; use a machine with more memory", r.stderr)
     assert rows and int(rows.group(2)) == -(-int(rows.group(1).replace(",", "")) * 200 >> 20), r.stderr
-    assert "a compact bundle (train --compact)" in r.stderr
+    assert "a compact bundle (train --compact float32)" in r.stderr
     assert r.stdout == "" and not vec.exists()
 
 

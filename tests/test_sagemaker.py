@@ -2708,7 +2708,7 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
     assert "\n" not in message and message.startswith(f"out of memory to load {full}: its embedding table, ")
     assert "this machine has 3 MB of memory available" in message and "a larger instance type" in message
     # (the endpoint's log is read by whoever made the bundle: with the command line or the Python API)
-    assert "a compact bundle (train --compact, or save_bundle(..., compact='float32') in Python)" in message
+    assert "a compact bundle (train --compact float32, or save_bundle(..., compact='float32') in Python)" in message
     served = sm_serve.model_fn(small)
     assert len(sm_serve.predict_fn(["great food", "cold food"], served)) == 2
     with pytest.raises(FastTextError) as caught:  # the Python API's caller is told its own argument, not the flag

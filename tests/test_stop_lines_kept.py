@@ -136,3 +136,56 @@ def test_a_ctrl_c_dropped_in_a_finalizer_as_the_command_ends_says_the_bundle_was
     assert (stopped.returncode, stopped.stderr.splitlines()[-1]) == (
         130, f"error: interrupted (SIGINT); stopped after the bundle was written to {out}"), stopped.stderr
     assert os.path.isfile(out / "config.json")
+
+
+def test_a_checkpoint_not_yet_compared_keeps_its_condition_beside_one_being_written():
+    """A stop while epoch 2's checkpoint.json awaited S3's answer, with the kept checkpoint of epoch 1 found before
+    the data was read (not yet compared with it: it may be another run's, which a rerun refuses): the line and the
+    Python API's note named "epoch 1 or 2" and said to resume, dropping "if it was written from the same data", which
+    the line of epoch 1 alone says. Where S3 does not apply epoch 2's, the rerun resumes from epoch 1 only on that
+    condition: both now say so."""
+    from fasttext_lib.stops import note_checkpoint_being_written, note_checkpoint_kept
+    from fasttext_lib.train import _told_to_the_caller_on_a_stop
+
+    ckpt = "s3://bucket/ck"
+    with pytest.raises(KeyboardInterrupt) as stopped, _told_to_the_caller_on_a_stop():
+        stop = KeyboardInterrupt()
+        note_checkpoint_being_written(stop, f"{ckpt}/epoch-0002", 2, ckpt, "checkpoint.json")
+        note_checkpoint_kept(stop, f"{ckpt}/epoch-0001", 1, ckpt, compared=False)
+        raise stop
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch 1 (not yet compared with the "
+        f"data) or 2 in {ckpt} (epoch 2's checkpoint.json was being written when the stop came: S3 may still apply "
+        f"it): run the same command again to resume from the newer (from epoch 1 only if it was written from the "
+        f"same data)")
+    assert stopped.value.__notes__ == [
+        f"the checkpoint of epoch 1 (not yet compared with the data) or 2 is kept in {ckpt} (epoch 2's checkpoint.json "
+        f"was being written when the stop came): train again with the same checkpoint_dir to resume from the newer "
+        f"(from epoch 1 only if it was written from the same data)"]
+
+
+def test_a_cluster_workers_stop_tells_the_python_api_caller_that_the_first_host_keeps_the_checkpoints(splits,
+                                                                                                       tmp_path):
+    """A dist_* cluster's worker other than the first, stopped in a script: the CLI and the training job say that the
+    first host (worker 0) keeps the checkpoints, and where; the Python API's KeyboardInterrupt carried no note, as if
+    nothing were kept. Its note now says so, and how to resume."""
+    from fasttext_lib.checkpoints import KeptCheckpoint
+
+    class KeptByAnotherWorker(KeptCheckpoint):
+        def joined_as(self, rank):  # (as a worker of rank 1 joins: the cluster itself is not needed for the note)
+            super().joined_as(1)
+
+    ckpt = str(tmp_path / "ck")
+
+    def stop_after_epoch_1(row):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        train(*splits, _config(epochs=2), checkpoint_dir=ckpt, on_epoch_end=stop_after_epoch_1,
+              kept=KeptByAnotherWorker(ckpt))
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up; the checkpoints are kept by the first host (worker 0) in "
+        f"{ckpt}: run the same command again to resume from the newest")
+    assert stopped.value.__notes__ == [
+        f"the checkpoints are kept by the first host (worker 0) in {ckpt}: train again with the same checkpoint_dir "
+        f"to resume from the newest"]

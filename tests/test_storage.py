@@ -2738,6 +2738,22 @@ def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_
     assert [storage.read_bytes(u) for u in (train, test)] == [b"__label__1 old train\n", b"__label__1 old test\n"]
 
 
+def test_a_stop_that_left_two_things_names_both():
+    """Two writes' cleanups told the same stop what it left (a staging object S3 may still create; an old file kept
+    aside that could not be put back): the second note replaced the first, and the line named only the file kept
+    aside, not the object in the user's bucket. Both are true at once, and the line now names both."""
+    from fasttext_lib.stops import note_what_a_stop_left, stop_message
+
+    staging = ("the staging object s3://bucket/data/.fasttext-staging-0123456789abcdef-pair.test may still be created "
+               "by its upload, under way when this run stopped: delete it if it is there")
+    kept = "out/pair.train could not be put back as it was (read-only): the file it replaced is kept at out/x; move it"
+    stopped = KeyboardInterrupt()
+    note_what_a_stop_left(stopped, staging)
+    note_what_a_stop_left(stopped, kept)
+    note_what_a_stop_left(stopped, kept)  # (told twice: said once)
+    assert stop_message(stopped) == f"interrupted (SIGINT); stopped and cleaned up, but {staging}; {kept}"
+
+
 def test_a_local_create_only_pair_stopped_partway_says_what_it_could_not_take_back(tmp_path, monkeypatch):
     """The same locally: sample without --overwrite stopped as it put test.csv in place removes the train.csv it had
     put there. Where that removal failed (the folder made read-only meanwhile: here, emulated), the error was
