@@ -63,7 +63,11 @@ def check_series(notebooks, overrides, known):
         try:
             with working_directory(notebooks):
                 exec(cells[0], namespace)  # noqa: S102 - the committed parameters cell
-                namespace.update({k: v for k, v in overrides.items() if k in known[name]})  # (papermill's values)
+                given = {k: v for k, v in overrides.items() if k in known[name]}
+                namespace.update(given)  # (papermill's values)
+                # and the kernel's history as papermill leaves it, its injected cell included: the check cell tells
+                # from it what was given (-p autotune_duration 30 without autotune: notebook_params.check_parameters)
+                namespace["In"] = ["", cells[0], "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in given.items())]
                 exec(cells[1], namespace)  # noqa: S102 - the committed check cell
         except FastTextError as exc:
             return error_line(f"{name}: {exc}")
