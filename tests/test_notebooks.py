@@ -1506,6 +1506,24 @@ def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsy
     assert "0.5" in capsys.readouterr().out
 
 
+def test_demo_names_an_output_dir_outside_the_repository_by_its_own_path(monkeypatch, capsys, tmp_path):
+    """`make demo ARGS='-p output_dir /tmp/out'` ended "figures and tables: ../../../tmp/out/": the folder's path from
+    the repository, a climb the user has to count back. A folder outside the repository is named by its absolute
+    path; build/demo/ (inside it) is still named from the repository."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    (tmp_path / "sample").mkdir()
+    (tmp_path / "sample" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
+    assert run_notebooks.main(["-p", "output_dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"figures and tables: {tmp_path}/ (02's history: {tmp_path / 'sample' / 'history.csv'})" in out
+    assert "executed notebooks: build/demo/" in out
+
+
 def test_demo_names_the_split_its_summary_scores(monkeypatch, capsys, tmp_path):
     """`make demo ARGS='-p autotune True'` printed the history of the search's chosen trial, scored on autotune's 20% of
     the training split, under "accuracy per epoch (val: the test split)": 02 and 04 give that model's test accuracy
