@@ -2,9 +2,9 @@
 
 papermill passes ``-p`` values as text or numbers (``-p autotune false`` is the text ``'false'``, true in Python) and
 only warns about a name the notebook does not have; a kernel keeps no trace of what papermill injected except the
-cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks), :func:`check_flags` (yes/no
-parameters), :func:`check_tuning` (02's tune without its training job), :func:`check_dataset` (01's datasets),
-:func:`prepared_dataset` (02's to 04's), :func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and
+cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks, or one its yes/no switch
+leaves unused: :func:`check_switched_on`), :func:`check_flags` (yes/no parameters), :func:`check_tuning` (02's tune
+without its training job), :func:`check_dataset` (01's datasets), :func:`prepared_dataset` (02's to 04's), :func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and
 :func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run name as S3 key parts: workspace.py builds its
 paths from them).
 """
@@ -137,6 +137,24 @@ def assigned_names(source):
     return list(dict.fromkeys(names))
 
 
+# A parameter that only a yes/no switch of its notebook puts to use: the switches that do, in the order looked for
+# (role is 02's training job's and 04's endpoint's).
+USED_ONLY_WITH = {"autotune_duration": ("autotune",), "training_instance_type": ("use_training_job",),
+                  "endpoint_instance_type": ("deploy",), "role": ("use_training_job", "deploy")}
+
+
+def check_switched_on(injected, namespace):
+    """Refuse a parameter papermill injected (``injected``: its names) whose switch in ``namespace`` is False:
+    ``-p autotune_duration 60`` without ``-p autotune True`` ran in full and said only after the training that
+    autotune was False. A switch that is not a bool is left to check_flags, which names it."""
+    for name in injected:
+        switches = [s for s in USED_ONLY_WITH.get(name, ()) if s in namespace]
+        if switches and all(namespace[s] is False for s in switches):
+            switch = switches[0]
+            raise FastTextError(f"{name} is used only with {switch}=True (it was given, and the run would not have "
+                                f"used it): -p {switch} True too, or leave {name} out")
+
+
 def name_hints(unknown, known):
     """``'epoch' (did you mean 'epochs'?), 'bukcet' (did you mean 'bucket'?)``: each unknown name with the
     known one it was likely meant to be, where there is one (errors.did_you_mean)."""
@@ -177,3 +195,4 @@ def check_parameters(namespace):
         listed = assigned_names(parameters_cell) or sorted(declared)
         raise FastTextError(f"this notebook has no parameter {name_hints(unknown, listed)} (papermill only warned, "
                             f"and the run would have used the defaults); its parameters: {', '.join(listed)}")
+    check_switched_on(assigned_names(history[at]), namespace)

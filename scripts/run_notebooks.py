@@ -63,11 +63,22 @@ def check_series(notebooks, overrides, known):
         try:
             with working_directory(notebooks):
                 exec(cells[0], namespace)  # noqa: S102 - the committed parameters cell
-                namespace.update({k: v for k, v in overrides.items() if k in known[name]})  # (papermill's values)
+                given = {k: v for k, v in overrides.items() if k in known[name]}
+                namespace.update(given)  # (papermill's values)
+                # and the kernel's history as papermill leaves it, its injected cell included: the check cell tells
+                # from it what was given (-p autotune_duration 30 without autotune: notebook_params.check_parameters)
+                namespace["In"] = ["", cells[0], "# Parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in given.items())]
                 exec(cells[1], namespace)  # noqa: S102 - the committed check cell
         except FastTextError as exc:
             return error_line(f"{name}: {exc}")
     return None
+
+
+def shown(path):
+    """``path`` as the summary names it: from the repository where it is inside it (build/demo/), else as it is
+    (``-p output_dir /tmp/out`` was named ../../../tmp/out, a climb to count back)."""
+    relative = os.path.relpath(path, ROOT)
+    return path if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
 def parse_overrides(pairs):
@@ -187,8 +198,8 @@ def run_demo(argv=None):
                  else "the test split")
     print(f"\naccuracy per epoch (val: {scored_on}):")
     print(history[[c for c in ("train_loss", "val_loss", "train_accuracy", "val_accuracy") if c in history]].round(4).to_string())
-    print(f"\nexecuted notebooks: {os.path.relpath(executed, ROOT)}/")
-    print(f"figures and tables: {os.path.relpath(out, ROOT)}/ (02's history: {os.path.relpath(history_csv, ROOT)})")
+    print(f"\nexecuted notebooks: {shown(executed)}/")
+    print(f"figures and tables: {shown(out)}/ (02's history: {shown(history_csv)})")
     print("S3 objects (data, model bundle) lived on the local server and are gone with it.")
     return 0
 

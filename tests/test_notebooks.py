@@ -226,6 +226,30 @@ def test_a_parameter_the_notebook_lacks_stops_its_check_cell(name, typo, meant, 
     run_after_papermill(name, local)  # the names it has pass
 
 
+@pytest.mark.parametrize("name, given, said", [
+    ("02_train_gpu.ipynb", {"autotune_duration": 30}, "autotune_duration is used only with autotune=True"),
+    ("02_train_gpu.ipynb", {"training_instance_type": "ml.m5.xlarge"},
+     "training_instance_type is used only with use_training_job=True"),
+    ("02_train_gpu.ipynb", {"role": "arn:aws:iam::1:role/r"}, "role is used only with use_training_job=True"),
+    ("04_inference.ipynb", {"endpoint_instance_type": "ml.m5.large"}, "endpoint_instance_type is used only with "
+                                                                      "deploy=True"),
+    ("04_inference.ipynb", {"role": "arn:aws:iam::1:role/r"}, "role is used only with deploy=True"),
+])
+def test_a_parameter_its_switch_leaves_unused_stops_the_check_cell(name, given, said, tmp_path, s3_bucket):
+    """`papermill 02 out.ipynb -p autotune_duration 60` (autotune left False) ran in full and said only "autotune is
+    False: the model trained above is used" after the training: the search the user asked a minute for never ran.
+    A parameter papermill injected that its yes/no switch leaves unused is refused in one line naming the switch;
+    given with it, or left at its default, it passes to the later checks."""
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out")}
+    with pytest.raises(Exception, match=rf"^{re.escape(said)} \(it was given, and the run would not have used "
+                                        rf"it\): -p "):
+        run_after_papermill(name, {**local, **given})
+    assert not (tmp_path / "out").exists()
+    run_after_papermill(name, local)  # the defaults alone pass
+    if "autotune_duration" in given:
+        run_after_papermill(name, {**local, **given, "autotune": True})  # with its switch: used
+
+
 @pytest.mark.parametrize("name, refused, said", [
     ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer"),
     ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01"}, "S3 bucket does not exist"),
@@ -862,6 +886,9 @@ def test_demo_refuses_a_yes_no_parameter_given_as_text_before_anything_runs(monk
                                     "got 'yelp'"),
     (["-p", "run_name", "a//b"], "error: 02_train_gpu.ipynb: run_name must be folder names joined by / (no empty, "
                                  ". or .. part), got 'a//b'"),
+    (["-p", "autotune_duration", "30"], "error: 02_train_gpu.ipynb: autotune_duration is used only with "
+                                        "autotune=True (it was given, and the run would not have used it): -p "
+                                        "autotune True too, or leave autotune_duration out"),
 ])
 def test_demo_refuses_a_later_notebooks_bad_parameter_before_any_notebook_runs(monkeypatch, capsys, tmp_path, args,
                                                                                said):
@@ -1088,7 +1115,9 @@ def test_04_checks_the_deployment_before_the_model_is_loaded(overrides, said, tm
     with pytest.raises(FastTextError, match=said):
         run_after_papermill("04_inference.ipynb", {**local, **overrides})
     run_after_papermill("04_inference.ipynb", {**local, "role": "arn:aws:iam::123456789012:role/R"})
-    run_after_papermill("04_inference.ipynb", {**local, "deploy": False, "endpoint_instance_type": None})  # unused
+    # without deploy it is not checked as an instance type: given, it is refused as unused (check_switched_on)
+    with pytest.raises(FastTextError, match=r"^endpoint_instance_type is used only with deploy=True "):
+        run_after_papermill("04_inference.ipynb", {**local, "deploy": False, "endpoint_instance_type": None})
 
 
 @pytest.mark.parametrize("name, asked", [("02_train_gpu.ipynb", {"use_training_job": True}),
@@ -1475,6 +1504,24 @@ def test_demo_reads_the_history_from_an_output_dir_under_home(monkeypatch, capsy
     (tmp_path / "out" / "exp" / "1" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.5\n")
     assert run_notebooks.main(["-p", "output_dir", "~/out", "-p", "run_name", "exp/1"]) == 0
     assert "0.5" in capsys.readouterr().out
+
+
+def test_demo_names_an_output_dir_outside_the_repository_by_its_own_path(monkeypatch, capsys, tmp_path):
+    """`make demo ARGS='-p output_dir /tmp/out'` ended "figures and tables: ../../../tmp/out/": the folder's path from
+    the repository, a climb the user has to count back. A folder outside the repository is named by its absolute
+    path; build/demo/ (inside it) is still named from the repository."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    (tmp_path / "sample").mkdir()
+    (tmp_path / "sample" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
+    assert run_notebooks.main(["-p", "output_dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"figures and tables: {tmp_path}/ (02's history: {tmp_path / 'sample' / 'history.csv'})" in out
+    assert "executed notebooks: build/demo/" in out
 
 
 def test_demo_names_the_split_its_summary_scores(monkeypatch, capsys, tmp_path):
