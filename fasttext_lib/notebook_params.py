@@ -143,16 +143,39 @@ USED_ONLY_WITH = {"autotune_duration": ("autotune",), "training_instance_type": 
                   "endpoint_instance_type": ("deploy",), "role": ("use_training_job", "deploy")}
 
 
-def check_switched_on(injected, namespace):
+def check_switched_on(injected, namespace, defaults=None):
     """Refuse a parameter papermill injected (``injected``: its names) whose switch in ``namespace`` is False:
     ``-p autotune_duration 60`` without ``-p autotune True`` ran in full and said only after the training that
-    autotune was False. A switch that is not a bool is left to check_flags, which names it."""
+    autotune was False. A switch that is not a bool is left to check_flags, which names it. Not refused: a value
+    of None, or the notebook's own default (``defaults``: :func:`literal_defaults` of its parameters cell) — a
+    papermill ``-f params.yaml`` that lists every parameter asks for nothing the run leaves unused."""
+    defaults = defaults or {}
     for name in injected:
         switches = [s for s in USED_ONLY_WITH.get(name, ()) if s in namespace]
+        value = namespace.get(name)
+        if value is None or (name in defaults and type(value) is type(defaults[name]) and value == defaults[name]):
+            continue
         if switches and all(namespace[s] is False for s in switches):
             switch = switches[0]
             raise FastTextError(f"{name} is used only with {switch}=True (it was given, and the run would not have "
                                 f"used it): -p {switch} True too, or leave {name} out")
+
+
+def literal_defaults(source):
+    """``{name: value}`` of a cell's top-level assignments of one name to a literal (``epochs = 5``); none for
+    code that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    defaults = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                defaults[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):  # (not a literal: no default to compare)
+                pass
+    return defaults
 
 
 def name_hints(unknown, known):
@@ -195,4 +218,5 @@ def check_parameters(namespace):
         listed = assigned_names(parameters_cell) or sorted(declared)
         raise FastTextError(f"this notebook has no parameter {name_hints(unknown, listed)} (papermill only warned, "
                             f"and the run would have used the defaults); its parameters: {', '.join(listed)}")
-    check_switched_on(assigned_names(history[at]), namespace)
+    parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
+    check_switched_on(assigned_names(history[at]), namespace, literal_defaults(parameters_cell))
