@@ -3720,7 +3720,12 @@ def test_a_single_s3_write_stopped_while_s3_holds_its_put_says_the_object_may_st
         with storage.atomic_write(uri, "wb", overwrite=overwrite) as f:
             f.write(b"this run's predictions\n")
     stopped = stopped_at_the_stall(proxy, write)
-    assert storage.read_bytes(uri) == b"this run's predictions\n"  # (S3 applied the PUT it held)
+    # S3 applies the PUT it held: the proxy's thread forwards it once released, which a create-only upload the stop
+    # abandoned (no transfer thread left to wait for) does not wait for (read at once, it was seen missing once)
+    deadline = time.monotonic() + 30
+    while not (storage.exists(uri) and storage.read_bytes(uri) == b"this run's predictions\n"):
+        assert time.monotonic() < deadline, "S3 never applied the held PUT"
+        time.sleep(0.05)
     line = stop_message(stopped)
     if overwrite:
         assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {uri} may still be replaced by its "
