@@ -3072,10 +3072,9 @@ def test_a_first_ctrl_c_as_a_failed_renames_put_back_begins_loses_nothing(tmp_pa
     assert stop_message(stop.value) == "interrupted (SIGINT); stopped and cleaned up"
 
 
-def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):
-    """A pair whose train split is new (none was there) and whose second rename fails removes the new train split;
-    where that removal failed, the error was silent (only a stop's line named it), and the line read as if nothing
-    had changed. It names the file left now."""
+def _a_new_train_split_that_cannot_be_taken_back(tmp_path, monkeypatch):
+    """``(train, test)`` paths of a pair in ``tmp_path`` whose test split is there (old) and train split is not: the
+    pair's second rename (test's) fails with EBUSY, and removing the new train split it put in place is denied."""
     train, test = f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"
     with storage.atomic_write(test) as f:
         f.write(b"__label__1 old test\n")
@@ -3092,6 +3091,14 @@ def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_
         return real_remove(path, *args, **kwargs)
     monkeypatch.setattr(os, "replace", second_fails)
     monkeypatch.setattr(os, "remove", remove)
+    return train, test
+
+
+def test_a_new_file_that_cannot_be_taken_back_after_a_failed_rename_is_said(tmp_path, monkeypatch):
+    """A pair whose train split is new (none was there) and whose second rename fails removes the new train split;
+    where that removal failed, the error was silent (only a stop's line named it), and the line read as if nothing
+    had changed. It names the file left now."""
+    train, test = _a_new_train_split_that_cannot_be_taken_back(tmp_path, monkeypatch)
     with pytest.raises(FastTextError) as err:
         _write_pair(str(tmp_path), "new")
     monkeypatch.undo()
@@ -3122,22 +3129,7 @@ def test_a_new_file_an_api_write_cannot_take_back_is_said_in_the_callers_terms(t
     from fasttext_lib.data import LabeledTexts
     from fasttext_lib.writers import write_fasttext_splits
 
-    train, test = f"{tmp_path}/pair.train", f"{tmp_path}/pair.test"
-    with storage.atomic_write(test) as f:
-        f.write(b"__label__1 old test\n")
-    real_replace, real_remove = os.replace, os.remove
-
-    def second_fails(src, dst, *args, **kwargs):
-        if str(dst) == test:
-            raise OSError(errno.EBUSY, "Device or resource busy", dst)
-        return real_replace(src, dst, *args, **kwargs)
-
-    def remove(path, *args, **kwargs):
-        if os.fspath(path) == train:
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        return real_remove(path, *args, **kwargs)
-    monkeypatch.setattr(os, "replace", second_fails)
-    monkeypatch.setattr(os, "remove", remove)
+    train, test = _a_new_train_split_that_cannot_be_taken_back(tmp_path, monkeypatch)
     data = LabeledTexts(["1"], ["new"])
     with pytest.raises(FastTextError) as err:
         write_fasttext_splits({"train": data, "test": data}, str(tmp_path), "pair")
