@@ -482,3 +482,16 @@ def machine_with_memory(monkeypatch, tmp_path, available_kb, total_kb=1_000_000)
     meminfo.write_text(f"MemTotal: {total_kb} kB\nMemAvailable: {available_kb} kB\nSwapFree: 0 kB\n")
     monkeypatch.setattr(devices, "_MEMINFO", str(meminfo))
     monkeypatch.setattr(devices, "_CGROUP_MEMORY", ())
+
+
+@pytest.fixture(scope="module")
+def small_train_file(tmp_path_factory):
+    """A CSV of 1,500 seeded synthetic reviews: a training run of a few seconds (checkpoint and stop tests)."""
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.synthetic import generate_reviews
+    from fasttext_lib.writers import write_csv
+
+    data = generate_reviews(1500, seed=3)
+    path = tmp_path_factory.mktemp("small") / "train.csv"
+    write_csv(LabeledTexts(data.labels, data.texts), str(path))
+    return path

@@ -906,16 +906,6 @@ def _checkpoint_command(train_file, ckpt, output):
 
 
 @pytest.fixture(scope="module")
-def small_train_file(tmp_path_factory):
-    from fasttext_lib.writers import write_csv
-
-    data = generate_reviews(1500, seed=3)
-    path = tmp_path_factory.mktemp("small") / "train.csv"
-    write_csv(LabeledTexts(data.labels, data.texts), str(path))
-    return path
-
-
-@pytest.fixture(scope="module")
 def uninterrupted_run(small_train_file, tmp_path_factory):
     """The word vectors of _checkpoint_command's run without checkpoints, never stopped."""
     from fasttext_lib.predict import Predictor

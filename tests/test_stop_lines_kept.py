@@ -17,18 +17,6 @@ def splits():
     return make_splits(2000, 200, seed=5)
 
 
-@pytest.fixture(scope="module")
-def small_train_file(tmp_path_factory):
-    from fasttext_lib.data import LabeledTexts
-    from fasttext_lib.synthetic import generate_reviews
-    from fasttext_lib.writers import write_csv
-
-    data = generate_reviews(1500, seed=3)
-    path = tmp_path_factory.mktemp("small") / "train.csv"
-    write_csv(LabeledTexts(data.labels, data.texts), str(path))
-    return path
-
-
 def _config(epochs=3):
     return TrainConfig(epochs=epochs, batch_size=256, progress=False, seed=4)
 
