@@ -59,8 +59,8 @@ class Workspace:
         self.models = f"{self.base}/models"
         self._shown = Path(output_dir)
         # ~ as the shell would read it: "~/SageMaker/out" made a folder named ~ beside the notebooks, while the
-        # printed paths (as given) pointed into the home folder
-        self._out = self._shown.expanduser().resolve()
+        # printed paths (as given) pointed into the home folder (~name stays a name: storage.expand_home)
+        self._out = Path(storage.expand_home(output_dir)).resolve()
         self._check_output_dir()
         # the run folders whose earlier autotune files go once save_run has saved their run's model (drop_autotune)
         self._dropping_autotune = set()

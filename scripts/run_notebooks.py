@@ -120,7 +120,7 @@ def run_demo(argv=None):
     import papermill
 
     from fasttext_lib.errors import FastTextError, error_line
-    from fasttext_lib.storage import is_bucket_name
+    from fasttext_lib.storage import expand_home, is_bucket_name
     from fasttext_lib.notebook_params import bundle_name, check_flags, name_hints
 
     if args.in_place and overrides:
@@ -188,8 +188,8 @@ def run_demo(argv=None):
             if name.startswith("02"):
                 defaults = {k: ast.literal_eval(v["default"]) for k, v in known[name].items()}
     settings = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
-    # as the notebooks' Workspace reads it: relative to notebooks/, ~ the home folder
-    out = os.path.normpath(os.path.join(ROOT, "notebooks", os.path.expanduser(str(settings["output_dir"]))))
+    # as the notebooks' Workspace reads it: relative to notebooks/, ~ the home folder (storage.expand_home)
+    out = os.path.normpath(os.path.join(ROOT, "notebooks", expand_home(str(settings["output_dir"]))))
     # 02's run folder: run_name, else the dataset's name (as the notebook names it)
     history_csv = os.path.join(out, bundle_name(settings["run_name"], settings["dataset"]), "history.csv")
     history = pd.read_csv(history_csv, index_col="epoch")

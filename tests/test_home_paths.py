@@ -1,7 +1,8 @@
 """A local path that starts with ``~`` (``~/data/train.csv``, ``vectors='~/wiki.vec'``) names a file in the home
 folder, as pandas' readers and a shell read it: passed where the shell did not expand it (quoted on the command line,
 a notebook's parameter, a Python argument) it was "no such file: ~/data/train.csv", and a bundle saved to ``~/out``
-went into a folder named ``~`` under the current one. Only ``~`` is expanded: a relative path stays relative."""
+went into a folder named ``~`` under the current one. Only ``~`` and ``~/`` are expanded: a relative path stays
+relative, and ``~name`` is a name in the current folder, whether or not a user ``name`` exists."""
 import os
 import shlex
 
@@ -285,3 +286,29 @@ def test_a_file_whose_name_starts_with_a_tilde_and_names_no_user_is_read_here(ho
     name = "~no-such-user-here.csv"
     _write_train_csv(name, n=60)
     assert expand_home(name) == name and len(read_labeled(name)) == 60
+
+
+def test_a_tilde_and_an_existing_users_name_is_a_name_here_not_that_users_home(home):
+    """``--output '~backup'``, quoted so that the shell left it, named a folder ``~backup`` here: it went to
+    ``/var/backups`` where the system user ``backup`` exists (os.path.expanduser reads ``~name`` as that user's home).
+    root exists on every Linux system: ``~root`` is written and read here, never /root."""
+    import pwd
+
+    from fasttext_lib.data import LabeledTexts, read_labeled
+    from fasttext_lib.storage import expand_home
+    from fasttext_lib.writers import write_csv
+
+    assert pwd.getpwnam("root").pw_dir == "/root"  # (a user of that name exists: its home is what was read before)
+    assert expand_home("~root") == "~root" and expand_home("~root/train.csv") == "~root/train.csv"
+    data = LabeledTexts(["pos", "neg"], ["fine food", "cold soup"])
+    write_csv(data, "~root")  # (before: refused, /root is a folder)
+    assert (home.parent / "elsewhere" / "~root").is_file()
+    assert read_labeled("~root").texts == data.texts
+
+
+def test_the_notebooks_output_dir_of_a_tilde_and_a_users_name_is_a_folder_here(home):
+    """The notebooks' ``output_dir = "~root"`` was root's home folder (pathlib's expanduser), where the readers and
+    writers read the name as a folder here."""
+    from fasttext_lib.workspace import Workspace
+
+    assert Workspace("b", "p", "~root").out == home.parent / "elsewhere" / "~root"

@@ -19,12 +19,15 @@ from .s3 import (CONDITIONAL_PART_BYTES, UPLOAD_PART_BYTES, _first_line, _is_mis
 
 
 def expand_home(uri):
-    """A local path's leading ``~`` (or ``~user``) as the home folder, as a shell and pandas' readers read it:
+    """A local path that is ``~`` or starts with ``~/`` as the home folder's, as a shell and pandas' readers read it:
     ``~/data/train.csv`` given where no shell expanded it (quoted on the command line, a notebook's parameter, a Python
-    argument) named a file in a folder called ``~``. Nothing else of it changes (a relative path stays relative, and
-    errors name it so); an S3 URI (``s3://...``, a ``~`` in its key included), ``-`` (standard input), None and a
-    URI refused later (``S3://``: refused as the data, by its reader, after this) are returned as they are."""
-    if isinstance(uri, (str, os.PathLike)) and str(uri).startswith("~"):
+    argument) named a file in a folder called ``~``. ``~name`` stays a name in the current folder, whether or not a
+    user ``name`` exists: quoted (``--output '~backup'``), it was written so that the shell would not read it as a
+    user's home, and read so here it went to ``/var/backups`` where the system user ``backup`` exists. Nothing else of
+    it changes (a relative path stays relative, and errors name it so); an S3 URI (``s3://...``, a ``~`` in its key
+    included), ``-`` (standard input), None and a URI refused later (``S3://``: refused as the data, by its reader,
+    after this) are returned as they are."""
+    if isinstance(uri, (str, os.PathLike)) and (str(uri) == "~" or str(uri).startswith("~/")):
         return os.path.expanduser(str(uri))
     return uri
 
