@@ -96,20 +96,26 @@ def check_positive_int(value, name):
     return value
 
 
-def did_you_mean(value, choices, most=1):
+def did_you_mean(value, choices, most=1, key=None):
     """``" (did you mean 'sgd'?)"``: what a ``value`` that is not among ``choices`` (strs) was likely meant to be, or
     ``""``. The choice itself in other capitals or with ``-`` for ``_`` (``SGD``, ``dist-sync``), else up to ``most``
     close ones (``adan``: ``adam``), else every choice it begins (``yelp``: both Yelp sets). No hint for a value that is
-    no text (a list from papermill's ``-y``, a number). The one rule of every such hint: a setting's choices
-    (config.check_choice), notebook 01's datasets and the notebooks' parameter names (notebook_params)."""
+    no text (a list from papermill's ``-y``, a number). ``key``: the part of the value and of each choice compared
+    (a dataset's own name, without its folder: ``drug`` for ``exp/drug``); every choice of a key found is offered,
+    whole. The one rule of every such hint: a setting's choices (config.check_choice), notebook 01's datasets, those
+    prepared (workspace.Workspace.prepared) and the notebooks' parameter names (notebook_params)."""
     import difflib
 
-    text = value.lower().replace("-", "_") if isinstance(value, str) else ""
+    key = key or (lambda text: text)
+    text = key(value.lower().replace("-", "_")) if isinstance(value, str) else ""
     if not text:
         return ""
-    close = [text] if text in choices else (difflib.get_close_matches(text, choices, most)
-                                            or [choice for choice in choices if choice.startswith(text)])
-    return f" (did you mean {' or '.join(repr(choice) for choice in close)}?)" if close else ""
+    keyed = {}
+    for choice in choices:
+        keyed.setdefault(key(choice), []).append(choice)
+    close = [text] if text in keyed else (difflib.get_close_matches(text, keyed, most)
+                                          or [k for k in keyed if k.startswith(text)])
+    return f" (did you mean {' or '.join(repr(choice) for k in close for choice in keyed[k])}?)" if close else ""
 
 
 def error_line(message):

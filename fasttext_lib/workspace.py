@@ -14,6 +14,7 @@ notebook's folder (papermill's command line keeps the shell's unless given ``--c
 The notebooks' parameters are checked by notebook_params.py, their figures drawn and shown by figures.py, and the
 record of the test split a bundle was tested on is provenance.py's.
 """
+import contextlib
 import itertools
 import os
 import sys
@@ -33,9 +34,33 @@ AUTOTUNE_RECORD = WrittenRecord("autotune_written.json", (AUTOTUNE_PLOT, AUTOTUN
                                 "notebook 02's autotune search")
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
-# The most List pages (1,000 entries each, a folder's subfolders one entry) read for the prepared datasets' names that
-# a mistyped one is offered (Workspace.prepared): 10,000 entries, about 3,000 datasets of a train, test and classes file.
+# The most List requests (1,000 entries each, a folder's subfolders one entry) made for the prepared datasets' names
+# that a mistyped one is offered (Workspace.prepared), its folder's and one folder deeper's in all: 10,000 entries, about
+# 3,000 datasets of a train, test and classes file.
 NAMES_LISTED_PAGES = 10
+
+
+def _listed(bucket, prefix, pages):
+    """The keys and the subfolders (``.../``) directly under ``prefix`` and the List requests made for them, at most
+    ``pages`` (1,000 entries each, a subfolder one entry). A List S3 refuses or that fails ends it: what was listed
+    before it is returned."""
+    keys, subfolders, made = [], [], 0
+    with contextlib.suppress(Exception):
+        listing = storage.s3_client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix,
+                                                                               Delimiter="/")
+        for page in itertools.islice(listing, pages):
+            made += 1
+            keys += [entry["Key"] for entry in page.get("Contents", [])]
+            subfolders += [entry["Prefix"] for entry in page.get("CommonPrefixes", [])]
+    return keys, subfolders, made
+
+
+def _prepared_names(keys, data, split):
+    """The datasets the ``keys`` under ``data`` (``.../data/``) hold a ``split`` of: ``data/exp/drug.train`` is
+    ``exp/drug``'s (with its folder), as Workspace.prepared names them."""
+    suffix = f".{split}"
+    names = (key[len(data):-len(suffix)] for key in keys if key.endswith(suffix))
+    return sorted(name for name in names if name and not name.endswith("/"))
 
 
 class Workspace:
@@ -110,30 +135,29 @@ class Workspace:
                 # a name of the user's own, which 01 prepares from train_file (it was told "unknown dataset")
                 own = " (and train_file=, your file, for your own data)"
             # (Drug for the drug 01 prepared was told to run 01 with 'Drug': as if there were no such data)
-            meant = did_you_mean(dataset, self._prepared_names(dataset, split), 2)
-            raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}{meant}: run notebook 01 "
-                                f"with dataset={dataset!r}{own} and this bucket and prefix first")
+            raise FastTextError(f"no prepared {split} data for dataset {dataset!r} at {uri}{self._meant(dataset, split)}"
+                                f": run notebook 01 with dataset={dataset!r}{own} and this bucket and prefix first")
         return uri
 
-    def _prepared_names(self, dataset, split):
-        """The datasets prepared with a ``split`` (``data/{name}.{split}``) in the folder of ``dataset``, a name asked
-        that has none (``exp/Drug``: those in ``data/exp/``), to offer in its stead. Listed a folder at a time (its
-        subfolders one entry each), at most :data:`NAMES_LISTED_PAGES` pages of 1,000 entries: one List request
-        read only the first 1,000 objects under ``data/``, and a name past them was never offered. None where S3
+    def _meant(self, dataset, split):
+        """``" (did you mean 'drug'?)"`` for a ``dataset`` prepared with no ``split`` (errors.did_you_mean): among the
+        datasets prepared with one (``data/{name}.{split}``) in its folder (``exp/Drug``: those in ``data/exp/``),
+        else, where none of them is close, among those one folder deeper by their own name (``drug`` asked,
+        ``exp/drug`` prepared: it was offered nothing). Listed a folder at a time (its subfolders one entry each) in at
+        most :data:`NAMES_LISTED_PAGES` List requests of 1,000 entries in all, the folder's own first, then the first
+        1,000 entries of each subfolder in turn while requests are left: never the whole bucket. Nothing where S3
         refuses the List (a role without s3:ListBucket) or fails: the error it would hint at is said all the same."""
         if not storage.is_s3(self.data):
-            return []
+            return ""
         bucket, data = storage.split_s3(self.data)
-        data, suffix = data.rstrip("/") + "/", f".{split}"
+        data = data.rstrip("/") + "/"
         folder = key_path(dataset, "dataset").rpartition("/")[0]
-        try:
-            pages = storage.s3_client().get_paginator("list_objects_v2").paginate(
-                Bucket=bucket, Prefix=data + (folder + "/" if folder else ""), Delimiter="/")
-            listed = [entry for page in itertools.islice(pages, NAMES_LISTED_PAGES) for entry in page.get("Contents", [])]
-        except Exception:
-            return []
-        names = (entry["Key"][len(data):-len(suffix)] for entry in listed if entry["Key"].endswith(suffix))
-        return sorted(name for name in names if name and not name.endswith("/"))  # (exp/drug: with its folder)
+        keys, subfolders, made = _listed(bucket, data + (folder + "/" if folder else ""), NAMES_LISTED_PAGES)
+        meant = did_you_mean(dataset, _prepared_names(keys, data, split), 2)
+        if meant or not subfolders:
+            return meant
+        deeper = [key for sub in subfolders[:NAMES_LISTED_PAGES - made] for key in _listed(bucket, sub, 1)[0]]
+        return did_you_mean(dataset, _prepared_names(deeper, data, split), 2, key=lambda name: name.rpartition("/")[2])
 
     def saved_model(self, run_name):
         """The bundle :meth:`model` names, or one error saying to run notebook 02 first (its ``config.json`` is the

@@ -504,6 +504,32 @@ def test_02s_did_you_mean_reads_past_the_first_thousand_entries_under_data(tmp_p
     assert {p["Prefix"] for p in listed} == {"p/data/exp/"}
 
 
+@pytest.mark.parametrize("asked, meant", [("drug", "exp/drug"), ("exp/mine", "exp/sub/mine")])
+def test_02s_did_you_mean_offers_a_dataset_one_folder_deeper(asked, meant, tmp_path, s3_bucket):
+    """``-p dataset drug`` after 01 prepared ``exp/drug`` was offered nothing: only the folder of the name asked
+    (data/) was listed. Where no name there is close, those one folder deeper are offered by their own name, from at
+    most NAMES_LISTED_PAGES List requests however many folders there are (the folder's own, then one a subfolder)."""
+    import boto3
+
+    from fasttext_lib import storage
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import NAMES_LISTED_PAGES, Workspace
+
+    bucket = s3_bucket[len("s3://"):]
+    keys = ["p/data/other.train", "p/data/exp/drug.train", "p/data/exp/sub/mine.train", "p/data/runs/drug.train",
+            *(f"p/data/f{i:02d}/x.train" for i in range(12))]  # (runs/ sorts after more folders than are listed)
+    for key in keys:
+        boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b"__label__1 a\n")
+    ws = Workspace(bucket, "p", str(tmp_path))
+    listed = []
+    storage.s3_client().meta.events.register("before-parameter-build.s3.ListObjectsV2",
+                                             lambda **kw: listed.append(kw["params"]))
+    with pytest.raises(FastTextError) as told:
+        ws.prepared(asked, "train")
+    assert f" (did you mean {meant!r}?): run notebook 01" in str(told.value), told.value
+    assert 1 < len(listed) <= NAMES_LISTED_PAGES and all(p["Delimiter"] == "/" for p in listed), listed
+
+
 _HEADERLESS_BY_WORDS = {  # a file detection cannot tell that --format would read, and what 01 says to do instead
     "a CSV whose capitalised classes have a space after the comma": (
         "reviews.csv", lambda label, text: f"{label.capitalize()}, {text.replace(',', '')}\n",
