@@ -14,7 +14,7 @@ from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_c
 from .errors import FastTextError
 from .formats import separator_bytes
 from .text import nfc
-from .unknown_labels import case_folded, invisible_in, removal, without_invisible
+from .unknown_labels import case_folded, invisible_in, invisible_named, removal, without_invisible
 
 MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
 
@@ -105,14 +105,15 @@ def _invisible_characters_refusal(other, label, data):
     without_invisible: a zero-width space, a soft hyphen, a byte order mark, a word joiner, a direction mark; a
     zero-width joiner at an end), in some rows only: a label pasted from a web page or a spreadsheet cell. The readers
     strip whitespace around a class, not these; the two trained as two classes, each with part of the class's
-    documents, printed alike in evaluate's table and the notebooks', without a word."""
-    hidden = (invisible_in(other) + invisible_in(label))[0]
+    documents, printed alike in evaluate's table and the notebooks', without a word. Each character is named, and
+    removed by the fix: naming the first alone, the fix left a label with a second one (a soft hyphen and a zero-width
+    space) a class of its own."""
+    hidden = list(dict.fromkeys(invisible_in(other) + invisible_in(label)))  # (each once, in the order met)
     column = pandas_class_column(data) if data is not None else "label"
-    fix = removal(column, [hidden])
+    named, them = invisible_named(hidden)
     return (f"training data has classes {ascii(other)}{_first_place(data, other)} and "
-            f"{ascii(label)}{_first_place(data, label)}, one label with an invisible character "
-            f"(U+{ord(hidden):04X}) in some rows, which would train as two classes shown alike; "
-            f"write the labels without it ({fix})")
+            f"{ascii(label)}{_first_place(data, label)}, one label with {named} in some rows, which would train as "
+            f"two classes shown alike; write the labels without {them} ({removal(column, hidden)})")
 
 
 def warn_classes_cased_alike(classes, data=None):
