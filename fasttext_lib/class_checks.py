@@ -8,13 +8,13 @@ import os
 import re
 import shlex
 import sys
-import unicodedata
 
 from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
 from .formats import separator_bytes
-from .unknown_labels import case_folded, invisible_in, removal, without_invisible
+from .text import nfc
+from .unknown_labels import case_folded, invisible_in, invisible_named, removal, without_invisible
 
 MANY_CLASSES = 20  # from this many classes on, more classes than half the documents, named like text, is data read wrong
 
@@ -74,37 +74,46 @@ def refuse_classes_spelled_alike(classes, data=None):
     """Refuse two classes that are one label in two Unicode normalizations (``café`` precomposed and ``cafe`` + a
     combining accent: files joined from two sources). They trained as two classes, each with part of the class's
     documents, shown alike in every prediction and table; the text is read in NFC, its labels as written. Then two
-    that differ in invisible characters alone (:func:`_refuse_classes_with_invisible_characters`; ``data``: the
-    training data, whose lines the error names)."""
-    seen = {}
-    for label in classes:
-        other = seen.setdefault(unicodedata.normalize("NFC", label), label)
-        if other != label:
-            raise FastTextError(f"training data has classes {ascii(other)} and {ascii(label)}, one label in two Unicode "
-                                f"normalizations (precomposed letters and combining accents), which would train as two "
-                                f"classes shown alike; write the labels one way (NFC: unicodedata.normalize('NFC', "
-                                f"label))")
-    _refuse_classes_with_invisible_characters(classes, data)
+    that differ in invisible characters alone (:func:`_invisible_characters_refusal`; ``data``: the training data,
+    whose lines the error names)."""
+    _refuse_a_pair(classes, nfc, lambda other, label: (
+        f"training data has classes {ascii(other)} and {ascii(label)}, one label in two Unicode normalizations "
+        f"(precomposed letters and combining accents), which would train as two classes shown alike; write the "
+        f"labels one way (NFC: unicodedata.normalize('NFC', label))"))
+    _refuse_a_pair(classes, lambda label: without_invisible(nfc(label)),
+                   lambda other, label: _invisible_characters_refusal(other, label, data))
 
 
-def _refuse_classes_with_invisible_characters(classes, data):
-    """Refuse two classes that are one label but for invisible characters (unknown_labels.without_invisible: a
-    zero-width space, a soft hyphen, a byte order mark, a word joiner, a direction mark; a zero-width joiner at an end),
-    in some rows only: a label pasted from a web page or a
-    spreadsheet cell. The readers strip whitespace around a class, not these; the two trained as two classes, each with
-    part of the class's documents, printed alike in evaluate's table and the notebooks', without a word."""
+def _pairs_alike(classes, key):
+    """``(earlier, later)`` for each class whose ``key`` an earlier one of ``classes`` has (the first with it)."""
     seen = {}
     for label in classes:
-        visible = without_invisible(unicodedata.normalize("NFC", label))
-        other = seen.setdefault(visible, label)
+        other = seen.setdefault(key(label), label)
         if other != label:
-            hidden = (invisible_in(other) + invisible_in(label))[0]
-            column = pandas_class_column(data) if data is not None else "label"
-            fix = removal(column, [hidden])
-            raise FastTextError(f"training data has classes {ascii(other)}{_first_place(data, other)} and "
-                                f"{ascii(label)}{_first_place(data, label)}, one label with an invisible character "
-                                f"(U+{ord(hidden):04X}) in some rows, which would train as two classes shown alike; "
-                                f"write the labels without it ({fix})")
+            yield other, label
+
+
+def _refuse_a_pair(classes, key, message):
+    """Refuse the first two of ``classes`` that share a ``key``: one label written two ways, which would train as two
+    classes. ``message(earlier, later)``: the error's text."""
+    for other, label in _pairs_alike(classes, key):
+        raise FastTextError(message(other, label))
+
+
+def _invisible_characters_refusal(other, label, data):
+    """The refusal's text of two classes that are one label but for invisible characters (unknown_labels.
+    without_invisible: a zero-width space, a soft hyphen, a byte order mark, a word joiner, a direction mark; a
+    zero-width joiner at an end), in some rows only: a label pasted from a web page or a spreadsheet cell. The readers
+    strip whitespace around a class, not these; the two trained as two classes, each with part of the class's
+    documents, printed alike in evaluate's table and the notebooks', without a word. Each character is named, and
+    removed by the fix: naming the first alone, the fix left a label with a second one (a soft hyphen and a zero-width
+    space) a class of its own."""
+    hidden = list(dict.fromkeys(invisible_in(other) + invisible_in(label)))  # (each once, in the order met)
+    column = pandas_class_column(data) if data is not None else "label"
+    named, them = invisible_named(hidden)
+    return (f"training data has classes {ascii(other)}{_first_place(data, other)} and "
+            f"{ascii(label)}{_first_place(data, label)}, one label with {named} in some rows, which would train as "
+            f"two classes shown alike; write the labels without {them} ({removal(column, hidden)})")
 
 
 def warn_classes_cased_alike(classes, data=None):
@@ -114,11 +123,7 @@ def warn_classes_cased_alike(classes, data=None):
     differ in case alone can be meant (``#NYC`` and ``#nyc`` tags), as fastText keeps them. (After the Unicode check:
     two normalizations of one label are named as that.) Each spelling is named with where it is first met in
     ``data`` (the training data, :func:`_first_place`), and the line says how to merge them (:func:`_how_to_merge`)."""
-    seen, pairs = {}, []
-    for label in classes:
-        other = seen.setdefault(case_folded(label), label)
-        if other != label:
-            pairs.append(sorted((other, label)))
+    pairs = [sorted(pair) for pair in _pairs_alike(classes, case_folded)]
     if pairs:
         more = f" (and {len(pairs) - 3} more pairs)" if len(pairs) > 3 else ""
         shown = "; ".join(" and ".join(f"{c!r}{_first_place(data, c)}" for c in pair) for pair in pairs[:3])

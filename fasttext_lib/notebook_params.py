@@ -122,17 +122,22 @@ def check_word_pairs(word_pairs):
                             f"(papermill: -y \"word_pairs: [[great, excellent]]\")")
 
 
-def assigned_names(source):
-    """The names a cell's code assigns at its top level, in order (``a = 1``, ``b: int = 2``, ``c, d = ...``);
-    none for code that does not parse."""
+def _top_level_assignments(source):
+    """The assignments (``ast.Assign``, ``ast.AnnAssign``) at the top level of a cell's code, in order; none for code
+    that does not parse. The one walk of a cell that :func:`assigned_names` and :func:`literal_defaults` read."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
+    return [node for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))]
+
+
+def assigned_names(source):
+    """The names a cell's code assigns at its top level, in order (``a = 1``, ``b: int = 2``, ``c, d = ...``);
+    none for code that does not parse."""
     names = []
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        for target in targets:
+    for node in _top_level_assignments(source):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
             names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return list(dict.fromkeys(names))
 
@@ -164,12 +169,8 @@ def check_switched_on(injected, namespace, defaults=None):
 def literal_defaults(source):
     """``{name: value}`` of a cell's top-level assignments of one name to a literal (``epochs = 5``); none for
     code that does not parse."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
     defaults = {}
-    for node in tree.body:
+    for node in _top_level_assignments(source):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
                 defaults[node.targets[0].id] = ast.literal_eval(node.value)
@@ -213,10 +214,9 @@ def check_parameters(namespace):
             declared.update(assigned_names(source))
     unknown = [name for name in assigned_names(history[at])
                if name not in declared and not name.startswith("PAPERMILL_")]  # --inject-paths' own two
+    parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
     if unknown:
-        parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
         listed = assigned_names(parameters_cell) or sorted(declared)
         raise FastTextError(f"this notebook has no parameter {name_hints(unknown, listed)} (papermill only warned, "
                             f"and the run would have used the defaults); its parameters: {', '.join(listed)}")
-    parameters_cell = history[at - 1] if at > 0 and isinstance(history[at - 1], str) else ""
     check_switched_on(assigned_names(history[at]), namespace, literal_defaults(parameters_cell))

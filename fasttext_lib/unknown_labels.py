@@ -96,8 +96,17 @@ def invisible_otherwise(unknown, known, column="label"):
     if not meant or any(visible == label or visible not in known for label, visible in meant.items()):
         return ""
     hidden = sorted({c for label in unknown for c in invisible_in(label)})
-    points = ", ".join(f"U+{ord(c):04X}" for c in hidden)
     shown = ", ".join(f"{ascii(label)} for {visible}" for label, visible in list(meant.items())[:3])
-    one = len(hidden) == 1
-    return (f"; the model's classes with {'an invisible character' if one else 'invisible characters'} ({points}) "
-            f"added ({shown}): write them without {'it' if one else 'them'} ({removal(column, hidden)})")
+    named, them = invisible_named(hidden)
+    return (f"; the model's classes with {named} added ({shown}): write them without {them} "
+            f"({removal(column, hidden)})")
+
+
+def invisible_named(hidden):
+    """``('an invisible character (U+200B)', 'it')``, or ``('invisible characters (U+00AD, U+200B)', 'them')``: the
+    ``hidden`` characters (:func:`invisible_in`, each once) as this hint and class_checks' refusal name them, and the
+    word their fix says them by."""
+    points = ", ".join(f"U+{ord(c):04X}" for c in hidden)
+    if len(hidden) == 1:
+        return f"an invisible character ({points})", "it"
+    return f"invisible characters ({points})", "them"

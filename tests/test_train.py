@@ -543,8 +543,23 @@ def test_a_joiner_that_joins_nothing_or_a_direction_mark_is_still_an_invisible_c
     some rows' labels they still make two classes that print alike."""
     from fasttext_lib.class_checks import refuse_classes_spelled_alike
 
-    with pytest.raises(FastTextError, match="one label with an invisible character"):
+    with pytest.raises(FastTextError, match="one label with (an )?invisible character"):
         refuse_classes_spelled_alike(["positive", label, "negative"])
+
+
+@pytest.mark.parametrize("classes", [["positive", "posi\u00adtive\u200b\u00ad"], ["posi\u00adtive", "positive\u200b"]],
+                         ids=["both-in-one", "one-in-each"])
+def test_classes_that_differ_in_several_invisible_characters_name_each(classes):
+    """A soft hyphen and a zero-width space (in one class, or one in each): the error named the first alone, and its
+    pandas line removed only that one, which left the two classes two."""
+    from fasttext_lib.class_checks import refuse_classes_spelled_alike
+
+    with pytest.raises(FastTextError) as caught:
+        refuse_classes_spelled_alike(classes + ["negative"])
+    message = str(caught.value)
+    assert ("one label with invisible characters (U+00AD, U+200B) in some rows, which would train as two classes "
+            "shown alike; write the labels without them (pandas: df['label'] = df['label'].str.replace('\\xad', '')"
+            ".str.replace('\\u200b', ''))") in message, message
 
 
 def test_validation_labels_in_another_unicode_normalization_are_named_as_such():
