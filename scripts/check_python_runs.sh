@@ -1,10 +1,11 @@
 # `make`'s first step, before scripts/check_python.py: is there a PYTHON, and does it run within a bound?
-#   sh scripts/check_python_runs.sh PYTHON SECONDS
+#   sh scripts/check_python_runs.sh PYTHON EXPANDED SECONDS
 # One `error:` line and exit 2 when it is not there, does not run, or does not answer in SECONDS.
 #
 # PYTHON is one program, spaces and all ("/opt/my python/bin/python3.11"), or else a command and its arguments
-# ("pyenv exec python"), as scripts/python_command.sh reads it; it is run through scripts/run_python.sh, as make's
-# later runs of it are. Every message prints it with printf: dash's echo read a \n in it as a line break.
+# ("pyenv exec python"), as written or else as make expands it (EXPANDED), as scripts/python_command.sh reads it; it
+# is run through scripts/run_python.sh, as make's later runs of it are. Every message prints it with printf: dash's
+# echo read a \n in it as a line break.
 #
 # A pyenv shim (python2, or a version that is not installed) is on PATH but printed its own paragraph, exit 127: its
 # first line is kept. One that hangs (a wrapper waiting on a lock, a shim asking a question) hung make for good: the
@@ -18,7 +19,8 @@
 # takes no stop until it ends.)
 
 python=$1
-seconds=$2
+expanded=$2
+seconds=$3
 scripts=${0%/*}
 [ "$scripts" != "$0" ] || scripts=.
 . "$scripts/python_command.sh"
@@ -44,7 +46,12 @@ case $python in
      exit 2 ;;
 esac
 
-python_command "$python"
+python_command "$python" "$expanded"
+if [ -z "$python_form" ] && [ "$python_read" != "$python" ]; then
+  say "error: there is no program \"$python\" as written, nor \"$python_read\" as make expands it: $needs"
+  exit 2
+fi
+python=$python_read  # (from here on the one that is run, and named so)
 case $python_form in
   command) named="the command $python" ;;
   *) case $python in
@@ -160,15 +167,15 @@ trap 'stop HUP' HUP
 run_python=$scripts/run_python.sh
 if command -v timeout >/dev/null; then
   bound=timeout
-  timeout -k 5 "$seconds" sh "$run_python" "$python" -c '' >"$out" 2>&1 &
+  timeout -k 5 "$seconds" sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
   check=$!
 elif command -v perl >/dev/null; then
   bound=perl
-  perl -e "$perl_bound" "$seconds" sh "$run_python" "$python" -c '' >"$out" 2>&1 &
+  perl -e "$perl_bound" "$seconds" sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
   check=$!
 else
   bound=sh
-  sh "$run_python" "$python" -c '' >"$out" 2>&1 &
+  sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
   check=$!
   bound_by_the_shell
 fi

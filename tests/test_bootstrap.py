@@ -183,6 +183,40 @@ def test_make_takes_a_python_that_begins_with_a_tilde_as_under_home(tmp_path, py
     assert "error:" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("python", ["$(HOME)/py311/bin/python3", "${HOME}/py311/bin/python3",
+                                    "$(HOME)/bin/pyenv-like exec python"], ids=["$()", "${}", "command"])
+def test_make_takes_a_python_written_with_make_s_own_references_as_make_expands_it(tmp_path, python):
+    """`make 'PYTHON=$(HOME)/py311/bin/python3'` (or a PYTHON set so in a Makefile or CI's environment) was make's
+    expansion of it while PYTHON was not taken as written, and "there is no $(HOME)/py311/bin/python3" once it was.
+    Where no program has the name as written, make's expansion of it is read, for the check and every run of PYTHON."""
+    home, made_with = tmp_path / "home", tmp_path / "venv_made_with"
+    for program in (home / "py311" / "bin" / "python3", home / "bin" / "pyenv-like"):
+        program.parent.mkdir(parents=True)
+        shift = "shift 2\n" if program.name == "pyenv-like" else ""
+        program.write_text("#!/bin/sh\n" + shift + _stand_in_python(made_with))
+        program.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env={**os.environ, "HOME": str(home)})
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "error:" not in r.stderr, r.stderr
+
+
+def test_make_names_a_missing_python_written_with_make_s_references_both_ways_in_one_error_line(tmp_path):
+    """What is not there is named as written and as make expands it: "there is no $(HOME)/py311/bin/python3" alone did
+    not say which folder $(HOME) was."""
+    home = tmp_path / "home"
+    home.mkdir()
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=$(HOME)/py311/bin/python3",
+                        f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={**os.environ, "HOME": str(home)})
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == [
+        f'error: there is no program "$(HOME)/py311/bin/python3" as written, nor "{home}/py311/bin/python3" as make '
+        "expands it: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)"], r.stderr
+    assert not (tmp_path / "venv").exists()
+
+
 def test_make_names_a_python_command_whose_first_word_is_no_program_in_one_error_line(tmp_path):
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=no-such-pyenv exec python", f"VENV={venv}"],
@@ -215,13 +249,16 @@ def test_make_takes_a_python_whose_path_has_quotes_a_dollar_or_a_backtick(tmp_pa
 
 
 def test_make_names_a_missing_python_whose_path_has_quotes_a_dollar_or_a_backtick_as_written(tmp_path):
+    """Named as written, and as make expands it (its $H, unset here, and $(exit 7) are make's references to it)."""
     missing = tmp_path / SHELL_SYNTAX / "python3.11"
     r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={missing}", f"VENV={tmp_path / 'venv'}"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
-    assert r.returncode != 0
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={name: value for name, value in os.environ.items() if name != "H"})
+    as_make_expands_it = str(missing).replace("$HOME", "OME").replace("$(exit 7)", "")
     assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == [
-        f"error: there is no {missing}: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 "
-        "(or python3.10)"], r.stderr
+        f'error: there is no program "{missing}" as written, nor "{as_make_expands_it}" as make expands it: make '
+        "needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)"], r.stderr
+    assert r.returncode != 0
 
 
 @pytest.mark.parametrize("goal", ["venv", "demo", "test", "pip-install"])
