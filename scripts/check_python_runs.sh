@@ -32,12 +32,21 @@ say() {
 # (timeout took "soon" and said "invalid time interval", which was then reported as PYTHON not running)
 case $seconds in
   '' | *[!0-9]*) whole= ;;
-  *) whole=$( [ "$seconds" -gt 0 ] 2>/dev/null && echo yes) ;;
+  *) whole=${seconds#"${seconds%%[!0]*}"} ;;  # (its digits without leading zeros: none for 0)
 esac
 if [ -z "$whole" ]; then
   say "error: PYTHON_CHECK_SECONDS=$seconds is not a whole number of seconds above 0: leave it out, or give one, such as PYTHON_CHECK_SECONDS=120"
   exit 2
 fi
+# One most for every bound: perl's alarm takes at most 4294967295 (it wraps: 4294967296 was no bound at all), and a
+# number past the shell's integer range was "Illegal number" to its test (and called not a whole number). Its digits
+# are counted first: the shell compares only numbers of as many as the most has.
+most=4294967295
+if [ "${#whole}" -gt "${#most}" ] || [ "$whole" -gt "$most" ]; then
+  say "error: PYTHON_CHECK_SECONDS=$seconds is more seconds than the check can count (at most $most): leave it out, or give fewer, such as PYTHON_CHECK_SECONDS=120"
+  exit 2
+fi
+seconds=$whole
 
 # (a PYTHON left blank, PYTHON= in a script, was "there is no  on PATH")
 case $python in

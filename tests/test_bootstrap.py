@@ -312,6 +312,23 @@ def test_make_refuses_a_python_check_bound_that_is_not_whole_seconds(tmp_path):
     assert not (tmp_path / "venv").exists()
 
 
+@pytest.mark.parametrize("seconds", ["99999999999999999999", "4294967296"])
+def test_make_refuses_a_python_check_bound_beyond_what_it_can_count_in_one_error_line(tmp_path, seconds):
+    """PYTHON_CHECK_SECONDS past the shell's integer range was refused as "not a whole number of seconds above 0"; and
+    perl's alarm (the bound without coreutils' timeout) wraps past 4294967295: 4294967296 was no bound at all. Both are
+    refused for what they are, before PYTHON is run (this stand-in would reach -m venv)."""
+    python, made_with = tmp_path / "python3.11", tmp_path / "venv_made_with"
+    python.write_text("#!/bin/sh\n" + _stand_in_python(made_with))
+    python.chmod(0o755)
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"PYTHON_CHECK_SECONDS={seconds}",
+                        f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == [
+        f"error: PYTHON_CHECK_SECONDS={seconds} is more seconds than the check can count (at most 4294967295): leave "
+        "it out, or give fewer, such as PYTHON_CHECK_SECONDS=120"], r.stderr
+    assert not made_with.exists()
+
+
 def test_make_checks_python_where_tmpdir_names_a_folder_that_is_not_there(tmp_path):
     """Python, pip and venv fall back to /tmp where TMPDIR names no folder (tempfile.gettempdir); the check's own
     temporary file did not, and make stopped on mktemp's line ("mktemp: failed to create file via template"), no
