@@ -108,11 +108,10 @@ out=$(mktemp "${TMPDIR:-/tmp}/python-check.XXXXXX" 2>/dev/null || mktemp /tmp/py
 }
 
 # Without timeout and perl this shell bounds the check: a watcher looks each second whether it still runs and, after
-# SECONDS (or at once when asked to: the file $out.stop), ends it and what it started, as timeout does: TERM, then
-# KILL to what is left 5 s later; it leaves $out.late where it ran out. What it started is found with ps, not as a
-# process group: dash makes no group of its own for a background job without a terminal (make's shell, CI). It
-# polls a file rather than taking a signal, which could come before it had its trap. (Its output is /dev/null: a
-# watcher holding make's stderr held make's reader until it ended.)
+# SECONDS (or at once when asked to: the file $out.stop), ends it and what it started (how_to_end, below), as timeout
+# does: TERM, then KILL to what is left 5 s later; it leaves $out.late where it ran out. It polls a file rather than
+# taking a signal, which could come before it had its trap. (Its output is /dev/null: a watcher holding make's stderr
+# held make's reader until it ended.)
 bound_by_the_shell() {
   (
     waited=0
@@ -122,7 +121,10 @@ bound_by_the_shell() {
     done
     kill -0 "$check" 2>/dev/null || exit 0
     [ -e "$out.stop" ] || : >"$out.late"
-    pids=$(process_tree "$check")
+    case $ends in
+      group) pids=-$check ;;  # (kill's -PID: the whole group)
+      *) pids=$(process_tree "$check") ;;
+    esac
     kill -TERM $pids
     waited=0
     while [ "$waited" -lt 5 ] && any_running $pids; do
@@ -136,7 +138,24 @@ bound_by_the_shell() {
   watcher=$!
 }
 
-# PID and every process below it, as ps shows them now (PID alone where there is no ps)
+# How the shell's bound finds what the check started: dash makes no process group of its own for a background job
+# without a terminal (make's shell, CI), and set -m there is "can't access tty". setsid (util-linux's, busybox's)
+# makes one: the check, a background job of this shell, leads no group, so setsid makes its group in place (no fork)
+# and $! is its id; it is ended whole, as timeout ends its group. Else what ps -A shows below the check; busybox's ps
+# can take no -A (without its desktop options), and then only the check was ended, its children left running: the
+# error line says so.
+how_to_end() {
+  run_in=
+  if command -v setsid >/dev/null; then
+    ends=group run_in=setsid
+  elif ps -A -o pid= -o ppid= >/dev/null 2>&1; then
+    ends=tree
+  else
+    ends=check
+  fi
+}
+
+# PID and every process below it, as ps shows them now (PID alone where ps shows none: how_to_end's "check")
 process_tree() {
   ps -A -o pid= -o ppid= 2>/dev/null | awk -v root="$1" '
     { parent[$1] = $2 }
@@ -156,7 +175,7 @@ any_running() {
   return 1
 }
 
-check= watcher= stopped=
+check= watcher= stopped= ends=
 # (timeout and perl end the check's group when they are told to; the watcher, when it finds $out.stop)
 hand_on_stop() {
   if [ -n "$watcher" ]; then
@@ -184,7 +203,8 @@ elif command -v perl >/dev/null; then
   check=$!
 else
   bound=sh
-  sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
+  how_to_end
+  $run_in sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
   check=$!
   bound_by_the_shell
 fi
@@ -208,7 +228,9 @@ if [ -n "$stopped" ]; then
 fi
 [ "$status" -eq 0 ] && exit 0
 if [ -n "$ran_out" ]; then
-  say "error: $named did not answer in $seconds s (\`$python -c ''\` still ran): $needs"
+  left=
+  [ "$ends" != check ] || left="; what it started may still run: make found no timeout, perl, setsid or ps -A to end it"
+  say "error: $named did not answer in $seconds s (\`$python -c ''\` still ran$left): $needs"
   exit 2
 fi
 say "error: $named does not run (exit $status${first:+: $first}): $needs"

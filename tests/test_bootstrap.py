@@ -425,18 +425,33 @@ def test_make_asks_pip_for_its_cache_where_a_pip_conf_names_one(tmp_path):
     assert (tmp_path / "cache").is_dir()
 
 
-# The check is bounded by coreutils' timeout where it is there, else (stock macOS) by perl, else by the shell alone.
-CHECK_BOUNDS = ["timeout", "no timeout (perl)", "neither timeout nor perl (sh)"]
+# The check is bounded by coreutils' timeout where it is there, else (stock macOS) by perl, else by the shell alone,
+# which ends what PYTHON started as a process group where setsid is there, else with what ps -A shows below it.
+# A bound: (the programs hidden from PATH, whether its ps refuses -A as busybox's can).
+CHECK_BOUNDS = {
+    "timeout": ((), False),
+    "no timeout (perl)": (("timeout",), False),
+    "neither timeout nor perl (sh, setsid)": (("timeout", "perl"), False),
+    "sh, setsid, a ps without -A": (("timeout", "perl"), True),
+    "sh, no setsid (ps -A)": (("timeout", "perl", "setsid"), False),
+}
+# (where the shell can end the check alone: not a bound that ends what PYTHON started)
+NO_WAY_TO_END_ITS_CHILDREN = (("timeout", "perl", "setsid"), True)
 
 
 def _path_for(bound, tmp_path):
-    """PATH as it is, or without coreutils' timeout (and perl): a folder of links to every other program on it."""
-    if bound == "timeout":
+    """PATH as it is, or without ``bound``'s hidden programs (a folder of links to every other program on it), its ps
+    one that refuses -A (as busybox's without its desktop options does) where ``bound`` says so."""
+    hidden, ps_without_a = CHECK_BOUNDS.get(bound, bound)
+    if not hidden:
         assert shutil.which("timeout"), "this machine has no coreutils timeout to test with"
         return os.environ["PATH"]
-    hidden = {"timeout"} if bound == "no timeout (perl)" else {"timeout", "perl"}
     without = tmp_path / "path_without_timeout"
     without.mkdir()
+    if ps_without_a:
+        (without / "ps").write_text(f'#!/bin/sh\ncase " $* " in *" -A "*) echo "ps: invalid option -- \'A\'" >&2; '
+                                    f'exit 1 ;; esac\nexec "{shutil.which("ps")}" "$@"\n')
+        (without / "ps").chmod(0o755)
     for folder in os.environ["PATH"].split(os.pathsep):
         for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             program = os.path.join(folder, name)
@@ -444,8 +459,8 @@ def _path_for(bound, tmp_path):
             if name not in hidden and not os.path.lexists(linked) and os.access(program, os.X_OK) \
                     and not os.path.isdir(program):  # (the first folder's wins, as on PATH)
                 linked.symlink_to(program)
-    assert shutil.which("timeout", path=str(without)) is None
-    assert bool(shutil.which("perl", path=str(without))) == ("perl" not in hidden)
+    for name in ("timeout", "perl", "setsid"):
+        assert bool(shutil.which(name, path=str(without))) == (name not in hidden), name
     return str(without)
 
 
@@ -459,22 +474,60 @@ def _shims(tmp_path, path, **scripts):
     return {**os.environ, "PATH": os.pathsep.join([str(shims), path])}
 
 
-@pytest.mark.parametrize("bound", CHECK_BOUNDS)
-def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path, bound):
-    """A PYTHON that hangs when run (a wrapper waiting on a lock, a shim asking a question) hung make at its first
-    check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
-    the wrapper and what it started are ended. Without coreutils' timeout (stock macOS) it still hung for good."""
-    env = _shims(tmp_path, _path_for(bound, tmp_path), **{"hanging-python": "sleep 300\n"})
+def _run_a_hanging_python(tmp_path, bound):
+    """make venv with a PYTHON that starts a child and waits for it, bounded by 1 s: (make's run, the child's pid)."""
+    started = tmp_path / "started"
+    env = _shims(tmp_path, _path_for(bound, tmp_path), **{
+        "hanging-python": f"sleep 300 &\necho $! > {started}.tmp && mv {started}.tmp {started}\nwait\n"})
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=hanging-python", "PYTHON_CHECK_SECONDS=1",
                         f"VENV={venv}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG, env=env)
     assert r.returncode != 0
-    assert r.stderr.splitlines()[0] == ("error: hanging-python is on PATH but did not answer in 1 s (`hanging-python "
-                                        "-c ''` still ran): make needs Python 3.10 or 3.11; name one with "
-                                        "PYTHON=python3.11 (or python3.10)"), r.stderr
     assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == \
         r.stderr.splitlines()[:1]
     assert not venv.exists()
+    return r, int(started.read_text())
+
+
+@pytest.mark.parametrize("bound", CHECK_BOUNDS)
+def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path, bound):
+    """A PYTHON that hangs when run (a wrapper waiting on a lock, a shim asking a question) hung make at its first
+    check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
+    the wrapper and what it started are ended. Without coreutils' timeout (stock macOS) it still hung for good; and
+    where the shell's ps took no -A (busybox's), the wrapper was ended and its child left running."""
+    r, child = _run_a_hanging_python(tmp_path, bound)
+    assert r.stderr.splitlines()[0] == ("error: hanging-python is on PATH but did not answer in 1 s (`hanging-python "
+                                        "-c ''` still ran): make needs Python 3.10 or 3.11; name one with "
+                                        "PYTHON=python3.11 (or python3.10)"), r.stderr
+    try:
+        assert _ends(child), "the child of the check was left running"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_make_says_what_it_could_not_end_where_the_shell_can_end_only_the_python_check(tmp_path):
+    """Without timeout, perl and setsid, and with a ps that takes no -A, the shell can end the check and not what it
+    started: the error line said nothing of the child it left running. It says so now."""
+    r, child = _run_a_hanging_python(tmp_path, NO_WAY_TO_END_ITS_CHILDREN)
+    try:
+        assert r.stderr.splitlines()[0] == (
+            "error: hanging-python is on PATH but did not answer in 1 s (`hanging-python -c ''` still ran; what it "
+            "started may still run: make found no timeout, perl, setsid or ps -A to end it): make needs Python 3.10 "
+            "or 3.11; name one with PYTHON=python3.11 (or python3.10)"), r.stderr
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+def _ends(pid):
+    """Whether process ``pid`` ends (or is left a zombie) within HANG seconds: a TERM takes effect a moment after it
+    is sent."""
+    for _ in range(HANG * 10):
+        if not os.path.exists(f"/proc/{pid}") or "Z" in _proc_state(pid):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def _ctrl_c(make):
