@@ -10,12 +10,13 @@ ARGS   ?=
 PYTHON_CHECK_SECONDS ?= 60
 
 # A value as one word of the recipes' shell, whatever it holds: a ", $ or ` in PYTHON broke its recipe lines (a
-# syntax error, or a command run). PYTHON is taken as written ($(value ...)): make expanded a $ in it too. It is
+# syntax error, or a command run). PYTHON is taken as written ($(value ...)): make expanded a $ in it too. Make's
+# expansion goes with it, read where no program has the name as written ('PYTHON=$(HOME)/py311/bin/python3'). It is
 # one program, spaces and all, or else a command and its arguments ("pyenv exec python"): every recipe that runs
 # it goes through scripts/run_python.sh, which reads it as the check does.
 shell_word = '$(subst ','\'',$(1))'
-PYTHON_WORD = $(call shell_word,$(value PYTHON))
-RUN_PYTHON = sh scripts/run_python.sh $(PYTHON_WORD)
+PYTHON_WORDS = $(call shell_word,$(value PYTHON)) $(call shell_word,$(PYTHON))
+RUN_PYTHON = sh scripts/run_python.sh $(PYTHON_WORDS)
 
 # make splits a target at its spaces: with VENV="my venv" the stamp was the two targets "my" (whose recipe then made
 # the two venvs "my" and "venv") and "venv/.installed", and pip-install said "test: unexpected operator". A VENV
@@ -52,7 +53,7 @@ $(STAMP): pyproject.toml requirements/lock.txt
 	@$(REFUSE_VENV)
 	@# a PYTHON that is not there said only "make: python3.10: No such file or directory"; one that hangs hung make.
 	@# (exec: make's SIGTERM goes to its shell alone, and this one hands it on to what it runs)
-	@exec sh scripts/check_python_runs.sh $(PYTHON_WORD) $(call shell_word,$(PYTHON_CHECK_SECONDS))
+	@exec sh scripts/check_python_runs.sh $(PYTHON_WORDS) $(call shell_word,$(PYTHON_CHECK_SECONDS))
 	@$(RUN_PYTHON) scripts/check_python.py
 	$(RUN_PYTHON) -m venv $(VENV)
 	@$(MAKE) --no-print-directory pip-install

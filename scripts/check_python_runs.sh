@@ -1,10 +1,11 @@
 # `make`'s first step, before scripts/check_python.py: is there a PYTHON, and does it run within a bound?
-#   sh scripts/check_python_runs.sh PYTHON SECONDS
+#   sh scripts/check_python_runs.sh PYTHON EXPANDED SECONDS
 # One `error:` line and exit 2 when it is not there, does not run, or does not answer in SECONDS.
 #
 # PYTHON is one program, spaces and all ("/opt/my python/bin/python3.11"), or else a command and its arguments
-# ("pyenv exec python"), as scripts/python_command.sh reads it; it is run through scripts/run_python.sh, as make's
-# later runs of it are. Every message prints it with printf: dash's echo read a \n in it as a line break.
+# ("pyenv exec python"), as written or else as make expands it (EXPANDED), as scripts/python_command.sh reads it; it
+# is run through scripts/run_python.sh, as make's later runs of it are. Every message prints it with printf: dash's
+# echo read a \n in it as a line break.
 #
 # A pyenv shim (python2, or a version that is not installed) is on PATH but printed its own paragraph, exit 127: its
 # first line is kept. One that hangs (a wrapper waiting on a lock, a shim asking a question) hung make for good: the
@@ -18,7 +19,8 @@
 # takes no stop until it ends.)
 
 python=$1
-seconds=$2
+expanded=$2
+seconds=$3
 scripts=${0%/*}
 [ "$scripts" != "$0" ] || scripts=.
 . "$scripts/python_command.sh"
@@ -30,12 +32,21 @@ say() {
 # (timeout took "soon" and said "invalid time interval", which was then reported as PYTHON not running)
 case $seconds in
   '' | *[!0-9]*) whole= ;;
-  *) whole=$( [ "$seconds" -gt 0 ] 2>/dev/null && echo yes) ;;
+  *) whole=${seconds#"${seconds%%[!0]*}"} ;;  # (its digits without leading zeros: none for 0)
 esac
 if [ -z "$whole" ]; then
   say "error: PYTHON_CHECK_SECONDS=$seconds is not a whole number of seconds above 0: leave it out, or give one, such as PYTHON_CHECK_SECONDS=120"
   exit 2
 fi
+# One most for every bound: perl's alarm takes at most 4294967295 (it wraps: 4294967296 was no bound at all), and a
+# number past the shell's integer range was "Illegal number" to its test (and called not a whole number). Its digits
+# are counted first: the shell compares only numbers of as many as the most has.
+most=4294967295
+if [ "${#whole}" -gt "${#most}" ] || [ "$whole" -gt "$most" ]; then
+  say "error: PYTHON_CHECK_SECONDS=$seconds is more seconds than the check can count (at most $most): leave it out, or give fewer, such as PYTHON_CHECK_SECONDS=120"
+  exit 2
+fi
+seconds=$whole
 
 # (a PYTHON left blank, PYTHON= in a script, was "there is no  on PATH")
 case $python in
@@ -44,7 +55,12 @@ case $python in
      exit 2 ;;
 esac
 
-python_command "$python"
+python_command "$python" "$expanded"
+if [ -z "$python_form" ] && [ "$python_read" != "$python" ]; then
+  say "error: there is no program \"$python\" as written, nor \"$python_read\" as make expands it: $needs"
+  exit 2
+fi
+python=$python_read  # (from here on the one that is run, and named so)
 case $python_form in
   command) named="the command $python" ;;
   *) case $python in
@@ -92,11 +108,10 @@ out=$(mktemp "${TMPDIR:-/tmp}/python-check.XXXXXX" 2>/dev/null || mktemp /tmp/py
 }
 
 # Without timeout and perl this shell bounds the check: a watcher looks each second whether it still runs and, after
-# SECONDS (or at once when asked to: the file $out.stop), ends it and what it started, as timeout does: TERM, then
-# KILL to what is left 5 s later; it leaves $out.late where it ran out. What it started is found with ps, not as a
-# process group: dash makes no group of its own for a background job without a terminal (make's shell, CI). It
-# polls a file rather than taking a signal, which could come before it had its trap. (Its output is /dev/null: a
-# watcher holding make's stderr held make's reader until it ended.)
+# SECONDS (or at once when asked to: the file $out.stop), ends it and what it started (how_to_end, below), as timeout
+# does: TERM, then KILL to what is left 5 s later; it leaves $out.late where it ran out. It polls a file rather than
+# taking a signal, which could come before it had its trap. (Its output is /dev/null: a watcher holding make's stderr
+# held make's reader until it ended.)
 bound_by_the_shell() {
   (
     waited=0
@@ -106,7 +121,10 @@ bound_by_the_shell() {
     done
     kill -0 "$check" 2>/dev/null || exit 0
     [ -e "$out.stop" ] || : >"$out.late"
-    pids=$(process_tree "$check")
+    case $ends in
+      group) pids=-$check ;;  # (kill's -PID: the whole group)
+      *) pids=$(process_tree "$check") ;;
+    esac
     kill -TERM $pids
     waited=0
     while [ "$waited" -lt 5 ] && any_running $pids; do
@@ -120,7 +138,24 @@ bound_by_the_shell() {
   watcher=$!
 }
 
-# PID and every process below it, as ps shows them now (PID alone where there is no ps)
+# How the shell's bound finds what the check started: dash makes no process group of its own for a background job
+# without a terminal (make's shell, CI), and set -m there is "can't access tty". setsid (util-linux's, busybox's)
+# makes one: the check, a background job of this shell, leads no group, so setsid makes its group in place (no fork)
+# and $! is its id; it is ended whole, as timeout ends its group. Else what ps -A shows below the check; busybox's ps
+# can take no -A (without its desktop options), and then only the check was ended, its children left running: the
+# error line says so.
+how_to_end() {
+  run_in=
+  if command -v setsid >/dev/null; then
+    ends=group run_in=setsid
+  elif ps -A -o pid= -o ppid= >/dev/null 2>&1; then
+    ends=tree
+  else
+    ends=check
+  fi
+}
+
+# PID and every process below it, as ps shows them now (PID alone where ps shows none: how_to_end's "check")
 process_tree() {
   ps -A -o pid= -o ppid= 2>/dev/null | awk -v root="$1" '
     { parent[$1] = $2 }
@@ -140,7 +175,7 @@ any_running() {
   return 1
 }
 
-check= watcher= stopped=
+check= watcher= stopped= ends=
 # (timeout and perl end the check's group when they are told to; the watcher, when it finds $out.stop)
 hand_on_stop() {
   if [ -n "$watcher" ]; then
@@ -160,15 +195,16 @@ trap 'stop HUP' HUP
 run_python=$scripts/run_python.sh
 if command -v timeout >/dev/null; then
   bound=timeout
-  timeout -k 5 "$seconds" sh "$run_python" "$python" -c '' >"$out" 2>&1 &
+  timeout -k 5 "$seconds" sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
   check=$!
 elif command -v perl >/dev/null; then
   bound=perl
-  perl -e "$perl_bound" "$seconds" sh "$run_python" "$python" -c '' >"$out" 2>&1 &
+  perl -e "$perl_bound" "$seconds" sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
   check=$!
 else
   bound=sh
-  sh "$run_python" "$python" -c '' >"$out" 2>&1 &
+  how_to_end
+  $run_in sh "$run_python" "$python" "$python" -c '' >"$out" 2>&1 &
   check=$!
   bound_by_the_shell
 fi
@@ -192,7 +228,9 @@ if [ -n "$stopped" ]; then
 fi
 [ "$status" -eq 0 ] && exit 0
 if [ -n "$ran_out" ]; then
-  say "error: $named did not answer in $seconds s (\`$python -c ''\` still ran): $needs"
+  left=
+  [ "$ends" != check ] || left="; what it started may still run: make found no timeout, perl, setsid or ps -A to end it"
+  say "error: $named did not answer in $seconds s (\`$python -c ''\` still ran$left): $needs"
   exit 2
 fi
 say "error: $named does not run (exit $status${first:+: $first}): $needs"

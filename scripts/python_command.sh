@@ -7,9 +7,26 @@
 # a quote, $, ` or * in it is part of a word, never read by a shell. A leading ~/ is HOME's, as a shell reads it:
 # zsh, a Makefile or the environment hand `PYTHON=~/.pyenv/shims/python` over as typed, which worked while the
 # recipes ran PYTHON unquoted, and then was "there is no ~/.pyenv/shims/python".
+#
+# make hands PYTHON over twice: as written, and as make expands it. As written it is read first (a folder named with a
+# $ or a $(...) is found), else make's expansion: `make 'PYTHON=$(HOME)/py311/bin/python3'`, or one set so in a
+# Makefile or CI's environment, was make's expansion while the recipes ran PYTHON unquoted, and then was "there is no
+# $(HOME)/py311/bin/python3".
 
-# python_command PYTHON: sets python_form to "program", "command" or "" (neither), and python_first to its first word.
+# python_command PYTHON EXPANDED: sets python_read to the one of the two that is read (PYTHON, else EXPANDED where
+# it differs and PYTHON is neither a program nor a command), python_form to "program", "command" or "" (neither), and
+# python_first to its first word.
 python_command() {
+  python_read=$1
+  read_python "$1"
+  if [ -z "$python_form" ] && [ "$2" != "$1" ]; then
+    python_read=$2
+    read_python "$2"
+  fi
+}
+
+# read_python PYTHON: sets python_form and python_first for PYTHON alone.
+read_python() {
   python_form= python_first=
   under_home "$1"
   if is_program "$at_home"; then
@@ -47,11 +64,12 @@ first_word() {
   printf '%s\n' "$1"
 }
 
-# run_python PYTHON ARGS...: runs PYTHON with ARGS in place of this shell.
+# run_python PYTHON EXPANDED ARGS...: runs PYTHON (or EXPANDED, as python_command reads them) with ARGS in place of
+# this shell.
 run_python() {
-  python=$1
-  shift
-  python_command "$python"
+  python_command "$1" "$2"
+  python=$python_read
+  shift 2
   if [ "$python_form" = command ]; then
     set -f
     IFS=' '

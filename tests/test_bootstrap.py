@@ -183,6 +183,40 @@ def test_make_takes_a_python_that_begins_with_a_tilde_as_under_home(tmp_path, py
     assert "error:" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("python", ["$(HOME)/py311/bin/python3", "${HOME}/py311/bin/python3",
+                                    "$(HOME)/bin/pyenv-like exec python"], ids=["$()", "${}", "command"])
+def test_make_takes_a_python_written_with_make_s_own_references_as_make_expands_it(tmp_path, python):
+    """`make 'PYTHON=$(HOME)/py311/bin/python3'` (or a PYTHON set so in a Makefile or CI's environment) was make's
+    expansion of it while PYTHON was not taken as written, and "there is no $(HOME)/py311/bin/python3" once it was.
+    Where no program has the name as written, make's expansion of it is read, for the check and every run of PYTHON."""
+    home, made_with = tmp_path / "home", tmp_path / "venv_made_with"
+    for program in (home / "py311" / "bin" / "python3", home / "bin" / "pyenv-like"):
+        program.parent.mkdir(parents=True)
+        shift = "shift 2\n" if program.name == "pyenv-like" else ""
+        program.write_text("#!/bin/sh\n" + shift + _stand_in_python(made_with))
+        program.chmod(0o755)
+    venv = tmp_path / "venv"
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env={**os.environ, "HOME": str(home)})
+    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
+    assert "error:" not in r.stderr, r.stderr
+
+
+def test_make_names_a_missing_python_written_with_make_s_references_both_ways_in_one_error_line(tmp_path):
+    """What is not there is named as written and as make expands it: "there is no $(HOME)/py311/bin/python3" alone did
+    not say which folder $(HOME) was."""
+    home = tmp_path / "home"
+    home.mkdir()
+    r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=$(HOME)/py311/bin/python3",
+                        f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={**os.environ, "HOME": str(home)})
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == [
+        f'error: there is no program "$(HOME)/py311/bin/python3" as written, nor "{home}/py311/bin/python3" as make '
+        "expands it: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)"], r.stderr
+    assert not (tmp_path / "venv").exists()
+
+
 def test_make_names_a_python_command_whose_first_word_is_no_program_in_one_error_line(tmp_path):
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=no-such-pyenv exec python", f"VENV={venv}"],
@@ -215,13 +249,16 @@ def test_make_takes_a_python_whose_path_has_quotes_a_dollar_or_a_backtick(tmp_pa
 
 
 def test_make_names_a_missing_python_whose_path_has_quotes_a_dollar_or_a_backtick_as_written(tmp_path):
+    """Named as written, and as make expands it (its $H, unset here, and $(exit 7) are make's references to it)."""
     missing = tmp_path / SHELL_SYNTAX / "python3.11"
     r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={missing}", f"VENV={tmp_path / 'venv'}"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
-    assert r.returncode != 0
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG,
+                       env={name: value for name, value in os.environ.items() if name != "H"})
+    as_make_expands_it = str(missing).replace("$HOME", "OME").replace("$(exit 7)", "")
     assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == [
-        f"error: there is no {missing}: make needs Python 3.10 or 3.11; name one with PYTHON=python3.11 "
-        "(or python3.10)"], r.stderr
+        f'error: there is no program "{missing}" as written, nor "{as_make_expands_it}" as make expands it: make '
+        "needs Python 3.10 or 3.11; name one with PYTHON=python3.11 (or python3.10)"], r.stderr
+    assert r.returncode != 0
 
 
 @pytest.mark.parametrize("goal", ["venv", "demo", "test", "pip-install"])
@@ -273,6 +310,23 @@ def test_make_refuses_a_python_check_bound_that_is_not_whole_seconds(tmp_path):
     assert r.stderr.splitlines()[0] == ("error: PYTHON_CHECK_SECONDS=soon is not a whole number of seconds above 0: "
                                         "leave it out, or give one, such as PYTHON_CHECK_SECONDS=120"), r.stderr
     assert not (tmp_path / "venv").exists()
+
+
+@pytest.mark.parametrize("seconds", ["99999999999999999999", "4294967296"])
+def test_make_refuses_a_python_check_bound_beyond_what_it_can_count_in_one_error_line(tmp_path, seconds):
+    """PYTHON_CHECK_SECONDS past the shell's integer range was refused as "not a whole number of seconds above 0"; and
+    perl's alarm (the bound without coreutils' timeout) wraps past 4294967295: 4294967296 was no bound at all. Both are
+    refused for what they are, before PYTHON is run (this stand-in would reach -m venv)."""
+    python, made_with = tmp_path / "python3.11", tmp_path / "venv_made_with"
+    python.write_text("#!/bin/sh\n" + _stand_in_python(made_with))
+    python.chmod(0o755)
+    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"PYTHON_CHECK_SECONDS={seconds}",
+                        f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+    assert r.returncode != 0
+    assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == [
+        f"error: PYTHON_CHECK_SECONDS={seconds} is more seconds than the check can count (at most 4294967295): leave "
+        "it out, or give fewer, such as PYTHON_CHECK_SECONDS=120"], r.stderr
+    assert not made_with.exists()
 
 
 def test_make_checks_python_where_tmpdir_names_a_folder_that_is_not_there(tmp_path):
@@ -371,18 +425,33 @@ def test_make_asks_pip_for_its_cache_where_a_pip_conf_names_one(tmp_path):
     assert (tmp_path / "cache").is_dir()
 
 
-# The check is bounded by coreutils' timeout where it is there, else (stock macOS) by perl, else by the shell alone.
-CHECK_BOUNDS = ["timeout", "no timeout (perl)", "neither timeout nor perl (sh)"]
+# The check is bounded by coreutils' timeout where it is there, else (stock macOS) by perl, else by the shell alone,
+# which ends what PYTHON started as a process group where setsid is there, else with what ps -A shows below it.
+# A bound: (the programs hidden from PATH, whether its ps refuses -A as busybox's can).
+CHECK_BOUNDS = {
+    "timeout": ((), False),
+    "no timeout (perl)": (("timeout",), False),
+    "neither timeout nor perl (sh, setsid)": (("timeout", "perl"), False),
+    "sh, setsid, a ps without -A": (("timeout", "perl"), True),
+    "sh, no setsid (ps -A)": (("timeout", "perl", "setsid"), False),
+}
+# (where the shell can end the check alone: not a bound that ends what PYTHON started)
+NO_WAY_TO_END_ITS_CHILDREN = (("timeout", "perl", "setsid"), True)
 
 
 def _path_for(bound, tmp_path):
-    """PATH as it is, or without coreutils' timeout (and perl): a folder of links to every other program on it."""
-    if bound == "timeout":
+    """PATH as it is, or without ``bound``'s hidden programs (a folder of links to every other program on it), its ps
+    one that refuses -A (as busybox's without its desktop options does) where ``bound`` says so."""
+    hidden, ps_without_a = CHECK_BOUNDS.get(bound, bound)
+    if not hidden:
         assert shutil.which("timeout"), "this machine has no coreutils timeout to test with"
         return os.environ["PATH"]
-    hidden = {"timeout"} if bound == "no timeout (perl)" else {"timeout", "perl"}
     without = tmp_path / "path_without_timeout"
     without.mkdir()
+    if ps_without_a:
+        (without / "ps").write_text(f'#!/bin/sh\ncase " $* " in *" -A "*) echo "ps: invalid option -- \'A\'" >&2; '
+                                    f'exit 1 ;; esac\nexec "{shutil.which("ps")}" "$@"\n')
+        (without / "ps").chmod(0o755)
     for folder in os.environ["PATH"].split(os.pathsep):
         for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             program = os.path.join(folder, name)
@@ -390,8 +459,8 @@ def _path_for(bound, tmp_path):
             if name not in hidden and not os.path.lexists(linked) and os.access(program, os.X_OK) \
                     and not os.path.isdir(program):  # (the first folder's wins, as on PATH)
                 linked.symlink_to(program)
-    assert shutil.which("timeout", path=str(without)) is None
-    assert bool(shutil.which("perl", path=str(without))) == ("perl" not in hidden)
+    for name in ("timeout", "perl", "setsid"):
+        assert bool(shutil.which(name, path=str(without))) == (name not in hidden), name
     return str(without)
 
 
@@ -405,22 +474,60 @@ def _shims(tmp_path, path, **scripts):
     return {**os.environ, "PATH": os.pathsep.join([str(shims), path])}
 
 
-@pytest.mark.parametrize("bound", CHECK_BOUNDS)
-def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path, bound):
-    """A PYTHON that hangs when run (a wrapper waiting on a lock, a shim asking a question) hung make at its first
-    check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
-    the wrapper and what it started are ended. Without coreutils' timeout (stock macOS) it still hung for good."""
-    env = _shims(tmp_path, _path_for(bound, tmp_path), **{"hanging-python": "sleep 300\n"})
+def _run_a_hanging_python(tmp_path, bound):
+    """make venv with a PYTHON that starts a child and waits for it, bounded by 1 s: (make's run, the child's pid)."""
+    started = tmp_path / "started"
+    env = _shims(tmp_path, _path_for(bound, tmp_path), **{
+        "hanging-python": f"sleep 300 &\necho $! > {started}.tmp && mv {started}.tmp {started}\nwait\n"})
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=hanging-python", "PYTHON_CHECK_SECONDS=1",
                         f"VENV={venv}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG, env=env)
     assert r.returncode != 0
-    assert r.stderr.splitlines()[0] == ("error: hanging-python is on PATH but did not answer in 1 s (`hanging-python "
-                                        "-c ''` still ran): make needs Python 3.10 or 3.11; name one with "
-                                        "PYTHON=python3.11 (or python3.10)"), r.stderr
     assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == \
         r.stderr.splitlines()[:1]
     assert not venv.exists()
+    return r, int(started.read_text())
+
+
+@pytest.mark.parametrize("bound", CHECK_BOUNDS)
+def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path, bound):
+    """A PYTHON that hangs when run (a wrapper waiting on a lock, a shim asking a question) hung make at its first
+    check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
+    the wrapper and what it started are ended. Without coreutils' timeout (stock macOS) it still hung for good; and
+    where the shell's ps took no -A (busybox's), the wrapper was ended and its child left running."""
+    r, child = _run_a_hanging_python(tmp_path, bound)
+    assert r.stderr.splitlines()[0] == ("error: hanging-python is on PATH but did not answer in 1 s (`hanging-python "
+                                        "-c ''` still ran): make needs Python 3.10 or 3.11; name one with "
+                                        "PYTHON=python3.11 (or python3.10)"), r.stderr
+    try:
+        assert _ends(child), "the child of the check was left running"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_make_says_what_it_could_not_end_where_the_shell_can_end_only_the_python_check(tmp_path):
+    """Without timeout, perl and setsid, and with a ps that takes no -A, the shell can end the check and not what it
+    started: the error line said nothing of the child it left running. It says so now."""
+    r, child = _run_a_hanging_python(tmp_path, NO_WAY_TO_END_ITS_CHILDREN)
+    try:
+        assert r.stderr.splitlines()[0] == (
+            "error: hanging-python is on PATH but did not answer in 1 s (`hanging-python -c ''` still ran; what it "
+            "started may still run: make found no timeout, perl, setsid or ps -A to end it): make needs Python 3.10 "
+            "or 3.11; name one with PYTHON=python3.11 (or python3.10)"), r.stderr
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+def _ends(pid):
+    """Whether process ``pid`` ends (or is left a zombie) within HANG seconds: a TERM takes effect a moment after it
+    is sent."""
+    for _ in range(HANG * 10):
+        if not os.path.exists(f"/proc/{pid}") or "Z" in _proc_state(pid):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def _ctrl_c(make):
