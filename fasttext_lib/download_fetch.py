@@ -161,12 +161,14 @@ def _not_a_start_of_what_is_sent(response, offset, part, spec):
 
 def _a_range_gzipped_alone(response, read, body):
     """``(read, gzipped)``: is a gzip-labelled 206 taken for the archive's bytes as sent (its Content-Range gives the
-    archive's size), of no announced length, and from after the archive's first byte, in fact the range gzipped
+    archive's size, its length, if any, the range's), from after the archive's first byte, in fact the range gzipped
     alone (a server compressing each answer's body after cutting the range)? Its body then begins with a gzip
     header, which the archive's bytes there do not (by chance, 1 range in 16 million: the whole is read, as it
-    is then); appended, it ran past the range or failed the md5. The whole is read instead. ``read``: the body's
-    read function, to read on with (its first bytes read again)."""
-    if (response.status != 206 or body.encoding or body.first == 0 or announced_length(response) is not None
+    is then); appended, it ran past the range or failed the md5. The whole is read instead. A length tells nothing:
+    a range's gzip can be as long as the range (a tail that compresses a little), and was appended to the archive's
+    size and "failed verification ... run again to retry" once. ``read``: the body's read function, to read on with
+    (its first bytes read again)."""
+    if (response.status != 206 or body.encoding or body.first == 0
             or content_encoding(response) not in GZIP_ENCODINGS):
         return read, False
     read = _Peeked(read)

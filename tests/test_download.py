@@ -715,10 +715,10 @@ def test_prepare_writes_to_s3(archive, server, tmp_path, s3_bucket):
     assert read_labeled(result["train"]).names == {"1": "good", "2": "bad"}
 
 
-def _archive_as(name, classes=None):
+def _archive_as(name, classes=None, compresslevel=9):
     """A Zhang-style archive for dataset ``name`` (``classes``: its classes.txt, or none) and its spec."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=compresslevel) as tar:
         if classes is not None:
             _add(tar, f"{name}_csv/classes.txt", classes)
         _add(tar, f"{name}_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
@@ -2037,6 +2037,27 @@ def test_a_resume_whose_range_a_server_gzips_alone_with_no_length_reads_the_whol
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
     assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
+    assert os.listdir(cache) == [spec.filename]
+
+
+def test_a_resume_whose_range_a_server_gzips_alone_to_the_range_s_own_length_reads_the_whole(server, tmp_path):
+    """The same server, where the range's gzip happens to be as long as the range (a tail of the archive that
+    compresses a little: a .tgz of stored blocks ends in the tar's zeros): its Content-Length then agrees with its
+    Content-Range, as the .tgz only labelled gzip's does. Appended, its gzip filled the .part to the archive's size
+    and "failed verification ... run again to retry" once. Its body begins with a gzip header, which the archive's
+    bytes after its first do not: the whole is read instead, and nothing is appended to the .part."""
+    spec, data = _archive_as("stored", compresslevel=0)
+    offset = next((at for at in range(1, len(data)) if len(gzip.compress(data[at:], mtime=0)) == len(data) - at),
+                  None)
+    assert offset is not None and data[offset:offset + 3] != b"\x1f\x8b\x08"  # (a tail that gzips to its length)
+    _serve(server, spec, data)
+    base_url, handler = server
+    handler.encoding, handler.gzips_each_range = "gzip", True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    part.write_bytes(data[:offset])
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", f"bytes={offset}-"), (f"/mirror/{spec.filename}", None)]
     assert os.listdir(cache) == [spec.filename]
 
 
