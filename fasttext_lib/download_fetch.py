@@ -36,14 +36,15 @@ _STALL_MIN_BYTES = 64 * 1024
 def fetch(url, part, spec, progress):
     """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent the rest of the archive.
 
-    Its steps, in order: where to resume (the .part's size), the server's answer from there (the whole archive's
-    instead where that answer cannot be spliced onto the .part: a range of the server's encoding, or one it gzips
-    alone; from the start where the .part cannot begin what is sent), where that answer's body goes (the answer
-    checked: a page, another encoding, a range from elsewhere), the body copied into the .part as it arrives, and
-    how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume). An answer that is one piece of
-    the archive (a 206 ending before its end: a server that limits what one answer holds) is followed by a request
-    for the rest from where it ended, under the same progress bar and the same stall watch; a bad piece (its headers
-    disagree, its body runs past its range) is refused, the .part kept as it was before it.
+    Its steps, in order: where to resume (the .part's size; from the start where it cannot begin the archive), the
+    server's answer from there (the whole archive's instead where that answer cannot be spliced onto the .part: a
+    range of the server's encoding, or one it gzips alone; from the start where the server refuses the range), where
+    that answer's body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied
+    into the .part as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to
+    resume). An answer that is one piece of the archive (a 206 ending before its end: a server that limits what one
+    answer holds) is followed by a request for the rest from where it ended, under the same progress bar and the same
+    stall watch; a bad piece (its headers disagree, its body runs past its range) is refused, the .part kept as it
+    was before it.
     """
     with contextlib.ExitStack() as bars:
         pbar = None
@@ -59,9 +60,6 @@ def fetch(url, part, spec, progress):
                 remove_if_there(part)
                 continue
             with response:
-                if _not_a_start_of_what_is_sent(response, offset, part, spec):
-                    remove_if_there(part)
-                    continue
                 if not whole and _a_range_of_the_encoding(response, spec):
                     whole = True
                     continue
@@ -92,9 +90,13 @@ def fetch(url, part, spec, progress):
 
 def _bytes_to_resume_from(part, spec):
     """The size of the partial download ``part``: where the download resumes (0: from the start, the .part deleted
-    when it is longer than the archive)."""
+    when it cannot be a start of the archive: longer than it, or not beginning as a .tgz does). Every archive is a
+    .tgz (zhang_splits reads it as one). A .part that is not its start is one an older version left: it decoded an
+    archive a server labels gzip-encoded and stored the bare tar. Resumed, whatever the server sent (a range appended
+    to it, the whole compared with it), it "failed verification ... run again to retry", or was refused as another
+    archive's on every run."""
     offset = partial_size(part)
-    if offset > spec.size:  # cannot be a prefix of the right file
+    if offset > spec.size or (offset and not _starts_as_the_archive(part)):
         remove_if_there(part)
         offset = 0
     return offset
@@ -144,19 +146,6 @@ def _a_range_of_the_encoding(response, spec):
     a wrong guess cost the .part."""
     return response.status == 206 and bool(content_encoding(response)) and not labels_the_archive_as_sent(response,
                                                                                                           spec)
-
-
-def _not_a_start_of_what_is_sent(response, offset, part, spec):
-    """Is the .part, of ``offset`` bytes, no start of what a gzip-labelled 206 sends as it is
-    (download_answers.labels_the_archive_as_sent)? Its label says the bytes sent are a gzip stream, which begins
-    with gzip's magic bytes; a .part that does not cannot be their start, and the download starts over. Such a .part
-    is one an older version left, which stored that archive decoded (the bare tar): the range was appended to it,
-    and the download "failed verification ... run again to retry" once."""
-    if not (offset and response.status == 206 and labels_the_archive_as_sent(response, spec)):
-        return False
-    with _opened_to_read(part) as held:
-        start = held.read(len(_ARCHIVE_MAGIC))
-    return start != _ARCHIVE_MAGIC[:len(start)]
 
 
 def _a_range_gzipped_alone(response, read, body):
@@ -620,5 +609,5 @@ _GZIP_HEADER = _ARCHIVE_MAGIC + b"\x08"  # how any gzip stream begins: its magic
 
 def _starts_as_the_archive(path):
     """Does ``path`` begin as a .tgz does (gzip's magic bytes)?"""
-    with open(path, "rb") as f:
+    with _opened_to_read(path) as f:
         return f.read(2) == _ARCHIVE_MAGIC
