@@ -49,6 +49,7 @@ def fetch(url, part, spec, progress):
     with contextlib.ExitStack() as bars:
         pbar = None
         stall = _StallWatch(url, spec)  # (one for all pieces: one per piece never saw tiny pieces sent slowly)
+        _remove_a_part_no_archive_begins_as(part)  # (first: a restart staged beside it is then the longer)
         _take_up_a_staged_restart(part, spec)
         whole = False  # the next request asks for the whole archive: a range answering a resume could not be used
         while True:
@@ -90,16 +91,23 @@ def fetch(url, part, spec, progress):
 
 def _bytes_to_resume_from(part, spec):
     """The size of the partial download ``part``: where the download resumes (0: from the start, the .part deleted
-    when it cannot be a start of the archive: longer than it, or not beginning as a .tgz does). Every archive is a
-    .tgz (zhang_splits reads it as one). A .part that is not its start is one an older version left: it decoded an
-    archive a server labels gzip-encoded and stored the bare tar. Resumed, whatever the server sent (a range appended
-    to it, the whole compared with it), it "failed verification ... run again to retry", or was refused as another
-    archive's on every run."""
+    when it is longer than the archive)."""
     offset = partial_size(part)
-    if offset > spec.size or (offset and not _starts_as_the_archive(part)):
+    if offset > spec.size:  # cannot be a prefix of the right file
         remove_if_there(part)
         offset = 0
     return offset
+
+
+def _remove_a_part_no_archive_begins_as(part):
+    """Remove the partial download ``part`` where it does not begin as a .tgz does (gzip's magic bytes): no start of
+    the archive (every archive is a .tgz: zhang_splits reads it as one). Such a .part is one an older version left:
+    it decoded an archive a server labels gzip-encoded and stored the bare tar. Resumed, whatever the server sent (a
+    range appended to it, the whole compared with it), it "failed verification ... run again to retry", or was
+    refused as another archive's on every run. Looked at as fetch begins (a rerun's, a retry's), not before each
+    piece: the first piece of something else (no .tgz: a wrong file on the mirror) was asked for again and again."""
+    if partial_size(part) and not _starts_as_the_archive(part):
+        os.remove(part)
 
 
 def _take_up_a_staged_restart(part, spec):

@@ -1522,6 +1522,27 @@ def test_a_server_resending_what_was_had_with_each_tiny_piece_is_stopped(server,
     assert 2000 < kept < len(data) and data.startswith(part.read_bytes())
 
 
+def test_a_wrong_file_sent_in_pieces_is_read_piece_by_piece_and_named_by_its_md5(server, tmp_path, monkeypatch,
+                                                                                  one_attempt):
+    """A file on the mirror that is no .tgz (not beginning with gzip's magic bytes), of the archive's size, sent in
+    pieces: the .part its first piece begins is no start of an archive. A .part is looked at for that as a download
+    begins (left by an older version), never between the pieces of one: there it was removed and the first piece
+    asked for again and again, until the stall watch stopped it as "too slow". The pieces are read in turn, and the
+    md5 says what is wrong."""
+    import fasttext_lib.download_fetch as dl
+
+    spec, data = _incompressible(400)
+    _serve(server, spec, bytes(len(data)))
+    base_url, handler = server
+    monkeypatch.setattr(dl, "_STALL_WINDOW_S", 0.5)  # (the first piece asked for again: stopped within a second)
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 50)  # (a piece of 100 new bytes a window: never stopped)
+    handler.cap = 100
+    with pytest.raises(FastTextError, match=r"failed verification \(md5 "):
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert [rng for _, rng in handler.log] == [None, "bytes=100-", "bytes=200-", "bytes=300-"]
+    assert os.listdir(tmp_path / "cache") == []
+
+
 def test_a_gzipped_resume_reading_what_the_part_holds_for_longer_than_a_window_is_not_stopped(server, tmp_path,
                                                                                               monkeypatch):
     """A resume the server answers gzip-encoded is read from the archive's start: the bytes the .part holds come first,
