@@ -36,18 +36,20 @@ _STALL_MIN_BYTES = 64 * 1024
 def fetch(url, part, spec, progress):
     """Continue ``part`` up to ``spec.size`` bytes; return once the server has sent the rest of the archive.
 
-    Its steps, in order: where to resume (the .part's size), the server's answer from there (the whole archive's
-    instead where that answer cannot be spliced onto the .part: a range of the server's encoding, or one it gzips
-    alone; from the start where the .part cannot begin what is sent), where that answer's body goes (the answer
-    checked: a page, another encoding, a range from elsewhere), the body copied into the .part as it arrives, and
-    how it ended (damaged: the .part deleted; cut short: kept for a rerun to resume). An answer that is one piece of
-    the archive (a 206 ending before its end: a server that limits what one answer holds) is followed by a request
-    for the rest from where it ended, under the same progress bar and the same stall watch; a bad piece (its headers
-    disagree, its body runs past its range) is refused, the .part kept as it was before it.
+    Its steps, in order: where to resume (the .part's size; from the start where it cannot begin the archive), the
+    server's answer from there (the whole archive's instead where that answer cannot be spliced onto the .part: a
+    range of the server's encoding, or one it gzips alone; from the start where the server refuses the range), where
+    that answer's body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied
+    into the .part as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to
+    resume). An answer that is one piece of the archive (a 206 ending before its end: a server that limits what one
+    answer holds) is followed by a request for the rest from where it ended, under the same progress bar and the same
+    stall watch; a bad piece (its headers disagree, its body runs past its range) is refused, the .part kept as it
+    was before it.
     """
     with contextlib.ExitStack() as bars:
         pbar = None
         stall = _StallWatch(url, spec)  # (one for all pieces: one per piece never saw tiny pieces sent slowly)
+        _remove_a_part_no_archive_begins_as(part)  # (first: a restart staged beside it is then the longer)
         _take_up_a_staged_restart(part, spec)
         whole = False  # the next request asks for the whole archive: a range answering a resume could not be used
         while True:
@@ -59,9 +61,6 @@ def fetch(url, part, spec, progress):
                 remove_if_there(part)
                 continue
             with response:
-                if _not_a_start_of_what_is_sent(response, offset, part, spec):
-                    remove_if_there(part)
-                    continue
                 if not whole and _a_range_of_the_encoding(response, spec):
                     whole = True
                     continue
@@ -98,6 +97,17 @@ def _bytes_to_resume_from(part, spec):
         remove_if_there(part)
         offset = 0
     return offset
+
+
+def _remove_a_part_no_archive_begins_as(part):
+    """Remove the partial download ``part`` where it does not begin as a .tgz does (gzip's magic bytes): no start of
+    the archive (every archive is a .tgz: zhang_splits reads it as one). Such a .part is one an older version left:
+    it decoded an archive a server labels gzip-encoded and stored the bare tar. Resumed, whatever the server sent (a
+    range appended to it, the whole compared with it), it "failed verification ... run again to retry", or was
+    refused as another archive's on every run. Looked at as fetch begins (a rerun's, a retry's), not before each
+    piece: the first piece of something else (no .tgz: a wrong file on the mirror) was asked for again and again."""
+    if partial_size(part) and not _starts_as_the_archive(part):
+        os.remove(part)
 
 
 def _take_up_a_staged_restart(part, spec):
@@ -146,27 +156,16 @@ def _a_range_of_the_encoding(response, spec):
                                                                                                           spec)
 
 
-def _not_a_start_of_what_is_sent(response, offset, part, spec):
-    """Is the .part, of ``offset`` bytes, no start of what a gzip-labelled 206 sends as it is
-    (download_answers.labels_the_archive_as_sent)? Its label says the bytes sent are a gzip stream, which begins
-    with gzip's magic bytes; a .part that does not cannot be their start, and the download starts over. Such a .part
-    is one an older version left, which stored that archive decoded (the bare tar): the range was appended to it,
-    and the download "failed verification ... run again to retry" once."""
-    if not (offset and response.status == 206 and labels_the_archive_as_sent(response, spec)):
-        return False
-    with _opened_to_read(part) as held:
-        start = held.read(len(_ARCHIVE_MAGIC))
-    return start != _ARCHIVE_MAGIC[:len(start)]
-
-
 def _a_range_gzipped_alone(response, read, body):
     """``(read, gzipped)``: is a gzip-labelled 206 taken for the archive's bytes as sent (its Content-Range gives the
-    archive's size), of no announced length, and from after the archive's first byte, in fact the range gzipped
+    archive's size, its length, if any, the range's), from after the archive's first byte, in fact the range gzipped
     alone (a server compressing each answer's body after cutting the range)? Its body then begins with a gzip
     header, which the archive's bytes there do not (by chance, 1 range in 16 million: the whole is read, as it
-    is then); appended, it ran past the range or failed the md5. The whole is read instead. ``read``: the body's
-    read function, to read on with (its first bytes read again)."""
-    if (response.status != 206 or body.encoding or body.first == 0 or announced_length(response) is not None
+    is then); appended, it ran past the range or failed the md5. The whole is read instead. A length tells nothing:
+    a range's gzip can be as long as the range (a tail that compresses a little), and was appended to the archive's
+    size and "failed verification ... run again to retry" once. ``read``: the body's read function, to read on with
+    (its first bytes read again)."""
+    if (response.status != 206 or body.encoding or body.first == 0
             or content_encoding(response) not in GZIP_ENCODINGS):
         return read, False
     read = _Peeked(read)
@@ -618,5 +617,5 @@ _GZIP_HEADER = _ARCHIVE_MAGIC + b"\x08"  # how any gzip stream begins: its magic
 
 def _starts_as_the_archive(path):
     """Does ``path`` begin as a .tgz does (gzip's magic bytes)?"""
-    with open(path, "rb") as f:
+    with _opened_to_read(path) as f:
         return f.read(2) == _ARCHIVE_MAGIC

@@ -314,7 +314,8 @@ def test_download_restarts_when_the_server_ignores_range(archive, server, tmp_pa
     handler.ignore_range = True
     cache = tmp_path / "cache"
     cache.mkdir()
-    (cache / (spec.filename + ".part")).write_bytes(b"x" * 100)  # not even a prefix: must be overwritten
+    # (another .tgz's start: no prefix of this one, yet resumed from, so the answer ignoring the range is seen)
+    (cache / (spec.filename + ".part")).write_bytes(b"\x1f\x8b" + b"x" * 98)
     path = download(spec, str(cache), base_url=base_url, progress=False)
     assert handler.log[0][1] == "bytes=100-"
     with open(path, "rb") as f:
@@ -715,10 +716,10 @@ def test_prepare_writes_to_s3(archive, server, tmp_path, s3_bucket):
     assert read_labeled(result["train"]).names == {"1": "good", "2": "bad"}
 
 
-def _archive_as(name, classes=None):
+def _archive_as(name, classes=None, compresslevel=9):
     """A Zhang-style archive for dataset ``name`` (``classes``: its classes.txt, or none) and its spec."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=compresslevel) as tar:
         if classes is not None:
             _add(tar, f"{name}_csv/classes.txt", classes)
         _add(tar, f"{name}_csv/train.csv", "".join(csv_line(l, t) for l, t in TRAIN).encode())
@@ -1489,8 +1490,9 @@ def test_a_server_sending_tiny_pieces_slowly_is_stopped_and_a_slow_steady_one_is
 
 
 def _incompressible(size):
-    """``size`` bytes that gzip cannot shrink, the same every run, as a 2-class dataset's archive: (spec, data)."""
-    data = b"".join(hashlib.sha256(str(i).encode()).digest() for i in range(size // 32 + 1))[:size]
+    """``size`` bytes that gzip cannot shrink, the same every run, as a 2-class dataset's archive: (spec, data). They
+    begin with gzip's magic bytes, as every .tgz does (a .part that does not is started over: no start of one)."""
+    data = b"\x1f\x8b" + b"".join(hashlib.sha256(str(i).encode()).digest() for i in range(size // 32 + 1))[:size - 2]
     return ZhangDataset(NAME, f"https://example.invalid/mirror/{NAME}_csv.tgz", size, hashlib.md5(data).hexdigest(),
                         2), data
 
@@ -1520,6 +1522,27 @@ def test_a_server_resending_what_was_had_with_each_tiny_piece_is_stopped(server,
     assert 2000 < kept < len(data) and data.startswith(part.read_bytes())
 
 
+def test_a_wrong_file_sent_in_pieces_is_read_piece_by_piece_and_named_by_its_md5(server, tmp_path, monkeypatch,
+                                                                                  one_attempt):
+    """A file on the mirror that is no .tgz (not beginning with gzip's magic bytes), of the archive's size, sent in
+    pieces: the .part its first piece begins is no start of an archive. A .part is looked at for that as a download
+    begins (left by an older version), never between the pieces of one: there it was removed and the first piece
+    asked for again and again, until the stall watch stopped it as "too slow". The pieces are read in turn, and the
+    md5 says what is wrong."""
+    import fasttext_lib.download_fetch as dl
+
+    spec, data = _incompressible(400)
+    _serve(server, spec, bytes(len(data)))
+    base_url, handler = server
+    monkeypatch.setattr(dl, "_STALL_WINDOW_S", 0.5)  # (the first piece asked for again: stopped within a second)
+    monkeypatch.setattr(dl, "_STALL_MIN_BYTES", 50)  # (a piece of 100 new bytes a window: never stopped)
+    handler.cap = 100
+    with pytest.raises(FastTextError, match=r"failed verification \(md5 "):
+        download(spec, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert [rng for _, rng in handler.log] == [None, "bytes=100-", "bytes=200-", "bytes=300-"]
+    assert os.listdir(tmp_path / "cache") == []
+
+
 def test_a_gzipped_resume_reading_what_the_part_holds_for_longer_than_a_window_is_not_stopped(server, tmp_path,
                                                                                               monkeypatch):
     """A resume the server answers gzip-encoded is read from the archive's start: the bytes the .part holds come first,
@@ -1538,7 +1561,8 @@ def test_a_gzipped_resume_reading_what_the_part_holds_for_longer_than_a_window_i
     (cache / (spec.filename + ".part")).write_bytes(data[:3000])  # (~1.5 s of bytes sent again: three windows)
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
-    assert handler.log[-1] == (f"/mirror/{spec.filename}", None)  # (read from its start, not started over)
+    # (asked to resume, then read from its start: the .part compared, not started over)
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=3000-"), (f"/mirror/{spec.filename}", None)]
 
 
 def test_a_download_in_pieces_stopped_between_two_of_them_is_resumed_by_a_rerun(archive, server, tmp_path,
@@ -2040,22 +2064,46 @@ def test_a_resume_whose_range_a_server_gzips_alone_with_no_length_reads_the_whol
     assert os.listdir(cache) == [spec.filename]
 
 
+def test_a_resume_whose_range_a_server_gzips_alone_to_the_range_s_own_length_reads_the_whole(server, tmp_path):
+    """The same server, where the range's gzip happens to be as long as the range (a tail of the archive that
+    compresses a little: a .tgz of stored blocks ends in the tar's zeros): its Content-Length then agrees with its
+    Content-Range, as the .tgz only labelled gzip's does. Appended, its gzip filled the .part to the archive's size
+    and "failed verification ... run again to retry" once. Its body begins with a gzip header, which the archive's
+    bytes after its first do not: the whole is read instead, and nothing is appended to the .part."""
+    spec, data = _archive_as("stored", compresslevel=0)
+    offset = next((at for at in range(1, len(data)) if len(gzip.compress(data[at:], mtime=0)) == len(data) - at),
+                  None)
+    assert offset is not None and data[offset:offset + 3] != b"\x1f\x8b\x08"  # (a tail that gzips to its length)
+    _serve(server, spec, data)
+    base_url, handler = server
+    handler.encoding, handler.gzips_each_range = "gzip", True
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    part.write_bytes(data[:offset])
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", f"bytes={offset}-"), (f"/mirror/{spec.filename}", None)]
+    assert os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("sends", ["as it is", "labelled gzip", "gzipped again"])
 @pytest.mark.parametrize("no_length", [False, True])
-def test_a_partial_download_an_older_version_stored_decoded_is_started_over_by_a_gzip_labelling_server(
-        archive, server, tmp_path, no_length):
+def test_a_partial_download_an_older_version_stored_decoded_is_started_over_whatever_the_server_sends(
+        archive, server, tmp_path, sends, no_length):
     """An older version stored the .tgz a server labels Content-Encoding: gzip decoded, the bare tar. Resumed, the
-    range of the archive was appended to it and the download "failed verification ... run again to retry" once.
-    What the server sends is a gzip stream (its label says so), which no .part that does not begin with gzip's magic
-    bytes can be the start of: the download starts over from the first byte and succeeds in the one run."""
+    range of the archive was appended to it and the download "failed verification ... run again to retry" once (from
+    a server sending the .tgz as it is, unlabelled: a mirror passed since, the server's setting changed); from one
+    that gzips the .tgz again, the decoded answer "did not begin with" it, on every run. Every archive is a .tgz (read
+    as one: zhang_splits), which begins with gzip's magic bytes; a .part that does not is no start of it, whatever
+    the server sends: the download starts over from the first byte, with no range asked for, in the one run."""
     spec, data = archive
     base_url, handler = server
-    handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
+    handler.encoding = None if sends == "as it is" else "gzip"
+    handler.labelled_only, handler.no_length = sends == "labelled gzip", no_length
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     part.write_bytes(gzip.decompress(data)[:100])
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
-    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
-    assert os.listdir(cache) == [spec.filename]
+    assert handler.log == [(f"/mirror/{spec.filename}", None)] and os.listdir(cache) == [spec.filename]
 
 
 @pytest.mark.parametrize("no_length", [False, True])
