@@ -9,7 +9,8 @@
 :func:`format_to_read` decides a file's format (:func:`detect_format` from its first line, :func:`word_class_csv`
 from its first few when that says nothing); :func:`parse_fasttext_line`, :func:`csv_rows` and
 :func:`csv_row_to_example` parse its records. ``predict`` and the endpoint ask :func:`labeled_csv_start`,
-:func:`labeled_csv_records` and :func:`tsv_with_header` whether an input to label is a labeled table.
+:func:`labeled_csv_records` and :func:`tsv_with_header` whether an input to label is a labeled table, and
+:func:`header_alone` whether it is a header row with no rows.
 
 A module of its own because these are decisions about a line or a record, each with its own refusals, apart from
 what is done with a whole file: :mod:`fasttext_lib.data` reads files with them and keeps what they give, and
@@ -534,6 +535,15 @@ def labeled_csv_row(row, quoted, classes):
         return False
     first = row[0].strip()
     return bool(first) and (first in classes or (quoted and is_int_text(first)) or whole_number(first) in classes)
+
+
+def header_alone(records):
+    """Are an input to label's ``records`` (blank ones, ``[]``, left out) one header row training recognizes
+    (columns.short_header: ``label,text``) and nothing after it? ``df.head(0).to_csv()``, a file whose rows were never
+    written: ``predict`` refuses it ("no data rows"), and the endpoint's ``text/csv`` reads it as a header (it was
+    answered as a review, exit 0, as if it held one)."""
+    rows = [record for record in records if record]
+    return len(rows) == 1 and len(rows[0]) >= 2 and short_header(rows[0])
 
 
 START_CHARS = 4096  # of a first line, what labeled_csv_start parses

@@ -186,11 +186,10 @@ def input_check(name, fmt, classes, note):
     for JSON Lines, ``"records"`` for a CSV of one column with a review over lines (quoted_spans, which may refuse a
     headerless table with such a record), or with ``--format csv`` any headerless CSV of one column; else False
     (plain reviews, one per line). ``note(line)``: how the input was read."""
-    from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
-                          whole_number)
+    from .columns import HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, tsv_header_line, whole_number
     from .data import examples_of_lines
-    from .formats import (SEMICOLONS, BlankRecords, allow_long_csv_fields, labeled_csv_records, labeled_csv_start,
-                          tsv_with_header)
+    from .formats import (SEMICOLONS, BlankRecords, allow_long_csv_fields, header_alone, labeled_csv_records,
+                          labeled_csv_start, tsv_with_header)
     from .jsonl import json_input, json_object_line, jsonl_texts
     from .lines import has_lone_cr, leading_blank_lines, lone_cr_as_space, pandas_conversion, stripped_start
     from .quoted_spans import QuotedSpans
@@ -355,16 +354,16 @@ def input_check(name, fmt, classes, note):
                         break
             except csv.Error:  # malformed CSV (an unclosed quote): judged by the records before
                 malformed = True
-            header_alone = len(first_records) == 1 and len(first_records[0]) >= 2 and short_header(first_records[0])
-            if header_alone and not malformed:
+            alone = header_alone(first_records)
+            if alone and not malformed:
                 # a header row and nothing after it (label,text: a file whose rows were never written) was answered
                 # as a review, exit 0, as if it held one
                 raise FastTextError(f"{name}: no data rows (only a header row: {','.join(first_records[0])}); "
                                     f"--format text answers it as a review")
             # A header row, then a record CSV cannot read (a quote row 2 opens and the file never closes, a field past
             # the limit): read as CSV below, whose error names that record; it said "no data rows" (a header alone).
-            if not header_alone and not labeled_csv_records(first_records, stripped_start(first, 1, boms=True) == '"',
-                                                            classes):
+            if not alone and not labeled_csv_records(first_records, stripped_start(first, 1, boms=True) == '"',
+                                                     classes):
                 return False
             if len(first_records) == 1 and has_lone_cr(first):  # one line of lone \r's (an old Mac file's): refused as
                 return False                                      # such by checked_lines, as before

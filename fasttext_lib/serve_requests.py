@@ -678,9 +678,10 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     one declared that only reads like one (a later Batch Transform mini-batch's review) given back to them ->
     (``records``, ``names``, ``start``, ``blank``)."""
     from .columns import HEADER_LOOKAHEAD, header_columns, header_layout
+    from .formats import header_alone
 
     undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and (
-        _undeclared_header(records) or _header_alone(records)))
+        _undeclared_header(records) or header_alone(records)))
     if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
@@ -773,7 +774,7 @@ def _undeclared_header(records):
     from .formats import labeled_csv_records
 
     rows = [record for record in records if record]
-    if len(rows) < 2:  # a header alone: _header_alone
+    if len(rows) < 2:  # a header alone: formats.header_alone
         return False
     first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
     if one_column_text_header(first):
@@ -790,17 +791,6 @@ def _undeclared_header(records):
     if header_layout(first) is not None and header_columns(first, rest) is None:
         return False
     return labeled_csv_records([first] + rest, False, (), header=True)
-
-
-def _header_alone(records):
-    """Is a ``text/csv`` body's one record (blank ones aside) a header row training recognizes (``label,text``), as
-    predict refuses such a file ("no data rows")? ``df.head(0).to_csv()``, a file whose rows were never written, and in
-    Batch Transform with ``strategy="SingleRecord"`` a file's header, sent as a mini-batch of its own: its one record
-    was answered as a review."""
-    from .columns import short_header
-
-    rows = [record for record in records if record]
-    return len(rows) == 1 and len(rows[0]) >= 2 and short_header(rows[0])
 
 
 def _body_is_tsv_with_header(text):
