@@ -1029,7 +1029,8 @@ def _refuse_semicolon_table(semicolon_lines, classes):
     number, first, following = semicolon_lines
     what, _ = semicolon_table(first, iter(following), classes)
     if what:
-        raise RequestError(400, f"text/csv: line {number} {what}, or send it as text/plain to answer each line as it is")
+        raise RequestError(400, f"text/csv: line {number} {what}, or send it as text/plain to answer each line as it "
+                                f"is")
 
 
 def _thin_index_sign(records):
