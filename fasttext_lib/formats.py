@@ -9,7 +9,9 @@
 :func:`format_to_read` decides a file's format (:func:`detect_format` from its first line, :func:`word_class_csv`
 from its first few when that says nothing); :func:`parse_fasttext_line`, :func:`csv_rows` and
 :func:`csv_row_to_example` parse its records. ``predict`` and the endpoint ask :func:`labeled_csv_start`,
-:func:`labeled_csv_records` and :func:`tsv_with_header` whether an input to label is a labeled table.
+:func:`labeled_csv_records` and :func:`tsv_with_header` whether an input to label is a labeled table,
+:func:`header_alone` whether it is a header row with no rows, and :func:`semicolon_table` whether it is a table
+neither reads.
 
 A module of its own because these are decisions about a line or a record, each with its own refusals, apart from
 what is done with a whole file: :mod:`fasttext_lib.data` reads files with them and keeps what they give, and
@@ -534,6 +536,59 @@ def labeled_csv_row(row, quoted, classes):
         return False
     first = row[0].strip()
     return bool(first) and (first in classes or (quoted and is_int_text(first)) or whole_number(first) in classes)
+
+
+def semicolon_class(line, classes):
+    """Does ``line`` start with one of ``classes`` (ids or names; ``"2"`` as 2, ``2.0`` as 2) and a semicolon, as a row
+    of a semicolon-separated labeled table does (``negative;cold soup``)? Unless the class is quoted, the text starts
+    without a space, as :func:`labeled_csv_row` has it: a writer puts none after its separator, and reviews a person
+    wrote so (``positive; the food was great``) were refused."""
+    cell, semicolon, rest = line[:200].lstrip("\ufeff").partition(";")
+    quoted = cell.strip().startswith('"')
+    cell = cell.strip().strip('"').strip()
+    return (bool(semicolon) and bool(cell) and (quoted or not rest[:1].isspace())
+            and (cell in classes or whole_number(cell) in classes))
+
+
+def semicolon_table(first, lines, classes):
+    """Is an input to label whose first line that is not blank is ``first`` a semicolon-separated table (European
+    Excel's CSV, ``to_csv(sep=";")``, R's ``write.csv2``)? Read a line at a time, its header row was answered as a
+    review and each row's class as a word of its text; training refuses such a file (:func:`detect_format`). ``predict``
+    and the endpoint's ``text/csv`` refuse it alike: this is their one rule. ``lines``: an iterator of the lines after
+    ``first``; ``classes``: the model's class ids and names.
+
+    It is when ``first`` is such a table's header row (columns.semicolon_header) and at least half of the lines after it
+    in the look-ahead that are not blank have as many fields (a first review ``Review;Loved it`` above plain reviews is
+    a review); or when ``first`` and half those lines, 4 at least with it, start with one of ``classes`` and a semicolon
+    (:func:`semicolon_class`), as a CSV's labeled rows are recognized (:func:`labeled_csv_records`).
+
+    -> ``(what, lines)``: what it is, said after "line N" (``first``'s) by the caller's error, which goes on to the
+    caller's own way out (None: no such table); and ``lines`` as they were (:data:`HEADER_LOOKAHEAD` of them read
+    ahead, and put back, only when ``first`` may start such a table: a bad byte later is said as it was)."""
+    header, labeled = semicolon_header(first), semicolon_class(first, classes)
+    if not (header or labeled):
+        return None, lines
+    following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
+    lines = itertools.chain(following, lines)
+    rows = [line for line in following if line.strip()]
+    first = first.lstrip("\ufeff")
+    conversion = (f"; only comma- and tab-separated ones are read: convert it (e.g. pandas: "
+                  f"{pandas_conversion(SEMICOLONS)})")
+    if header and rows and 2 * sum(line.count(";") >= first.count(";") for line in rows) >= len(rows):
+        return f"is the header row of a semicolon-separated table ({first.strip()}){conversion}", lines
+    if labeled and 1 + sum(semicolon_class(line, classes) for line in rows) >= max(4, (len(rows) + 2) // 2):
+        return (f"and the lines after it start with one of the model's classes and a semicolon "
+                f"({first.split(';', 1)[0].strip()};...): a semicolon-separated table{conversion}"), lines
+    return None, lines
+
+
+def header_alone(records):
+    """Are an input to label's ``records`` (blank ones, ``[]``, left out) one header row training recognizes
+    (columns.short_header: ``label,text``) and nothing after it? ``df.head(0).to_csv()``, a file whose rows were never
+    written: ``predict`` refuses it ("no data rows"), and the endpoint's ``text/csv`` reads it as a header (it was
+    answered as a review, exit 0, as if it held one)."""
+    rows = [record for record in records if record]
+    return len(rows) == 1 and len(rows[0]) >= 2 and short_header(rows[0])
 
 
 START_CHARS = 4096  # of a first line, what labeled_csv_start parses

@@ -186,13 +186,12 @@ def input_check(name, fmt, classes, note):
     for JSON Lines, ``"records"`` for a CSV of one column with a review over lines (quoted_spans, which may refuse a
     headerless table with such a record), or with ``--format csv`` any headerless CSV of one column; else False
     (plain reviews, one per line). ``note(line)``: how the input was read."""
-    from .columns import (HEADER_LOOKAHEAD, one_column_text_header, semicolon_header, short_header, tsv_header_line,
-                          whole_number)
+    from .columns import HEADER_LOOKAHEAD, one_column_text_header, tsv_header_line, whole_number
     from .data import examples_of_lines
-    from .formats import (SEMICOLONS, BlankRecords, allow_long_csv_fields, labeled_csv_records, labeled_csv_start,
-                          tsv_with_header)
+    from .formats import (BlankRecords, allow_long_csv_fields, header_alone, labeled_csv_records, labeled_csv_start,
+                          semicolon_table, tsv_with_header)
     from .jsonl import json_input, json_object_line, jsonl_texts
-    from .lines import has_lone_cr, leading_blank_lines, lone_cr_as_space, pandas_conversion, stripped_start
+    from .lines import has_lone_cr, leading_blank_lines, lone_cr_as_space, stripped_start
     from .quoted_spans import QuotedSpans
 
     def read_all(lines, table):
@@ -306,28 +305,10 @@ def input_check(name, fmt, classes, note):
         json_hint = fmt == "auto" and start in ("[", "{") and json_input(first.strip(), name, predicting=True)
         if json_hint:  # a JSON array: each line was answered, keys and braces as words
             raise FastTextError(json_hint)
-        header = fmt == "auto" and semicolon_header(first)  # a semicolon-separated table's header row, or its first
-        labeled = fmt == "auto" and semicolon_class(first, classes)  # labeled row (negative;cold soup)? the lines after
-        if header or labeled:  # it decide, as a CSV's records do (a first review "Review;Loved it" is a review)
-            following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
-            lines = itertools.chain(following, lines)
-            rows = [line for line in following if line.strip()]
-            width = first.count(";")
-            if header and rows and 2 * sum(line.count(";") >= width for line in rows) >= len(rows):
-                # its header was answered as a review, each row's class as a word of its text (training refuses such
-                # a file: formats.detect_format): rows of as many fields after it, at least half of them
-                raise FastTextError(f"{name}: line {len(blank) + 1} is the header row of a semicolon-separated table "
-                                    f"({first.lstrip(chr(0xfeff)).strip()}); only comma- and tab-separated ones are "
-                                    f"read: convert it (e.g. pandas: {pandas_conversion(SEMICOLONS)}), or give "
-                                    f"--format text to answer each line as it is")
-            if labeled and 1 + sum(semicolon_class(line, classes) for line in rows) >= max(4, (len(rows) + 2) // 2):
-                # the same table without its header row, each class answered as a word of its review: line 1 and half
-                # the lines after it (4 at least, line 1 among them), as a CSV's labeled rows are recognized
-                raise FastTextError(f"{name}: line {len(blank) + 1} and the lines after it start with one of the "
-                                    f"model's classes and a semicolon ({first.lstrip(chr(0xfeff)).split(';', 1)[0].strip()};...): "
-                                    f"a semicolon-separated table; only comma- and tab-separated ones are read: convert "
-                                    f"it (e.g. pandas: {pandas_conversion(SEMICOLONS)}), or give --format text to "
-                                    f"answer each line as it is")
+        semicolons, lines = semicolon_table(first, lines, classes) if fmt == "auto" else (None, lines)
+        if semicolons:  # (its header was answered as a review, each row's class as a word of its text)
+            raise FastTextError(f"{name}: line {len(blank) + 1} {semicolons}, or give --format text to answer each "
+                                f"line as it is")
         # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
         one_column = False
         with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
@@ -355,16 +336,16 @@ def input_check(name, fmt, classes, note):
                         break
             except csv.Error:  # malformed CSV (an unclosed quote): judged by the records before
                 malformed = True
-            header_alone = len(first_records) == 1 and len(first_records[0]) >= 2 and short_header(first_records[0])
-            if header_alone and not malformed:
+            alone = header_alone(first_records)
+            if alone and not malformed:
                 # a header row and nothing after it (label,text: a file whose rows were never written) was answered
                 # as a review, exit 0, as if it held one
                 raise FastTextError(f"{name}: no data rows (only a header row: {','.join(first_records[0])}); "
                                     f"--format text answers it as a review")
             # A header row, then a record CSV cannot read (a quote row 2 opens and the file never closes, a field past
             # the limit): read as CSV below, whose error names that record; it said "no data rows" (a header alone).
-            if not header_alone and not labeled_csv_records(first_records, stripped_start(first, 1, boms=True) == '"',
-                                                            classes):
+            if not alone and not labeled_csv_records(first_records, stripped_start(first, 1, boms=True) == '"',
+                                                     classes):
                 return False
             if len(first_records) == 1 and has_lone_cr(first):  # one line of lone \r's (an old Mac file's): refused as
                 return False                                      # such by checked_lines, as before
@@ -379,20 +360,6 @@ def input_check(name, fmt, classes, note):
                                 f"--format text reads every line as one review)") from None
 
     return check
-
-
-def semicolon_class(line, classes):
-    """Does ``line`` start with one of ``classes`` (ids or names; ``"2"`` as 2, ``2.0`` as 2) and a semicolon, as a row
-    of a semicolon-separated labeled table does (``negative;cold soup``)? Unless the class is quoted, the text starts
-    without a space, as :func:`formats.labeled_csv_row` has it: a writer puts none after its separator, and reviews a
-    person wrote so (``positive; the food was great``) were refused."""
-    from .columns import whole_number
-
-    cell, semicolon, rest = line[:200].lstrip("\ufeff").partition(";")
-    quoted = cell.strip().startswith('"')
-    cell = cell.strip().strip('"').strip()
-    return (bool(semicolon) and bool(cell) and (quoted or not rest[:1].isspace())
-            and (cell in classes or whole_number(cell) in classes))
 
 
 def with_line_ends(lines):

@@ -11,7 +11,8 @@
   answered as with it: not by an endpoint, with ``FieldNames`` in Batch Transform. A body whose first line is a
   TSV's header row is read tab-separated. A record ends at ``\\n`` only (:func:`_lines_of`), as SageMaker's line
   splitting does: a lone ``\\r`` inside a line is whitespace in its review, or, in a field of a CSV that is no
-  review a line, a 400, as predict reads and refuses it.
+  review a line, a 400, as predict reads and refuses it. A semicolon-separated table is a 400, as predict refuses it
+  (formats.semicolon_table, the rule of both).
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -75,6 +76,8 @@ class Reviews(list):
     repeats_at = ()        # before it counted), and where the header's repeats stood among them (numbered, unanswered)
     header_names = None    # text/csv: the header row, as the body writes it (a 400 for a header without rows names it)
     body_lines = None      # text/csv in Batch Transform: the lines of the mini-batch (SplitType=Line joins answers to them)
+    semicolon_lines = None  # text/csv: (number, line, the lines after it) when its first line that is not blank holds a
+    # semicolon, for csv_texts to ask whether it is a semicolon-separated table (the model's classes tell)
 
 
 # ---- The body: its media type and charset, its text
@@ -412,6 +415,11 @@ def csv_request(text, header):
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     delimiter = "\t" if header != "absent" and _body_is_tsv_with_header(text) else ","
+    # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
+    semicolons = _semicolon_lines(text) if delimiter == "," else None
+    # Its header row is known without the model's classes: refused before the body is read as CSV, which
+    # R's "sentiment";"review" is not (a 400 that named no semicolon). Rows with a class first: csv_texts.
+    _refuse_semicolon_table(semicolons, ())
     records, names, start, blank, fell_back = _csv_records(text, header, delimiter)
     records, names, start, blank, repeats = _header_row_repeated(records, names, start, blank, header, delimiter,
                                                                  fell_back)
@@ -432,6 +440,7 @@ def csv_request(text, header):
     # (csv_texts' 400s number its records as the body does: without a header, from 1)
     texts.first_number, texts.repeats_at = (first_number, repeats) if names is not None else (1, ())
     texts.header_names = names
+    texts.semicolon_lines = semicolons
     if in_batch_transform(os.environ):  # (text.split_lines' count, without a copy of every line of a 6 MB body)
         texts.body_lines = text.count("\n") + (not text.endswith("\n") and text != "")
     return texts
@@ -445,6 +454,22 @@ def _after_lines(text, count):
         if not at:
             return len(text)
     return at
+
+
+def _semicolon_lines(text):
+    """A ``text/csv`` body's first line that is not blank, when it holds a semicolon, as predict reads a file's lines
+    (at ``\\n``, a CRLF's ``\\r`` dropped: text.split_lines) -> (its number, it, the
+    :data:`~fasttext_lib.columns.HEADER_LOOKAHEAD` lines after it that formats.semicolon_table reads); else None (no
+    semicolon-separated table)."""
+    from .columns import HEADER_LOOKAHEAD
+    from .lines import leading_blank_lines
+
+    lines = (line[:-1] if line.endswith("\r") else line
+             for line in (line[:-1] if line.endswith("\n") else line for line in _lines_of(text)))
+    blank, first = leading_blank_lines(lines)
+    if first is None or ";" not in first:
+        return None
+    return len(blank) + 1, first, list(itertools.islice(lines, HEADER_LOOKAHEAD))
 
 
 def _record_numbers(first_number, repeats):
@@ -678,9 +703,10 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     one declared that only reads like one (a later Batch Transform mini-batch's review) given back to them ->
     (``records``, ``names``, ``start``, ``blank``)."""
     from .columns import HEADER_LOOKAHEAD, header_columns, header_layout
+    from .formats import header_alone
 
     undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and (
-        _undeclared_header(records) or _header_alone(records)))
+        _undeclared_header(records) or header_alone(records)))
     if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
@@ -773,7 +799,7 @@ def _undeclared_header(records):
     from .formats import labeled_csv_records
 
     rows = [record for record in records if record]
-    if len(rows) < 2:  # a header alone: _header_alone
+    if len(rows) < 2:  # a header alone: formats.header_alone
         return False
     first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
     if one_column_text_header(first):
@@ -790,17 +816,6 @@ def _undeclared_header(records):
     if header_layout(first) is not None and header_columns(first, rest) is None:
         return False
     return labeled_csv_records([first] + rest, False, (), header=True)
-
-
-def _header_alone(records):
-    """Is a ``text/csv`` body's one record (blank ones aside) a header row training recognizes (``label,text``), as
-    predict refuses such a file ("no data rows")? ``df.head(0).to_csv()``, a file whose rows were never written, and in
-    Batch Transform with ``strategy="SingleRecord"`` a file's header, sent as a mini-batch of its own: its one record
-    was answered as a review."""
-    from .columns import short_header
-
-    rows = [record for record in records if record]
-    return len(rows) == 1 and len(rows[0]) >= 2 and short_header(rows[0])
 
 
 def _body_is_tsv_with_header(text):
@@ -961,6 +976,7 @@ def csv_texts(reviews, predictor):
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     header_names = reviews.header_names
     numbering = (reviews.first_number, reviews.repeats_at)
+    _refuse_semicolon_table(reviews.semicolon_lines, predictor.class_values)
     _refuse_lone_cr_in_table(reviews, predictor, numbering)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
@@ -999,6 +1015,22 @@ def csv_texts(reviews, predictor):
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
     _refuse_metadata_columns(records, None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _refuse_semicolon_table(semicolon_lines, classes):
+    """A 400 for a ``text/csv`` body that is a semicolon-separated table (formats.semicolon_table: ``sentiment;review``
+    over its rows, or rows that start with one of the model's ``classes`` and a semicolon), as predict refuses such a
+    file, for the same reason: its header was answered as a review, and each row whole, its class a word of its
+    text. ``semicolon_lines``: :func:`_semicolon_lines`' (None: nothing to judge)."""
+    if semicolon_lines is None:
+        return
+    from .formats import semicolon_table
+
+    number, first, following = semicolon_lines
+    what, _ = semicolon_table(first, iter(following), classes)
+    if what:
+        raise RequestError(400, f"text/csv: line {number} {what}, or send it as text/plain to answer each line as it "
+                                f"is")
 
 
 def _thin_index_sign(records):

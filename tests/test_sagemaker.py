@@ -4189,6 +4189,58 @@ def test_a_csv_body_of_a_header_row_alone_is_no_review(tmp_path, monkeypatch, bu
         assert answers == blank_before + [HEADER_ANSWER] + blank_after, content_type
 
 
+_SEMICOLON_ROWS = "positive;great food\nnegative;cold soup\npositive;would go again\nnegative;never again\n"
+
+
+@pytest.mark.parametrize("body, line", [
+    ("label;text\n" + _SEMICOLON_ROWS, 1),  # to_csv(sep=";"): its header row
+    ('"sentiment";"review"\r\n' + _SEMICOLON_ROWS.replace("\n", "\r\n"), 1),  # R's write.csv2, CRLF
+    (_SEMICOLON_ROWS, 1),  # the same rows without a header: each starts with a class and a semicolon
+    ("\n" + _SEMICOLON_ROWS.replace(";", ";\"", 1).replace("food", "food, really\"", 1), 2),  # after a blank line
+], ids=["header", "quoted-header-crlf", "headerless", "after-a-blank-line"])
+def test_a_semicolon_separated_csv_body_is_refused_as_predict_refuses_the_file(tmp_path, monkeypatch, bundle, served,
+                                                                               body, line):
+    """A semicolon-separated table (European Excel's CSV, ``to_csv(sep=";")``): predict refuses the file in one line,
+    and docs/SERVING.md promises text/csv is read "as predict reads the file"; the endpoint answered its header as a
+    review and each row whole, its class a word of its text. It is a 400 for the same reason, header=present or
+    not, in Batch Transform too, with text/plain as the way to answer each line as it is."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body.encode())
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    head, way_out = f"error: {path}: line {line} ", ", or give --format text to answer each line as it is\n"
+    assert got.returncode == 2 and got.stderr.startswith(head) and got.stderr.endswith(way_out), got.stderr
+    reason = got.stderr[len(head):-len(way_out)]
+    assert "semicolon-separated table" in reason
+    for batch in (False, True):
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true") if batch else monkeypatch.delenv("SAGEMAKER_BATCH", raising=False)
+        for content_type in ("text/csv", "text/csv; header=present"):
+            with pytest.raises(sm_serve.RequestError) as caught:
+                sm_serve.predict_fn(sm_serve.input_fn(body.encode(), content_type), served[0])
+            assert (caught.value.status_code, caught.value.message) == (
+                400, f"text/csv: line {line} {reason}, or send it as text/plain to answer each line as it is"), \
+                (content_type, batch)
+
+
+@pytest.mark.parametrize("body", [
+    "Review;Loved it\ngreat food\nawful\n",  # a first review that reads as a header, plain reviews after it
+    "positive;would buy again\ngreat\nawful\nok\nfine\n",  # one review that opens with a class and a semicolon
+    "positive; the food was great\nnegative; cold soup\npositive; would go again\nnegative; never again\n",  # typed
+], ids=["a-review-as-a-header", "one-class-first", "a-space-after-each"])
+def test_reviews_that_hold_semicolons_are_answered_by_the_endpoint_as_by_predict(tmp_path, bundle, served, body):
+    """What predict answers as reviews, though a line holds a semicolon, the endpoint answers alike, one a line."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "reviews.csv"
+    path.write_text(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    answers = [json.loads(answer) for answer in got.stdout.splitlines()]
+    assert answers == served[1].predict(body.splitlines())
+    assert sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv"), served[0]) == answers
+
+
 @pytest.mark.parametrize("body", [b"label,text\n2,good food\n1,\"awful\n", b"2,good food\n1,\"awful\nservice, sadly\n"])
 def test_batch_transform_says_when_split_type_line_cut_a_review_quoted_over_lines(monkeypatch, body):
     """SplitType=Line cuts a file at every line break, inside quotes too: a review pandas quoted over two lines ends
