@@ -398,6 +398,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         columns, rows = class_and_text_columns(ahead, choice, header_row, predicting, uri, rows, classes)
         if isinstance(rows, FirstClassWatch):  # (a read that stops early settles it: read_labeled's limit)
             found["first_row_unsettled"] = rows
+            rows.tell(note)  # (the rest of the file decides: said before it is read)
     if columns is not None:  # a header row: the records start after it
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)
         if predicting and choice is None and header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) is None:
@@ -487,7 +488,8 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     """Read a whole dataset (one or more files, in order: ``uri`` or a list of them) into memory; an empty file is an
     error. The classes are read over all the files at once (:func:`whole_number_classes`), as one file's.
 
-    ``limit``: at most this many documents (a positive integer; ``None``: all).
+    ``limit``: at most this many documents (a positive integer; ``None``: all); the file is not read on past it to
+    tell whether a first row of two names is a header (header_row.FirstClassWatch.settle_at_limit).
     ``find_names``: take ``names`` from a names file beside the data (``<stem>.classes.txt`` or
     ``classes.txt``), else from an unpacked Zhang et al. archive's folder name (label_names.py), keeping the
     labels this data has (one file only).
@@ -516,8 +518,8 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
                 limited = True
                 break
         if limited:
-            if "first_row_unsettled" in read:  # a header or a record: the rest of the file says (header_row)
-                read["first_row_unsettled"].settle()
+            if "first_row_unsettled" in read:  # a header or a record: refused unless settled (header_row)
+                read["first_row_unsettled"].settle_at_limit(limit)
             examples.close()  # (the file, closed once the limit is reached, not when this returns)
             note_no_words(uri, read, note)  # (_each_file, left inside this file, says it no more)
             break

@@ -13,12 +13,13 @@ A module of its own because these decisions are about a whole table, taken once 
 record, and :func:`fasttext_lib.data.examples_of_lines` takes these decisions in order and then loops over the
 records itself.
 """
+import collections
 import itertools
 
-from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns, class_and_text_names,
-                      first_value, header_columns, header_or_record, ids_column, index_note, index_rows,
-                      left_out_columns, one_column_text_header, one_hot_hint, read_from_note, series_values_header,
-                      table_text_columns, text_header, two_names, unread_columns, unread_header,
+from .columns import (FLAG_ADVICE, HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, ColumnsToName, chosen_columns,
+                      class_and_text_names, first_value, header_columns, header_or_record, ids_column, index_note,
+                      index_rows, left_out_columns, one_column_text_header, one_hot_hint, read_from_note,
+                      series_values_header, table_text_columns, text_header, two_names, unread_columns, unread_header,
                       without_trailing_empty)
 from .errors import FastTextError
 from .formats import CountedLines, csv_rows, labeled_csv_records
@@ -226,11 +227,13 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), 
         refusal = ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
                                 f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
         if two_names(ahead[0][0]):
-            further, rows = _class_further_down(ahead[0][0], rows)
-            if further:  # (positive,great: a record whose class is rare at the top of its file, not v1,v2,,,)
-                return None, rows
+            further = list(itertools.islice(rows, FURTHER_ROWS))
+            if _class_further_down(ahead[0][0], further):  # (positive,great: a record whose class is rare at the
+                return None, chain_lines(further, rows)     # top of its file, not v1,v2,,,)
             if not predicting:  # (predict's rows are the model's classes: unread_header has told it already)
-                return None, FirstClassWatch(ahead[0][0], rows, refusal)
+                return None, FirstClassWatch(ahead[0][0], further, rows, refusal,
+                                             f"{uri}:{ahead[0][1]}: its first row ({','.join(header_row)})")
+            rows = chain_lines(further, rows)
         if predicting and class_and_text_names(ahead[0][0]):
             # (v1,v2,,,: predict reads it only over rows of the model's classes, formats.unnamed_class_header, or
             # with --format csv) the class first, not scored, and every column after it text, as under label,text,,,
@@ -257,12 +260,11 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), 
 FURTHER_ROWS = 10_000
 
 
-def _class_further_down(row, rows):
-    """``(found, rows)``: is ``row``'s first value the first value of one of the next :data:`FURTHER_ROWS` records of
-    ``rows`` (:func:`_of_the_class_of`)? ``rows`` is returned with them put back."""
-    further = list(itertools.islice(rows, FURTHER_ROWS))
+def _class_further_down(row, further):
+    """Is ``row``'s first value the first value of one of ``further``, the next :data:`FURTHER_ROWS` records
+    (:func:`_of_the_class_of`)?"""
     of_its_class = _of_the_class_of(row)
-    return any(of_its_class(r) for r, _ in further), chain_lines(further, rows)
+    return any(of_its_class(r) for r, _ in further)
 
 
 def _of_the_class_of(first):
@@ -274,34 +276,67 @@ def _of_the_class_of(first):
 
 
 class FirstClassWatch:
-    """The records after those :func:`_class_further_down` searched, of a file whose first row of two names reads as
-    a header (v1,v2,,,) or as a record whose class is rare at its top (``positive,great``), its first value found in
-    none of the rows searched so far. Only the whole file tells them apart: the first row is read as the record it
-    may be, and the file refused as the header it then is (``refusal``) once its records are all read and none has
-    that class. (Refused after the 10,050 rows searched, a genuine first record whose class recurs further down
-    failed a file that trains; taken for a header, a document was lost.) Iterated once: each record as it comes,
-    compared until the class is found."""
+    """The records after the look-ahead of a file whose first row of two names reads as a header (v1,v2,,,) or as a
+    record whose class is rare at its top (``positive,great``), its first value found in none of the ``searched``
+    (:func:`_class_further_down`'s, in memory) nor, so far, of ``rows`` (the rest of the file). Only the whole file
+    tells them apart: the first row is read as the record it may be, and the file refused as the header it then is
+    (``refusal``) once its records are all read and none has that class. (Refused after the 10,050 rows searched, a
+    genuine first record whose class recurs further down failed a file that trains; taken for a header, a document
+    was lost.) ``said``: ``FILE:1: its first row (v1,v2)``, as the messages start. Iterated once: each record as it
+    comes, compared until the class is found."""
 
-    def __init__(self, first, rows, refusal):
-        self.of_its_class, self.rows, self.refusal, self.found = _of_the_class_of(first), iter(rows), refusal, False
+    def __init__(self, first, searched, rows, refusal, said):
+        self.of_its_class, self.refusal, self.found = _of_the_class_of(first), refusal, False
+        self.first, self.said = first, said
+        self.searched, self.rows = iter(searched), iter(rows)
+        # (fewer than FURTHER_ROWS: the file ended among them, and the refusal comes once they are read)
+        self.more = len(searched) == FURTHER_ROWS
+        self.searched_to = searched[-1][1] if searched else None
 
     def __iter__(self):
+        yield from self.searched  # (none of its class)
         of_its_class = self.of_its_class
         for record in self.rows:
+            # (compared before it is handed out: a read that stops at it, read_labeled's limit, knows it)
+            self.found = of_its_class(record[0])
             yield record
-            if of_its_class(record[0]):
-                self.found = True
+            if self.found:
                 break
         yield from self.rows
         if not self.found:
             raise self.refusal
 
-    def settle(self):
-        """For a read that stops before the end (read_labeled's ``limit``): the rest of the file searched for the
-        class, the refusal raised where none has it."""
-        if not self.found and not any(self.of_its_class(row) for row, _ in self.rows):
+    def tell(self, note):
+        """``note`` (a callable, or None) is told, once the rows searched are read, that the rest of the file decides,
+        and how to spare that: its whole read (minutes of a 5 GB file) showed nothing before the refusal at its end."""
+        if note is None or not self.more:
+            return
+        note(f"{self.said} may be a header row: none of the rows up to line {self.searched_to} has its first value "
+             f"({first_value(self.first)!r}) as its class, and the rest of the file decides (read to its end: a header "
+             f"is refused there, a record read as one); to skip the wait, say which it is: if line 1 is a record, "
+             f"add a header row above it (label,text); if it is a header, name its columns: {FLAG_ADVICE}")
+
+    def settle_at_limit(self, limit):
+        """For a read that stops at its ``limit`` of documents (read_labeled's), before the first row is settled: the
+        file is refused as the header it is when it has ended, else as unsettled. Its rest is not read: it was, to
+        settle the first row, all of a 5 GB file for a limit of 100 documents. Nor is the first row taken for what it
+        most likely is: read as a record, the header v1,v2 would be trained as a class v1 of one document, which the
+        whole read refuses; left out as a header, a record would be lost, and a header of names training does not
+        know accepted, which the whole read refuses too. The user says which it is (or reads it whole)."""
+        if self.found:
+            return
+        collections.deque(self.searched, maxlen=0)  # (in memory, none of its class)
+        record = next(self.rows, None)
+        if record is None:  # the whole file is read: as the whole read decides
             raise self.refusal
-        self.found = True
+        if self.of_its_class(record[0]):
+            self.found = True
+            return
+        raise ColumnsToName(
+            f"{self.said} reads as a header row or as a record, and a read limited to {limit} documents cannot tell "
+            f"which: none of the rows up to line {record[1]} has its first value ({first_value(self.first)!r}) as its "
+            f"class, and only the rest of the file would show whether one does (read without a limit, it is read to "
+            f"its end to tell)", "if it is a header, say which to read", after=header_or_record(self.first))
 
 
 def header_layout(header, columns, index, uri, note, found):

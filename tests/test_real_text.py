@@ -2496,17 +2496,40 @@ def test_a_class_first_row_wider_than_its_header_is_read_as_csv_and_tsv_alike(tm
         read_labeled(str(path))
 
 
-def _two_names_first(tmp_path, first, recurs_at, rows=10_100):
-    """A headerless CSV of ``rows`` records of word classes whose first row is ``first`` (two names: a record, or a
-    header such as v1,v2), its first value recurring at row ``recurs_at`` only (None: never): past the 50 rows of the
-    look-ahead and the 10,000 searched after it."""
+def _two_names_lines(first, recurs_at, rows):
+    """The lines of a headerless CSV of ``rows`` records of word classes whose first row is ``first`` (two names: a
+    record, or a header such as v1,v2), its first value recurring at row ``recurs_at`` only (None: never)."""
     words = "food service staff slow cold warm great awful tasty bland rude kind".split()
     value = first.split(",")[0]
-    lines = [first] + [f"{value if row == recurs_at else ('negative' if row % 2 else 'neutral')},"
-                       f"{' '.join(words[(row * k) % len(words)] for k in range(1, 6))}" for row in range(2, rows + 1)]
+    return [first + "\n"] + [f"{value if row == recurs_at else ('negative' if row % 2 else 'neutral')},"
+                             f"{' '.join(words[(row * k) % len(words)] for k in range(1, 6))}\n"
+                             for row in range(2, rows + 1)]
+
+
+def _two_names_first(tmp_path, first, recurs_at, rows=10_100):
+    """:func:`_two_names_lines` as a file (``(path, records)``): by default past the 50 rows of the look-ahead and
+    the 10,000 searched after it."""
+    lines = _two_names_lines(first, recurs_at, rows)
     path = tmp_path / "late.csv"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("".join(lines))
     return path, len(lines)
+
+
+def _counting(monkeypatch):
+    """``[n]``: how many lines the reads after this call take of their files (data.iter_examples' lines)."""
+    from fasttext_lib import data
+
+    count, lines_of = [0], data.without_excel_sep
+
+    def counted(lines, uri):
+        for line in lines_of(lines, uri):
+            count[0] += 1
+            yield line
+    monkeypatch.setattr(data, "without_excel_sep", counted)
+    return count
+
+
+_UNSETTLED = r"late.csv:1: its first row \({first}\) reads as a header row or as a record, and a read limited to {limit} "
 
 
 @pytest.mark.parametrize("fmt", ["auto", "csv"])
@@ -2515,14 +2538,15 @@ def test_a_first_record_whose_class_recurs_only_past_ten_thousand_rows_is_read_a
     file. That was decided from the 50 rows below it (no --format: refused as a header) or 10,050 (--format csv): a
     genuine first record, ``positive,great food``, whose class recurs only further down was refused as a header of
     unknown names, and so were its documents. The whole file decides now: its class further down makes it a record,
-    read with every other one (read_labeled, whose limit stops the read early, and training's read_counted alike)."""
+    read with every other one (read_labeled, and training's read_counted alike; read_labeled's limit, when it reaches
+    the row that recurs)."""
     from fasttext_lib.data import read_counted
 
     path, records = _two_names_first(tmp_path, "positive,great food", recurs_at=10_060)
     data = read_labeled(str(path), fmt=fmt)
     assert (data.labels[0], data.texts[0], len(data), data.labels.count("positive")) == \
         ("positive", "great food", records, 2)
-    assert read_labeled(str(path), fmt=fmt, limit=100).labels[:2] == ["positive", "neutral"]
+    assert read_labeled(str(path), fmt=fmt, limit=10_060).labels[-1] == "positive"  # (its last document: the row)
     counted = read_counted([str(path)], fmt)
     assert len(counted.labels) == records and list(counted.labels).count("positive") == 2
 
@@ -2531,52 +2555,78 @@ def test_a_first_record_whose_class_recurs_only_past_ten_thousand_rows_is_read_a
 def test_a_first_row_of_two_names_whose_first_is_no_class_of_the_file_is_still_refused_as_a_header(tmp_path, fmt):
     """The other way round: ``v1,v2`` over more than 10,050 rows none of which has the class v1 is a header of names
     training does not know, refused with the flags that read it, once the whole file has shown it (a limited read
-    too: its rest is searched)."""
-    path, _ = _two_names_first(tmp_path, "v1,v2", recurs_at=None)
-    for limit in (None, 100):
+    whose limit is the whole file too)."""
+    path, records = _two_names_first(tmp_path, "v1,v2", recurs_at=None)
+    for limit in (None, records):
         with pytest.raises(FastTextError, match=r"reads as a (CSV )?header( row)? \(v1,v2\).*--label-column NAME "
                                                 r"--text-column NAME.*add a header row above it"):
             read_labeled(str(path), fmt=fmt, limit=limit)
 
 
-@pytest.mark.parametrize("repeat, tail", [("v1,v2,,,", ",,,"), ("V1, v2 ,,", ",,")])
-def test_a_two_name_header_repeated_with_trailing_empty_columns_is_the_header_again(tmp_path, repeat, tail):
-    """Amazon snippets in two files joined (``cat a.csv b.csv``), the first under ``v1,v2``, the second written with
-    columns without a name after its two (``v1,v2,,,`` over rows ending ``,,,``: the SMS Spam Collection's shape).
-    The second header, as wide as the first once its empty fields are dropped, was no repeat of it: taken for a record
-    of the class ``v1``, it made the first row one too, and a class ``v1`` of two documents was trained. It is the
-    header again: the file is refused as the header it is (one line, the flags that read it), and with the columns
-    named it is skipped, as an exact repeat is, every snippet read under its own class."""
-    rows = list(csv.reader(open(os.path.join(REAL, "amazon_snippets_train.csv"), newline="")))[:600]
-    words = {"1": "negative", "2": "positive"}
-    quoted = [f'{words[label]},"{text.replace(chr(34), 2 * chr(34))}"' for label, text in rows]
-    path, out = tmp_path / "joined.csv", tmp_path / "model"
-    path.write_text("\n".join(["v1,v2"] + quoted[:300] + [repeat] + [row + tail for row in quoted[300:]]) + "\n")
-    got = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress")
-    assert got.returncode == 2 and got.stderr.count("error:") == 1 and not out.exists(), got.stderr
-    assert "reads as a header (v1,v2)" in got.stderr and "--label-column NAME --text-column NAME" in got.stderr
-    named = cli_in_process("train", "--train", path, "--output", out, "--epochs", "1", "--no-progress",
-                           "--label-column", "v1", "--text-column", "v2")
-    assert named.returncode == 0, named.stderr
-    assert f"{path}:302: this row repeats the header row (v1,v2)" in named.stderr
-    from fasttext_lib.predict import Predictor
+@pytest.mark.parametrize("first, recurs_at", [("v1,v2", None), ("positive,great food", 20_000)])
+def test_a_limited_read_does_not_read_the_whole_file_to_settle_its_first_row(tmp_path, monkeypatch, first,
+                                                                              recurs_at):
+    """A read with a limit (read_labeled's: notebooks 02-04's ``read_prepared``) whose first row of two names the
+    look-ahead leaves unsettled read the rest of the file to settle it: all 30,000 lines for 100 documents (a 5 GB
+    file to its end). The rows read so far cannot tell a header (v1,v2) from a record whose class recurs further
+    down, and either guess is wrong for one of them (a class v1 of one document; a record lost), where the whole read
+    is right for both: it is refused in one line that says how to tell it which, after the rows the look-ahead read
+    and one more (was the file at its end? then the whole read's answer), counted here."""
+    path, _ = _two_names_first(tmp_path, first, recurs_at, rows=30_000)
+    count = _counting(monkeypatch)
+    with pytest.raises(FastTextError, match=_UNSETTLED.format(first=first, limit=100) + r"documents cannot tell "
+                       r"which: none of the rows up to line 10052 .*; if it is a header, say which to read: "
+                       r"--label-column NAME --text-column NAME.*; if line 1 is a record, not a header, add a header "
+                       r"row above it \(label,text\)$"):
+        read_labeled(str(path), limit=100)
+    assert count[0] == 10_052  # line 1, the 10,050 rows searched, one more
+    count[0] = 0
+    with pytest.raises(FastTextError, match=_UNSETTLED.format(first=first, limit=12_000)):
+        read_labeled(str(path), limit=12_000)  # (a limit past the rows searched: as far as it goes)
+    assert count[0] == 12_001  # (its documents, one line each, and one more)
+    count[0] = 0
+    if recurs_at is not None:  # a limit that reaches the row of its class: a record, the rest unread
+        assert read_labeled(str(path), limit=recurs_at).labels[0] == "positive" and count[0] == recurs_at
 
-    assert Predictor.load(out).labels == ["negative", "positive"]
+
+def test_a_first_row_left_unsettled_after_the_rows_searched_is_told_before_the_rest_is_read(tmp_path):
+    """A first row of two names the 10,050 rows searched leave unsettled is settled by the rest of the file, read to
+    its end for a header (minutes for 5 GB) before its one line of refusal: one note says so before the rest is read,
+    and how to spare the wait; on stderr, above the error line (the CLI)."""
+    from fasttext_lib.data import examples_of_lines
+
+    count, notes = [0], []
+
+    def counted(lines):
+        for line in lines:
+            count[0] += 1
+            yield line
+    with pytest.raises(FastTextError, match=r"its first row reads as a header \(v1,v2\)"):
+        list(examples_of_lines(counted(_two_names_lines("v1,v2", None, 30_000)), "stream.csv",
+                               note=lambda line: notes.append((line, count[0]))))
+    assert len(notes) == 1 and notes[0][1] < 10_100 and count[0] == 30_000  # (told before the rest was read)
+    assert re.fullmatch(r"stream.csv:1: its first row \(v1,v2\) may be a header row: none of the rows up to line "
+                        r"10051 has its first value \('v1'\) as its class, and the rest of the file decides .*; to "
+                        r"skip the wait, say which it is: if line 1 is a record, add a header row above it "
+                        r"\(label,text\); if it is a header, name its columns: --label-column NAME --text-column NAME "
+                        r"\(the SageMaker job's label_column and text_column\)", notes[0][0])
+    path, _ = _two_names_first(tmp_path, "v1,v2", None, rows=30_000)
+    run = cli_in_process("train", "--train", path, "--output", tmp_path / "m")
+    assert run.returncode == 2 and run.stderr.splitlines()[0] == notes[0][0].replace("stream.csv", str(path))
+    assert [line.split(":")[0] for line in run.stderr.splitlines()] == [str(path), "error"]
 
 
-@pytest.mark.parametrize("fmt", ["auto", "csv"])
-@pytest.mark.parametrize("again_at", [30, 3_000, 10_080])
-@pytest.mark.parametrize("repeat", ["v1,v2", "v1, v2 "])
-def test_a_two_name_header_repeated_where_joined_files_meet_is_no_record_of_its_own_class(tmp_path, fmt, again_at,
-                                                                                            repeat):
-    """``cat a.csv b.csv`` of files with a ``v1,v2`` header over word classes repeats the header where b.csv starts.
-    That repeat is the header again, not a record of the class ``v1``: taken for one, it made the first row a record
-    too, and the model was trained with a class ``v1`` of two documents ``v2``. It is refused as the header it is, as
-    the file with its header once is (the same line, with the flags that read it), in the look-ahead or past it."""
-    path, _ = _two_names_first(tmp_path, "v1,v2", recurs_at=None, rows=again_at + 200)
-    lines = path.read_text().splitlines()
-    path.write_text("\n".join(lines[:again_at] + [repeat] + lines[again_at:]) + "\n")
-    for limit in (None, 100):
-        with pytest.raises(FastTextError, match=r"reads as a (CSV )?header( row)? \(v1,v2\).*--label-column NAME "
-                                                r"--text-column NAME.*add a header row above it"):
-            read_labeled(str(path), fmt=fmt, limit=limit)
+@pytest.mark.parametrize("first, recurs_at, rows", [
+    ("positive,great food", 3_000, 30_000),  # its class among the rows searched: a record
+    ("v1,v2", None, 5_000),                  # the file ends among them: a header, refused
+    ("label,text", None, 30_000),            # a header training reads
+])
+def test_a_first_row_settled_by_the_rows_searched_is_read_without_a_note(first, recurs_at, rows):
+    from fasttext_lib.data import examples_of_lines
+
+    notes = []
+    try:
+        list(examples_of_lines(iter(_two_names_lines(first, recurs_at, rows)), "s.csv", note=notes.append))
+    except FastTextError as exc:
+        assert first == "v1,v2" and "its first row reads as a header (v1,v2)" in str(exc)
+    assert notes == []
