@@ -228,21 +228,14 @@ class Predictor:
 
     def _evaluated(self, data, confusion):
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
-        if not len(data.labels):  # (its accuracy and loss were NaN)
-            raise FastTextError("evaluation data: contains no labeled documents")
+        # Its classes are all at hand: one the model does not know is refused before any document is scored
         y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names,
                           lines_named(data.first_lines, "evaluation data"),  # (read_labeled's: its lines)
                           pandas_class_column(data))  # (a hint's pandas line names the user's column)
-        bags = self.featurizer.transform(data.texts, scoring=self._held_scoring())
-        probs = self._probabilities(bags)
-        metrics = self._metrics(probs, y, confusion)
-        refit = self.refit_documents()
-        if refit is not None:  # (see evaluate_examples)
-            refit.see_all(list(data.texts))
-            refit.warn("the evaluation data")
-        return Evaluation(self.names, data.texts, y, probs, metrics)
+        return self._evaluation(zip(data.labels, data.texts), confusion, "evaluation data", "the evaluation data",
+                                classes=y, texts=data.texts)
 
-    EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate_examples (as predict)
+    EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate and evaluate_examples (as predict)
 
     def evaluate_examples(self, examples, confusion=False, where="evaluation data", line_of=None, found=None):
         """:meth:`evaluate` of ``(label, text)`` pairs as they come (``data.iter_examples`` of a file), in memory that
@@ -260,39 +253,47 @@ class Predictor:
             raise FastTextError(f"examples must be (label, text) pairs, got {type(examples).__name__}; for one review "
                                 f"pass [(label, text)]")
         refuse_a_dataframe_of_examples(examples)
-        labels, probs, seen, first_lines = [], [], {}, {}
-        fields = None  # the first pair's column names, where it carries them (df.itertuples()' rows)
+        return self._evaluation(examples, confusion, where, where, line_of=line_of, found=found).metrics
+
+    def _evaluation(self, examples, confusion, where, warned_as, classes=None, texts=None, line_of=None, found=None):
+        """The :class:`Evaluation` of ``(label, text)`` pairs, scored :data:`EVALUATED_PER_CHUNK` at a time (each
+        chunk's texts and bags dropped once scored), the one route of :meth:`evaluate` and :meth:`evaluate_examples`.
+        ``classes``: their classes encoded already (:meth:`evaluate`'s, all at hand: their probabilities are written
+        into one array of their number, not joined from the chunks' at the end, a second copy); else their labels are
+        read as they come and encoded once all are (:class:`_LabelsRead`: ``line_of``, ``found``). ``where``: the
+        data as its errors name it; ``warned_as``: as the refit's warning does (:meth:`refit_documents`); ``texts``:
+        the texts the Evaluation keeps (None: none kept)."""
         refit = self.refit_documents()
         examples = iter(examples if refit is None else refit.watch(examples))  # (islice of a list gave its first
         #                                                                           chunk again and again: no end)
+        read = _LabelsRead(line_of) if classes is None else None
+        probs = [] if classes is None else np.empty((len(classes), len(self.labels)), dtype=np.float32)
+        done = 0
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
-            texts = example_texts(chunk, len(labels))
-            if not labels:
-                fields = getattr(chunk[0], "_fields", None)
-            try:
-                bags = self.featurizer.transform(texts, scoring=self._held_scoring())
-            except NoRoomToFeaturize as exc:  # its index among all the examples
-                raise NoRoomToFeaturize(len(labels) + exc.index, exc.chars, exc.documents, exc.need, exc.room,
-                                        exc.what) from None
-            classes_before = len(seen)
-            labels.extend(seen.setdefault(label, label) for label, _ in chunk)  # one str per class, not per document
-            if line_of is not None and len(seen) > classes_before:  # a class first seen: its line, while it is known
-                note_first_lines(first_lines, chunk, len(labels) - len(chunk), line_of)
-            probs.append(self._probabilities(bags))
-        if not labels:
+            scored = self._scored_from(example_texts(chunk, done), done)
+            if read is None:
+                probs[done:done + len(chunk)] = scored
+            else:
+                read.add(chunk)
+                probs.append(scored)
+            done += len(chunk)
+        if not done:  # (its accuracy and loss were NaN)
             raise FastTextError(f"{where}: contains no labeled documents")
-        labels = whole_number_classes(labels)  # (the file's classes as training reads them: __label__5.0 is 5 when all are)
-        first_lines = first_lines_as_read(first_lines)
-        # (a hint's pandas line names the rows' own class column: df['label'] of a frame's sentiment was a KeyError;
-        # a field _0 is none: namedtuple's rename of a column that is no Python name, "Class Index", by its position)
-        own = fields[0] if fields and isinstance(fields[0], str) and not fields[0].startswith("_") else None
-        column = pandas_class_column(class_column=own) if found is None else pandas_class_column(
-            class_from=found.get("class_from", ""), class_column=found.get("class_column"))
-        y = encode_labels(labels, self.labels, where, self.label_names, first_lines, column)
-        metrics = self._metrics(np.concatenate(probs), y, confusion)
+        if read is not None:
+            classes, probs = read.encoded(self.labels, self.label_names, where, found), np.concatenate(probs)
+        metrics = self._metrics(probs, classes, confusion)
         if refit is not None:
-            refit.warn(where)
-        return metrics
+            refit.warn(warned_as)
+        return Evaluation(self.names, texts, classes, probs, metrics)
+
+    def _scored_from(self, texts, start):
+        """The class probabilities of ``texts``, the examples from index ``start`` on: memory they cannot have is
+        :class:`NoRoomToFeaturize` naming the document by its index among all the examples."""
+        try:
+            bags = self.featurizer.transform(texts, scoring=self._held_scoring())
+        except NoRoomToFeaturize as exc:
+            raise NoRoomToFeaturize(start + exc.index, exc.chars, exc.documents, exc.need, exc.room, exc.what) from None
+        return self._probabilities(bags)
 
     def refit_documents(self):
         """A :class:`TrainedOnCheck` of the ``--autotune-validation`` documents the bundle's autotune refit trained
@@ -324,3 +325,35 @@ class Predictor:
         rows = (self._stored.rows_of(np.arange(vocab_size)) if self._stored is not None
                 else self._model.embedding_rows(vocab_size))  # (a copy of the whole table first: 2 tables held)
         return list(self.featurizer.vocab.idx_to_token), rows
+
+
+class _LabelsRead:
+    """The labels of ``(label, text)`` pairs read a chunk at a time (:meth:`Predictor.evaluate_examples`), one str per
+    class, not per document, encoded as the model's classes once all are read (:meth:`encoded`). ``line_of``: as
+    evaluate_examples' (the line of each class first met, while its chunk is the one just read), or None."""
+
+    def __init__(self, line_of):
+        self.labels, self.seen, self.first_lines, self.line_of = [], {}, {}, line_of
+        self.fields = None  # the first pair's column names, where it carries them (df.itertuples()' rows)
+
+    def add(self, chunk):
+        if not self.labels:
+            self.fields = getattr(chunk[0], "_fields", None)
+        classes_before = len(self.seen)
+        self.labels.extend(self.seen.setdefault(label, label) for label, _ in chunk)
+        if self.line_of is not None and len(self.seen) > classes_before:  # a class first seen: its line, while known
+            note_first_lines(self.first_lines, chunk, len(self.labels) - len(chunk), self.line_of)
+
+    def encoded(self, classes, names, where, found):
+        """Each label's index in ``classes`` (a model's, ``names`` its label names: label_encoding.encode_labels, whose
+        errors name ``where``); ``found``: the reader's (data.iter_examples'), whose class column a hint's pandas line
+        names."""
+        labels = whole_number_classes(self.labels)  # (the file's classes as training reads them: __label__5.0 is 5
+        #                                             when all are)
+        # (a hint's pandas line names the rows' own class column: df['label'] of a frame's sentiment was a KeyError;
+        # a field _0 is none: namedtuple's rename of a column that is no Python name, "Class Index", by its position)
+        fields = self.fields
+        own = fields[0] if fields and isinstance(fields[0], str) and not fields[0].startswith("_") else None
+        column = pandas_class_column(class_column=own) if found is None else pandas_class_column(
+            class_from=found.get("class_from", ""), class_column=found.get("class_column"))
+        return encode_labels(labels, classes, where, names, first_lines_as_read(self.first_lines), column)

@@ -186,180 +186,311 @@ def input_check(name, fmt, classes, note):
     for JSON Lines, ``"records"`` for a CSV of one column with a review over lines (quoted_spans, which may refuse a
     headerless table with such a record), or with ``--format csv`` any headerless CSV of one column; else False
     (plain reviews, one per line). ``note(line)``: how the input was read."""
-    from .columns import HEADER_LOOKAHEAD, one_column_text_header, tsv_header_line, whole_number
-    from .data import examples_of_lines
-    from .formats import (BlankRecords, allow_long_csv_fields, header_alone, labeled_csv_records, labeled_csv_start,
-                          semicolon_table, tsv_with_header)
-    from .jsonl import json_input, json_object_line, jsonl_texts
-    from .lines import has_lone_cr, leading_blank_lines, lone_cr_as_space, stripped_start
+    given = _Given(name, fmt, classes, note)
+    return lambda lines: _input_kind(lines, given)
+
+
+@dataclass(frozen=True)
+class _Given:
+    """What :func:`input_check` was given: the input's ``name`` (as its errors say it), ``fmt`` (``--format``), the
+    model's class ids and names (``classes``) and ``note(line)``, which says how the input was read."""
+
+    name: str
+    fmt: str
+    classes: object
+    note: object
+
+
+def _input_kind(lines, given):
+    """:func:`input_check`'s check of ``lines``: a :class:`ReadAs`, or False (plain reviews, one per line)."""
     from .quoted_spans import QuotedSpans
 
-    def read_all(lines, table):
-        """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
-        error before any answer: a :class:`ReadAs` of kind "texts" (a header of text columns, no class) or "labeled"
-        (with the first value of its class column that is none of ``classes``, if any). Its notes (pandas' index, the
-        columns left out) are said once every record has been read."""
-        kind, notes, unknown, found = "labeled", [], None, {"blank_records": BlankRecords(keep=False)}
-        for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append,
-                                          found=found, classes=classes):
-            kind = "texts" if label is None else kind
-            if unknown is None and label is not None and label not in classes and whole_number(label) not in classes:
-                unknown = label  # (an id column first: id,text)
-        blanks = found["blank_records"]
-        if blanks.count:  # (more answers than pandas' rows, as it reads a file by default)
-            notes.append(f"{name}:{blanks.first}: a blank record, answered as an empty review in its place "
-                         f"({blanks.count} in all), one answer per record as the endpoint answers text/csv "
-                         f"(pd.read_csv skips blank lines; skip_blank_lines=False keeps them, to join the answers "
-                         f"to its rows)")
-        for line in notes:
-            note(line)
-        return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")),
-                      tuple(found.get("class_columns", ())), found.get("columns_flags", ""))
+    if given.fmt == "csv":
+        return _csv_table_or_records(lines, given)
+    if given.fmt != "auto":
+        return _table(lines, given)
+    # Read a line at a time (no table recognized), a CSV record over lines would be answered once per line: the
+    # lines are read as CSV too as they pass, and such a record decides (quoted_spans)
+    spans = QuotedSpans()
+    tapped = spans.tap(lines)
+    return _table(tapped, given) or _records_over_lines(tapped, spans, given)
 
-    def check(lines):
-        if fmt == "csv":
-            return csv_check(lines)
-        if fmt != "auto":
-            return table_check(lines)
-        # Read a line at a time (no table recognized), a CSV record over lines would be answered once per line: the
-        # lines are read as CSV too as they pass, and such a record decides (quoted_spans)
-        spans = QuotedSpans()
-        tapped = spans.tap(lines)
-        read_as = table_check(tapped)
-        if read_as:
-            return read_as
-        for _ in tapped:
-            pass
+
+def _records_over_lines(lines, spans, given):
+    """``auto``, no table recognized: :class:`ReadAs` ``"records"`` where a record of the input read as CSV goes on over
+    lines (``spans``, the :class:`~fasttext_lib.quoted_spans.QuotedSpans` that ``lines``, the rest of them, feed),
+    else False."""
+    for _ in lines:
+        pass
+    spans.end()
+    records, said = spans.reading(given.name)
+    if said:
+        given.note(said)
+    return ReadAs("records") if records else False
+
+
+def _csv_table_or_records(lines, given):
+    """``--format csv``: a labeled table, a header of text columns, JSON Lines (:func:`_table`); or, where that
+    reading fails, a CSV of one column without a header row as a program writes it (every record one field:
+    QuotedSpans), whose records are the texts. It was refused as a labeled CSV whose rows lack a class: predict
+    scores none, and auto-detection reads the same file so."""
+    from .quoted_spans import QuotedSpans
+
+    source_failed = []
+
+    def source():  # (a line's own error, a bad byte: said as it is, never taken for the table's)
+        try:
+            yield from lines
+        except BaseException:
+            source_failed.append(True)
+            raise
+
+    spans, rest = QuotedSpans(), source()
+    try:
+        return _table(spans.tap(rest), given)
+    except FastTextError as exc:
+        if source_failed:
+            raise
+        for line in rest:  # (each line the reading took was fed to spans as it passed: the rest, in order)
+            spans.push(line)
         spans.end()
-        records, said = spans.reading(name)
-        if said:
-            note(said)
-        return ReadAs("records") if records else False
+        if spans.width != 1:
+            raise
+        if spans.unwritten is not None:  # (its first record of one field: said why it is not read as such)
+            line, why = spans.unwritten
+            raise FastTextError(f"{exc}; nor is it a CSV of one column as a program writes it (line {line}: "
+                                f"{why}); --format text answers each line as one review") from None
+    given.note(f"{given.name}: read as CSV of one column without a header row: one answer per record, each its text")
+    return ReadAs("records")
 
-    def csv_check(lines):
-        """``--format csv``: a labeled table, a header of text columns, JSON Lines (table_check); or, where that
-        reading fails, a CSV of one column without a header row as a program writes it (every record one field:
-        QuotedSpans), whose records are the texts. It was refused as a labeled CSV whose rows lack a class: predict
-        scores none, and auto-detection reads the same file so."""
-        source_failed = []
 
-        def source():  # (a line's own error, a bad byte: said as it is, never taken for the table's)
-            try:
-                yield from lines
-            except BaseException:
-                source_failed.append(True)
-                raise
+def _table(lines, given):
+    """Is the input (``lines``) a table, a TSV or CSV whose records are all read as training reads them, or JSON
+    Lines? Its :class:`ReadAs`, else False (plain reviews). The checks look at its start (:class:`_Opening`), in this
+    order: the first to give a verdict (a :class:`ReadAs`, an error) decides, and :func:`_csv_table`, the last,
+    always gives one."""
+    from .lines import leading_blank_lines
 
-        spans, rest = QuotedSpans(), source()
-        try:
-            return table_check(spans.tap(rest))
-        except FastTextError as exc:
-            if source_failed:
-                raise
-            for line in rest:  # (each line the reading took was fed to spans as it passed: the rest, in order)
-                spans.push(line)
-            spans.end()
-            if spans.width != 1:
-                raise
-            if spans.unwritten is not None:  # (its first record of one field: said why it is not read as such)
-                line, why = spans.unwritten
-                raise FastTextError(f"{exc}; nor is it a CSV of one column as a program writes it (line {line}: "
-                                    f"{why}); --format text answers each line as one review") from None
-        note(f"{name}: read as CSV of one column without a header row: one answer per record, each its text")
-        return ReadAs("records")
+    if given.fmt == "text":
+        return False
+    blank, first = leading_blank_lines(lines)
+    if first is None:
+        return False
+    opening = _Opening(blank, first, lines)
+    for check in (_tsv_with_header, _json_lines, _refuse_json_array, _refuse_semicolon_table):
+        verdict = check(opening, given)
+        if verdict is not None:
+            return verdict
+    return _csv_table(opening, given)
 
-    def table_check(lines):
-        if fmt == "text":
+
+class _Opening:
+    """The start of an input as :func:`_table`'s checks see it: its ``blank`` lines, its ``first`` other one, and
+    ``rest``, an iterator of the lines after that, before which a check puts back the lines it read ahead.
+
+    A first line of 60 MB was copied whole by each test that stripped it: they look at its start (``start``:
+    lines.stripped_start), and at all of it only when its start says it may be JSON. A header row (a TSV's, one text
+    column's) is column names: a first line longer than :data:`HEADER_CHARS` is none (``long``; its csv parse was a
+    copy too)."""
+
+    def __init__(self, blank, first, rest):
+        from .lines import stripped_start
+
+        self.blank, self.first, self.rest = blank, first, rest
+        self.start, self.long = stripped_start(first, 1), len(first) > HEADER_CHARS
+        self.line = len(blank) + 1  # the first's, as errors say it
+
+    def ahead(self):
+        """The next HEADER_LOOKAHEAD lines after the first (fewer at the end), put back."""
+        from .columns import HEADER_LOOKAHEAD
+
+        following = list(itertools.islice(self.rest, HEADER_LOOKAHEAD))
+        self.rest = itertools.chain(following, self.rest)
+        return following
+
+    def lines(self):
+        """Every line of the input, from its first: those read ahead too."""
+        return itertools.chain(self.blank, [self.first], self.rest)
+
+
+def _tsv_with_header(opening, given):
+    """``auto``: a TSV with a header row, read as a CSV with one would be (:class:`ReadAs` of ``"tsv"``), when the
+    records after it are as wide as it, as for a CSV's header (formats.tsv_with_header, as labeled_csv_records);
+    else None. Reviews whose first line holds a tab and a text column's name (Summary<TAB>works great) were refused,
+    or answered without their first line, every answer one off."""
+    from .columns import tsv_header_line
+    from .formats import tsv_with_header
+
+    if given.fmt != "auto" or opening.long or not tsv_header_line(opening.first):
+        return None
+    if not tsv_with_header([opening.first] + opening.ahead(), given.classes):
+        return None  # (plain reviews: checked as such by the checks after this one)
+    try:
+        return _read_all(opening.lines(), "tsv", given)
+    except FastTextError as exc:
+        raise FastTextError(f"{exc} (read as TSV because line {opening.line} is a header row; --format text reads "
+                            f"every line as one review)") from None
+
+
+def _json_lines(opening, given):
+    """JSON Lines: :class:`ReadAs` ``"json"``, each object's text keys, every object checked before the first answer;
+    else None. With ``--format csv`` too: each object was read as a labeled CSV row, its first key's value as the
+    class."""
+    from .jsonl import json_object_line, jsonl_texts
+
+    if given.fmt not in ("auto", "csv") or opening.start != "{" or not json_object_line(opening.first.strip()):
+        return None
+    notes, found = [], {}
+    for _ in jsonl_texts(opening.lines(), given.name, note=notes.append, found=found):
+        pass  # every object checked before the first answer
+    first_blank, count = found.get("blank_lines", (None, 0))
+    if count:  # (more answers than pandas' rows: read_json(lines=True) skips blank lines)
+        notes.append(f"{given.name}:{first_blank}: a blank line, answered as an empty review in its place ({count} "
+                     f"in all), one answer per line as the endpoint answers application/jsonlines")
+    for line in notes:
+        given.note(line)
+    return ReadAs("json")
+
+
+def _refuse_json_array(opening, given):
+    """``auto``: a JSON array, or other JSON that is no object per line (jsonl.json_input), is refused: each line was
+    answered, keys and braces as words. Else None."""
+    from .jsonl import json_input
+
+    hint = (given.fmt == "auto" and opening.start in ("[", "{")
+            and json_input(opening.first.strip(), given.name, predicting=True))
+    if hint:
+        raise FastTextError(hint)
+    return None
+
+
+def _refuse_semicolon_table(opening, given):
+    """``auto``: a semicolon-separated table (formats.semicolon_table) is refused: its header was answered as a
+    review, each row's class as a word of its text. Else None."""
+    from .formats import semicolon_table
+
+    if given.fmt != "auto":
+        return None
+    semicolons, opening.rest = semicolon_table(opening.first, opening.rest, given.classes)  # (what it read, put back)
+    if semicolons:
+        raise FastTextError(f"{given.name}: line {opening.line} {semicolons}, or give --format text to answer each "
+                            f"line as it is")
+    return None
+
+
+def _csv_table(opening, given):
+    """The input read as CSV, every record as training reads it (:func:`_read_all`): with ``--format csv`` whatever
+    it is; in ``auto``, one whose first line is a header of one text column (:func:`_one_column_header`), or that
+    starts as a labeled CSV (:func:`_labeled_start`); else False."""
+    one_column = given.fmt == "auto" and _one_column_header(opening)
+    if given.fmt == "auto" and not one_column and not _labeled_start(opening, given):
+        return False
+    try:
+        return _read_all(opening.lines(), "csv", given)
+    except FastTextError as exc:
+        if given.fmt == "csv":
+            raise
+        if one_column:  # "review" was a review after all (it occurs again, or no CSV follows): text, as before
             return False
-        blank, first = leading_blank_lines(lines)
-        if first is None:
-            return False
-        # A first line of 60 MB was copied whole by each test below that stripped it: they look at its start now
-        # (stripped_start), and at all of it only when its start says it may be JSON. A header row (a TSV's, one text
-        # column's) is column names: a line longer than HEADER_CHARS is none (its csv parse was a copy too).
-        start, long = stripped_start(first, 1), len(first) > HEADER_CHARS
-        if fmt == "auto" and not long and tsv_header_line(first):  # a TSV with a header row: read as a CSV with one would be
-            # ... when the records after it are as wide as it, as for a CSV's header (labeled_csv_records): reviews whose
-            # first line holds a tab and a text column's name (Summary<TAB>works great) were refused, or answered
-            # without their first line, every answer one off
-            ahead = list(itertools.islice(lines, HEADER_LOOKAHEAD))
-            if tsv_with_header([first] + ahead, classes):
-                try:
-                    return read_all(itertools.chain(blank, [first], ahead, lines), "tsv")
-                except FastTextError as exc:
-                    raise FastTextError(f"{exc} (read as TSV because line {len(blank) + 1} is a header row; "
-                                        f"--format text reads every line as one review)") from None
-            lines = itertools.chain(ahead, lines)  # (plain reviews: checked as such below)
-        if fmt in ("auto", "csv") and start == "{" and json_object_line(first.strip()):  # JSON Lines: each object's text keys (with
-            # --format csv too: each object was read as a labeled CSV row, its first key's value as the class)
-            notes, found = [], {}
-            for _ in jsonl_texts(itertools.chain(blank, [first], lines), name, note=notes.append, found=found):
-                pass  # every object checked before the first answer
-            first_blank, count = found.get("blank_lines", (None, 0))
-            if count:  # (more answers than pandas' rows: read_json(lines=True) skips blank lines)
-                notes.append(f"{name}:{first_blank}: a blank line, answered as an empty review in its place ({count} "
-                             f"in all), one answer per line as the endpoint answers application/jsonlines")
-            for line in notes:
-                note(line)
-            return ReadAs("json")
-        json_hint = fmt == "auto" and start in ("[", "{") and json_input(first.strip(), name, predicting=True)
-        if json_hint:  # a JSON array: each line was answered, keys and braces as words
-            raise FastTextError(json_hint)
-        semicolons, lines = semicolon_table(first, lines, classes) if fmt == "auto" else (None, lines)
-        if semicolons:  # (its header was answered as a review, each row's class as a word of its text)
-            raise FastTextError(f"{name}: line {len(blank) + 1} {semicolons}, or give --format text to answer each "
-                                f"line as it is")
-        # a header of one text column (review: pandas' df[["review"]].to_csv(index=False)) was answered as a review
-        one_column = False
-        with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
-            one_column = fmt == "auto" and not long and one_column_text_header(next(csv.reader([first.strip()]), []))
-        # A lone \r in an unquoted field is a csv.Error that stopped the reading which tells a table from reviews, at
-        # whichever of the first lines held it: a labeled file was answered as text, each class a word of its review,
-        # where a \r past those lines is refused (formats.csv_rows). They are judged with it read as a space, so that
-        # a table is read as one, and refused at that line, as for any later line.
-        if fmt == "auto" and not one_column and not labeled_csv_start(lone_cr_as_space(first), classes):
-            return False
-        ahead = [first]
-        if fmt == "auto" and not one_column:
-            allow_long_csv_fields()  # the first records decide (a review may start as a labeled row does: 1,000 calories)
-            def kept(it):
-                for line in it:
-                    ahead.append(line)
-                    yield lone_cr_as_space(line) + "\n"
+        raise FastTextError(f"{exc} (read as CSV because line {opening.line} is a labeled CSV row or header; "
+                            f"--format text reads every line as one review)") from None
 
-            records = csv.reader(kept(itertools.chain([ahead.pop()], lines)))  # not strict: read strictly below
-            first_records, malformed = [], False
-            try:
-                for record in filter(None, records):
-                    first_records.append(record)
-                    if len(first_records) > HEADER_LOOKAHEAD:
-                        break
-            except csv.Error:  # malformed CSV (an unclosed quote): judged by the records before
-                malformed = True
-            alone = header_alone(first_records)
-            if alone and not malformed:
-                # a header row and nothing after it (label,text: a file whose rows were never written) was answered
-                # as a review, exit 0, as if it held one
-                raise FastTextError(f"{name}: no data rows (only a header row: {','.join(first_records[0])}); "
-                                    f"--format text answers it as a review")
-            # A header row, then a record CSV cannot read (a quote row 2 opens and the file never closes, a field past
-            # the limit): read as CSV below, whose error names that record; it said "no data rows" (a header alone).
-            if not alone and not labeled_csv_records(first_records, stripped_start(first, 1, boms=True) == '"',
-                                                     classes):
-                return False
-            if len(first_records) == 1 and has_lone_cr(first):  # one line of lone \r's (an old Mac file's): refused as
-                return False                                      # such by checked_lines, as before
-        try:
-            return read_all(itertools.chain(blank, ahead, lines), "csv")
-        except FastTextError as exc:
-            if fmt == "csv":
-                raise
-            if one_column:  # "review" was a review after all (it occurs again, or no CSV follows): text, as before
-                return False
-            raise FastTextError(f"{exc} (read as CSV because line {len(blank) + 1} is a labeled CSV row or header; "
-                                f"--format text reads every line as one review)") from None
 
-    return check
+def _one_column_header(opening):
+    """Is the first line a header of one text column (review: pandas' df[["review"]].to_csv(index=False))? It was
+    answered as a review."""
+    from .columns import one_column_text_header
+
+    if opening.long:
+        return False
+    with contextlib.suppress(csv.Error):  # (a lone \r inside the line: text, as labeled_csv_start says)
+        return one_column_text_header(next(csv.reader([opening.first.strip()]), []))
+    return False
+
+
+def _labeled_start(opening, given):
+    """Does the input start as a labeled CSV, its first line (formats.labeled_csv_start), then its first records
+    (formats.labeled_csv_records)? A header row and nothing after it is refused.
+
+    A lone \\r in an unquoted field is a csv.Error that stopped the reading which tells a table from reviews, at
+    whichever of the first lines held it: a labeled file was answered as text, each class a word of its review,
+    where a \\r past those lines is refused (formats.csv_rows). They are judged with it read as a space, so that a
+    table is read as one, and refused at that line, as for any later line."""
+    from .formats import allow_long_csv_fields, header_alone, labeled_csv_records, labeled_csv_start
+    from .lines import has_lone_cr, lone_cr_as_space, stripped_start
+
+    first = opening.first
+    if not labeled_csv_start(lone_cr_as_space(first), given.classes):
+        return False
+    allow_long_csv_fields()  # the first records decide (a review may start as a labeled row does: 1,000 calories)
+    records, malformed = _first_records(opening)
+    alone = header_alone(records)
+    if alone and not malformed:
+        # a header row and nothing after it (label,text: a file whose rows were never written) was answered as a
+        # review, exit 0, as if it held one
+        raise FastTextError(f"{given.name}: no data rows (only a header row: {','.join(records[0])}); "
+                            f"--format text answers it as a review")
+    # A header row, then a record CSV cannot read (a quote row 2 opens and the file never closes, a field past the
+    # limit): read as CSV after this, whose error names that record; it said "no data rows" (a header alone).
+    if not alone and not labeled_csv_records(records, stripped_start(first, 1, boms=True) == '"', given.classes):
+        return False
+    # one line of lone \r's (an old Mac file's): refused as such by checked_lines, as before
+    return not (len(records) == 1 and has_lone_cr(first))
+
+
+def _first_records(opening):
+    """``(records, malformed)``: the input's first records read as CSV (blank ones skipped, HEADER_LOOKAHEAD + 1 at
+    most), each lone \\r read as a space, not strictly (all are read strictly after), and whether a malformed one (an
+    unclosed quote) ended them: the records before it are judged. The lines read are put back."""
+    from .columns import HEADER_LOOKAHEAD
+    from .lines import lone_cr_as_space
+
+    read = []
+
+    def kept(lines):
+        for line in lines:
+            read.append(line)
+            yield lone_cr_as_space(line) + "\n"
+
+    reader = csv.reader(itertools.chain([lone_cr_as_space(opening.first) + "\n"], kept(opening.rest)))
+    records, malformed = [], False
+    try:
+        for record in filter(None, reader):
+            records.append(record)
+            if len(records) > HEADER_LOOKAHEAD:
+                break
+    except csv.Error:  # malformed CSV (an unclosed quote): judged by the records before
+        malformed = True
+    opening.rest = itertools.chain(read, opening.rest)
+    return records, malformed
+
+
+def _read_all(lines, table, given):
+    """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
+    error before any answer: a :class:`ReadAs` of kind "texts" (a header of text columns, no class) or "labeled"
+    (with the first value of its class column that is none of the model's classes, if any). Its notes (pandas'
+    index, the columns left out) are said once every record has been read."""
+    from .columns import whole_number
+    from .data import examples_of_lines
+    from .formats import BlankRecords
+
+    name, classes = given.name, given.classes
+    kind, notes, unknown, found = "labeled", [], None, {"blank_records": BlankRecords(keep=False)}
+    for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append,
+                                      found=found, classes=classes):
+        kind = "texts" if label is None else kind
+        if unknown is None and label is not None and label not in classes and whole_number(label) not in classes:
+            unknown = label  # (an id column first: id,text)
+    blanks = found["blank_records"]
+    if blanks.count:  # (more answers than pandas' rows, as it reads a file by default)
+        notes.append(f"{name}:{blanks.first}: a blank record, answered as an empty review in its place "
+                     f"({blanks.count} in all), one answer per record as the endpoint answers text/csv "
+                     f"(pd.read_csv skips blank lines; skip_blank_lines=False keeps them, to join the answers "
+                     f"to its rows)")
+    for line in notes:
+        given.note(line)
+    return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")),
+                  tuple(found.get("class_columns", ())), found.get("columns_flags", ""))
 
 
 def with_line_ends(lines):

@@ -595,6 +595,25 @@ def test_evaluate_of_no_documents_is_refused_as_evaluate_examples_refuses_it(tra
             call()
 
 
+def test_evaluate_refuses_a_class_the_model_does_not_know_before_it_scores_a_document(trained, monkeypatch):
+    """``evaluate`` and ``evaluate_examples`` score by one route, a chunk at a time, alike. Where they differed:
+    evaluate has its classes all at hand, and refuses one the model does not know before it scores any document (so
+    that error comes first, before one a text gives in featurization), where evaluate_examples, which reads its labels
+    as they come, can tell only once it has scored them all."""
+    from fasttext_lib.errors import FastTextError
+
+    trained, texts = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    labels = [trained.labels[i % len(trained.labels)] for i in range(len(texts))]
+    monkeypatch.setattr(Predictor, "EVALUATED_PER_CHUNK", 64)  # (several chunks, the last one shorter)
+    evaluation = predictor.evaluation(LabeledTexts(labels, texts))
+    assert evaluation.probabilities.tobytes() == predictor.predict_proba(texts).tobytes()
+    assert evaluation.metrics == predictor.evaluate_examples(zip(labels, texts), confusion=True)
+    monkeypatch.setattr(predictor.featurizer, "transform", lambda *args, **kwargs: pytest.fail("a document scored"))
+    with pytest.raises(FastTextError, match=r"^evaluation data has label\(s\) 'zzz' not seen in training"):
+        predictor.evaluate(LabeledTexts(labels[:-1] + ["zzz"], texts))
+
+
 def test_evaluate_examples_refuses_what_is_no_label_and_text_pair_in_one_line(trained):
     """``evaluate_examples([("positive", nan)])`` (a DataFrame's missing text) was ``TypeError: object of type 'float'
     has no len()`` from inside the featurizer; a str given as the examples, ``ValueError: not enough values to
