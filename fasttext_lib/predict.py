@@ -156,11 +156,7 @@ class Predictor:
         texts = review_texts(texts)
         if not texts:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        try:
-            bags = self.featurizer.transform(texts, scoring=self._held_scoring())
-        except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape)
-            raise not_unicode_error(texts) from None
-        return self._probabilities(bags)
+        return self._scored_from(texts, 0, "texts[{}]")
 
     def _held_scoring(self):
         """What scoring bags holds beside them (:meth:`CpuScorer.held_bytes`), for the featurizer's memory check; None
@@ -233,7 +229,7 @@ class Predictor:
                           lines_named(data.first_lines, "evaluation data"),  # (read_labeled's: its lines)
                           pandas_class_column(data))  # (a hint's pandas line names the user's column)
         return self._evaluation(zip(data.labels, data.texts), confusion, "evaluation data", "the evaluation data",
-                                classes=y, texts=data.texts)
+                                classes=y, texts=data.texts, text_name="data.texts[{}]")
 
     EVALUATED_PER_CHUNK = 4096  # documents featurized and scored at once by evaluate and evaluate_examples (as predict)
 
@@ -255,14 +251,15 @@ class Predictor:
         refuse_a_dataframe_of_examples(examples)
         return self._evaluation(examples, confusion, where, where, line_of=line_of, found=found).metrics
 
-    def _evaluation(self, examples, confusion, where, warned_as, classes=None, texts=None, line_of=None, found=None):
+    def _evaluation(self, examples, confusion, where, warned_as, classes=None, texts=None, line_of=None, found=None,
+                    text_name="examples[{}]"):
         """The :class:`Evaluation` of ``(label, text)`` pairs, scored :data:`EVALUATED_PER_CHUNK` at a time (each
         chunk's texts and bags dropped once scored), the one route of :meth:`evaluate` and :meth:`evaluate_examples`.
         ``classes``: their classes encoded already (:meth:`evaluate`'s, all at hand: their probabilities are written
         into one array of their number, not joined from the chunks' at the end, a second copy); else their labels are
         read as they come and encoded once all are (:class:`_LabelsRead`: ``line_of``, ``found``). ``where``: the
         data as its errors name it; ``warned_as``: as the refit's warning does (:meth:`refit_documents`); ``texts``:
-        the texts the Evaluation keeps (None: none kept)."""
+        the texts the Evaluation keeps (None: none kept); ``text_name``: what text ``i`` is called in an error."""
         refit = self.refit_documents()
         examples = iter(examples if refit is None else refit.watch(examples))  # (islice of a list gave its first
         #                                                                           chunk again and again: no end)
@@ -270,7 +267,7 @@ class Predictor:
         probs = [] if classes is None else np.empty((len(classes), len(self.labels)), dtype=np.float32)
         done = 0
         for chunk in iter(lambda: list(itertools.islice(examples, self.EVALUATED_PER_CHUNK)), []):
-            scored = self._scored_from(example_texts(chunk, done), done)
+            scored = self._scored_from(example_texts(chunk, done), done, text_name)
             if read is None:
                 probs[done:done + len(chunk)] = scored
             else:
@@ -286,13 +283,17 @@ class Predictor:
             refit.warn(warned_as)
         return Evaluation(self.names, texts, classes, probs, metrics)
 
-    def _scored_from(self, texts, start):
-        """The class probabilities of ``texts``, the examples from index ``start`` on: memory they cannot have is
-        :class:`NoRoomToFeaturize` naming the document by its index among all the examples."""
+    def _scored_from(self, texts, start, name="examples[{}]"):
+        """The class probabilities of ``texts``, the documents from index ``start`` on: memory they cannot have is
+        :class:`NoRoomToFeaturize` naming the document by its index among all of them, and a text UTF-8 cannot encode
+        one error naming it as ``name`` does (``.format(index)``)."""
         try:
             bags = self.featurizer.transform(texts, scoring=self._held_scoring())
         except NoRoomToFeaturize as exc:
             raise NoRoomToFeaturize(start + exc.index, exc.chars, exc.documents, exc.need, exc.room, exc.what) from None
+        except UnicodeEncodeError:  # a lone surrogate (a str decoded with surrogateescape, or unicode_escape): it was
+            # evaluate's raw UnicodeEncodeError from inside the featurizer
+            raise not_unicode_error(texts, name, start) from None
         return self._probabilities(bags)
 
     def refit_documents(self):

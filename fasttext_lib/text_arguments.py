@@ -84,8 +84,8 @@ def review_texts(texts):
     return texts
 
 
-def not_unicode_error(texts, name="texts[{}]"):
+def not_unicode_error(texts, name="texts[{}]", start=0):
     """The error for the first of ``texts`` that UTF-8 cannot encode (a lone surrogate: errors.lone_surrogate_message);
-    ``name``: what text ``i`` is called (``.format(i)``)."""
-    return FastTextError(lone_surrogate_message(texts, name.format)
+    ``name``: what text ``i`` is called (``.format(start + i)``: ``texts`` a slice of them from ``start`` on)."""
+    return FastTextError(lone_surrogate_message(texts, lambda i: name.format(start + i))
                          or "texts hold text that is not valid Unicode")  # (pragma: no cover)

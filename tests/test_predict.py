@@ -546,6 +546,29 @@ def test_predictor_refuses_what_is_not_a_list_of_review_texts_in_one_line(traine
         assert why in str(exc.value) and "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["native features", "python features"])
+def test_evaluate_names_a_text_that_is_not_valid_unicode_in_one_line(trained, native, monkeypatch):
+    """``evaluate`` / ``evaluate_examples`` of a text with a lone surrogate was a raw UnicodeEncodeError from inside the
+    featurizer (predict_proba already said it in one line); past the first chunk it names the example by its index
+    among all of them."""
+    from fasttext_lib.errors import FastTextError
+
+    if not native:
+        monkeypatch.setenv(nf.ENV_SWITCH, "0")
+    trained, texts = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu())
+    monkeypatch.setattr(Predictor, "EVALUATED_PER_CHUNK", 2)
+    label = trained.labels[0]
+    pairs = [(label, texts[0]), (label, texts[1]), (label, texts[2]), (label, "caf\udce9")]
+    why = "[3] is not valid Unicode text (character '\\udce9' at position 3: a lone surrogate)"
+    data = LabeledTexts([label for label, _ in pairs], [text for _, text in pairs])
+    for call, name in ((lambda: predictor.evaluate_examples(iter(pairs)), "examples"),
+                       (lambda: predictor.evaluate(data), "data.texts")):
+        with pytest.raises(FastTextError) as exc:
+            call()
+        assert str(exc.value).startswith(name + why) and "\n" not in str(exc.value)
+
+
 def test_predictor_takes_any_sequence_of_texts(trained):
     """A pandas Series (any index), a numpy array of str, a generator: one answer per text, in order."""
     import pandas as pd
