@@ -92,6 +92,18 @@ def test_refit_on_train_and_validation(searched, splits):
     assert {k: getattr(result.trained.config, k) for k in SEARCHED} == {k: getattr(result.best_config, k) for k in SEARCHED}
 
 
+def test_the_refitted_models_bundle_says_it_was_refitted_not_trained_without_validation_data(tuned, tmp_path):
+    """The default refit trains the final model on the training and validation data together: its bundle said
+    "no held-out accuracy at training (trained without validation data)", as if it had had none, and its score's
+    split was "validation", a split no score was taken on."""
+    from fasttext_lib.bundle import save_bundle
+
+    score = Predictor.load(save_bundle(tuned, str(tmp_path / "b"))).held_out_score
+    assert score == tuned.held_out_score == (None, None, None, True)
+    assert score.describe() == ("no held-out accuracy at training (the final model was refitted on training + "
+                                "validation data, so it has no held-out score)")
+
+
 def test_final_model_scores_as_its_trial_without_refit(splits):
     result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=3, verbose=False, refit=False)
     assert result.trained.autotune["refit"] is False and result.trained.autotune["trained_on"] == len(splits[0])

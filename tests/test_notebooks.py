@@ -1064,11 +1064,12 @@ def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys
     ({"final": {"val_accuracy": 0.78391}}, "| final held-out accuracy at training: 0.7839"),
     ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}},
      "| final validation (autotune's split of the training data) accuracy at training: 0.7561"),
-    # a bundle trained without validation data (train without --validation; a training job without a test channel;
-    # autotune's refit on training and validation data): its cell failed, TypeError: round(None)
+    # a bundle trained without validation data (train without --validation; a training job without a test channel)
+    # or autotune's refit on training and validation data: its cell failed, TypeError: round(None)
     ({"final": {"val_accuracy": None}}, "| no held-out accuracy at training (trained without validation data)"),
-    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}},
-     "| no held-out accuracy at training (trained without validation data)"),
+    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}},  # (it was said to have had no validation data)
+     "| no held-out accuracy at training (the final model was refitted on training + validation data, so it has no "
+     "held-out score)"),
 ])
 def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, shown, capsys):
     """02 with autotune=True saves the chosen trial, validated on the search's split of the training data; 04 called
