@@ -63,7 +63,6 @@ from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_w
 from .lean_import import forget_an_interrupted_import
 from .evaluation import evaluate_bags
 from .label_encoding import class_ids, encode_labels
-from .scoring import probabilities
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
 from .writers import compressed
@@ -277,7 +276,6 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                         lines_named(val_data.first_lines, val_name), pandas_class_column(val_data))
     if val_ids is not val_data.labels:
         val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
-    y_val = encode_labels(val_data.labels, classes, val_name)
     _warn_of_a_validation_that_cannot_judge(val_data, train_data.names)
     n_all = len(train_data) + len(val_data)
     base = base or TrainConfig()
@@ -326,7 +324,7 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                     search.results[_key(config)] = row
                     _report(row, done.chosen_row, verbose, on_trial)
                 continue
-            right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
+            right = trained.val_right  # (its last epoch's scoring of the validation split, which gave val_accuracy)
             seconds = time.time() - t0
             last = trained.history[-1]
             gained, lost, p_value = (0, 0, 1.0) if done.chosen_right is None else compare(right, done.chosen_right)

@@ -148,6 +148,44 @@ def test_deterministic_for_a_seed(splits):
     assert other.trials.val_loss.iloc[0] != a.val_loss.iloc[0]  # the seed reaches the trials
 
 
+def test_each_trial_scores_its_validation_split_once_per_epoch_and_its_row_is_that_scoring(splits, monkeypatch):
+    """A trial's validation split was scored twice after its last epoch: by train (val_accuracy, val_loss), then again
+    by the search for each document's answer (the paired test's). One scoring gives both now: the search reads the
+    answers of train's (TrainedModel.val_right). The table is what it was: each row's accuracy, and its gained, lost,
+    p-value and adoption against the chosen trial, as the trials' models score the split apart from the search."""
+    from fasttext_lib import autotune as autotune_module
+    from fasttext_lib.label_encoding import encode_labels
+    from fasttext_lib.scoring import CpuScorer, probabilities
+
+    scored = []  # the documents of each scoring of the search's models
+    real_scoring, real_train = CpuScorer.probabilities, autotune_module.train
+    monkeypatch.setattr(CpuScorer, "probabilities",
+                        lambda self, bags: scored.append(len(bags)) or real_scoring(self, bags))
+    apart = []  # each trial's answers (right or wrong) on the validation split, scored here
+
+    def train(train_data, val_data, config, **kwargs):
+        trained = real_train(train_data, val_data, config, **kwargs)
+        if val_data is not None:  # a trial (the refit has none)
+            n = len(scored)
+            y = encode_labels(val_data.labels, trained.labels, "validation data")
+            bags = trained.featurizer.transform(val_data.texts)
+            apart.append(probabilities(trained.model, trained.featurizer, bags, trained.ctx[0]).argmax(axis=1) == y)
+            del scored[n:]  # (this test's own)
+        return trained
+
+    monkeypatch.setattr(autotune_module, "train", train)
+    trials = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=8, verbose=False).trials
+    assert trials.val_accuracy.notna().all() and trials.adopted.sum() >= 2  # (a search that chose, not the start alone)
+    assert scored == [len(splits[1])] * int(trials.epochs.sum())  # one scoring per epoch, none more
+    chosen_right = None
+    for row, right in zip(trials.itertuples(), apart):
+        gained, lost, p_value = (0, 0, 1.0) if chosen_right is None else compare(right, chosen_right)
+        adopted = chosen_right is None or p_value < adoption_threshold(row.trial)
+        assert (row.val_accuracy, row.gained, row.lost, row.p_value, row.adopted) == \
+            (right.mean(), gained, lost, p_value, adopted), row
+        chosen_right = right if adopted else chosen_right
+
+
 def test_tie_rule():
     """The order the search moves by (its centre): not the choice of the final model."""
     rows = [{"trial": 1, "val_accuracy": 0.8, "val_loss": 0.451, "work": 100.0},
