@@ -1213,6 +1213,24 @@ def cell_with(name, marker):
     return found[0]
 
 
+@pytest.mark.parametrize("autotune", [True, False])
+def test_02_trains_in_its_train_cell_only_without_autotune(autotune, capsys):
+    """With autotune=True 02's train cell trained a whole model on the training split (all its epochs, minutes at
+    Yelp size), which the autotune cell then replaced with the search's unused. That cell trains only without
+    autotune now; with it the model is the search's, and the cell says so."""
+    calls = []
+    namespace = {"train": lambda *args, **kwargs: calls.append((args, kwargs)) or "the model", "autotune": autotune,
+                 "train_data": "the train split", "test_data": "the test split", "config": "config",
+                 "train_accuracy": True}
+    exec(cell_with(SERIES[1], "score_train=train_accuracy"), namespace)  # noqa: S102 - 02's train cell
+    if autotune:
+        assert calls == [] and "trained" not in namespace
+        assert capsys.readouterr().out == "autotune is True: the model is the search's (the autotune cell below)\n"
+    else:  # (as committed: no line of its own)
+        assert calls == [(("the train split", "the test split", "config"), {"score_train": True})]
+        assert namespace["trained"] == "the model" and capsys.readouterr().out == ""
+
+
 def notebook_imports(name):
     """The imports of a notebook's check cell (cell 2), as a namespace to run its later cells in."""
     tree = ast.parse(code_cells(read(name))[1].source)
