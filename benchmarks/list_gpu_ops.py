@@ -170,7 +170,7 @@ def main(argv=None):
     phased(train_module, "sparse_step", "step")
     phased(optim.Updater, "apply", "step")
     phased(optim.Updater, "sync_tables", "epoch end")
-    phased(train_module, "evaluate_bags", "epoch end (scoring)")
+    phased(train_module, "probabilities", "epoch end (scoring)")  # (the validation split, and score_train's)
     phased(optim.Updater, "parameters_finite", "epoch end")
     phased(train_module, "save_checkpoint", "checkpoint")
     phased(FastTextClassifier, "initialize_like_fasttext", "setup")

@@ -50,6 +50,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, replace
+from typing import NamedTuple, Optional
 
 from . import storage
 from .bundle import SAVE_HINT
@@ -63,7 +64,6 @@ from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_w
 from .lean_import import forget_an_interrupted_import
 from .evaluation import evaluate_bags
 from .label_encoding import class_ids, encode_labels
-from .scoring import probabilities
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
 from .writers import compressed
@@ -264,34 +264,9 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     check_bool(refit, "refit")
     _check_search_settings(start, max_trials, emsize_fixed=bool(base and base.pretrained_vectors) or pretrained is not None)
     check_one_host(base.kvstore if base else "auto")
-    if val_data is None or len(val_data) == 0:
-        raise FastTextError("autotune needs a non-empty validation split")
-    if len(train_data) == 0:
-        raise FastTextError("training data is empty")
-    train_data = as_read_from_a_file(train_data, "train_data")  # a DataFrame's int classes, its NaNs (data.py)
-    val_data = as_read_from_a_file(val_data, "val_data")
-    classes = sort_labels(train_data.labels)
-    # fail before searching; a validation file labeled by the classes' names (positive) is read as their ids, so
-    # that the refit's training data (train + validation) holds one label per class
-    val_ids = class_ids(val_data.labels, classes, val_name, train_data.names,
-                        lines_named(val_data.first_lines, val_name), pandas_class_column(val_data))
-    if val_ids is not val_data.labels:
-        val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
-    y_val = encode_labels(val_data.labels, classes, val_name)
-    _warn_of_a_validation_that_cannot_judge(val_data, train_data.names)
+    train_data, val_data = _checked_splits(train_data, val_data, val_name)
     n_all = len(train_data) + len(val_data)
-    base = base or TrainConfig()
-    if base.pretrained_vectors:
-        from .vec_files import read_vec
-
-        if pretrained is None:  # the rows of any trial's vocabulary (and the refit's) only: a wiki .vec is GBs
-            pretrained = read_vec(base.pretrained_vectors, keep=_every_token(train_data, val_data))
-        base = replace(base, emsize=pretrained.dim)
-    show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
-    first = replace(start or starting_config(train_data, base), progress=False)
-    if pretrained is not None:
-        first = replace(first, emsize=base.emsize, pretrained_vectors=base.pretrained_vectors)
-    search = _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else ())
+    search, pretrained, show_progress = _new_search(train_data, val_data, base or TrainConfig(), start, pretrained)
     features = {}  # (ngrams, buckets, min_count) -> featurize(...)
     done, interrupted, ended = _Done(), False, "complete"
     try:
@@ -300,49 +275,20 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
                 ended = "max_trials"
                 break
             note_stop_line(stop_line(f"during autotune trial {len(done.rows) + 1} of the search"))
-            if done.rows:
-                needed = search.estimate(config, features)
-                if refit:  # the refit of whichever of the two is chosen after this trial
-                    needed += max(search.estimate(c, features, n_all) for c in (config, done.chosen.config))
-                if needed * SAFETY > duration - (time.time() - started):
-                    ended = "budget"  # (the clock shaped the search: another run may try other candidates)
-                    continue  # cannot finish in time: try the next (maybe cheaper) candidate
-            key = _features_key(config)
-            t0 = time.time()
-            if key not in features:
-                features[key] = featurize(train_data, val_data, config)
-            featurize_seconds = time.time() - t0
-            if not table_fits(features[key][0].num_rows, config.emsize):  # its vocabulary too: skip, as above
+            seconds_left = duration - (time.time() - started)
+            if done.rows and not _fits(search, config, features, done, n_all if refit else 0, seconds_left):
+                ended = "budget"  # (the clock shaped the search: another run may try other candidates)
+                continue  # cannot finish in time: try the next (maybe cheaper) candidate
+            trial = _run_trial(len(done.rows) + 1, phase, config, train_data, val_data, features, pretrained, done)
+            if trial is None:  # its vocabulary's table does not fit: skipped, as above
                 continue
-            try:
-                trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
-            except Diverged:
-                if done.chosen is None:  # the start: nothing to compare the other trials with
-                    raise
-                # a setting of the search (lr up to 64) that diverged: a failed trial, not the end of the search
-                row = _failed_row(len(done.rows) + 1, phase, config, time.time() - t0, len(train_data))
-                with stops_held():  # recorded and reported as one step (below)
-                    done = done.plus(row)
-                    search.results[_key(config)] = row
-                    _report(row, done.chosen_row, verbose, on_trial)
-                continue
-            right = probabilities(trained.model, trained.featurizer, features[key][2], trained.ctx[0]).argmax(axis=1) == y_val
-            seconds = time.time() - t0
-            last = trained.history[-1]
-            gained, lost, p_value = (0, 0, 1.0) if done.chosen_right is None else compare(right, done.chosen_right)
-            trial = len(done.rows) + 1
-            row = {"trial": trial, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
-                   "val_loss": last["val_loss"], "gained": gained, "lost": lost, "p_value": p_value,
-                   "adopted": done.chosen is None or p_value < adoption_threshold(trial), "seconds": seconds,
-                   "work": work(config, len(train_data))}
-            epoch_seconds = sum(h["seconds"] for h in trained.history)
             # Recorded and reported as one step: a Ctrl-C between the two counted the trial (in the table) but
             # skipped its line and its on_trial call (the CLI's JSON line); held, it stops the search just after.
             with stops_held():
-                done = done.plus(row, trained, right)  # the trial is complete (and chosen or not) from here on
-                search.record(config, row, featurize_seconds, epoch_seconds, key)
-                _report(row, done.chosen_row, verbose, on_trial)
-            del trained  # only the chosen model is kept in memory
+                done = done.plus(trial.row, trial.trained, trial.right)  # the trial is complete (chosen or not)
+                search.record(config, trial.row, *trial.timing)
+                _report(trial.row, done.chosen_row, verbose, on_trial)
+            del trial  # only the chosen model is kept in memory
     except KeyboardInterrupt as exc:
         # Ctrl-C (or a notebook's interrupt) stops the search, as in fastText: the chosen setting of the trials
         # completed is trained. With none completed there is nothing to train, and a SIGTERM / SIGHUP (a scheduler's
@@ -354,48 +300,150 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     note_stop_line(stop_line(f"during autotune's final model (trial {chosen_row['trial']}'s setting trained again on "
                             f"the training and validation data), after {_trials(len(rows))} of the search" if refit else
                             f"as the autotune search ended, after {_trials(len(rows))}"))
-    trained = done = None  # an abandoned trial's model, and the state's reference to the chosen one (the refit frees it)
+    trial = done = None  # an abandoned trial's model, and the state's reference to the chosen one (the refit frees it)
     if interrupted:
         print(_interrupted_line(len(rows), chosen_row, refit), file=sys.stderr, flush=True)
     trials = _trial_table(rows, ended)
-    refitted, refit_diverged = bool(refit), None
-    if refitted:
+    refit_diverged = None
+    if refit:
         config = chosen.config
         del chosen  # the refit replaces it: never two full models in memory
-        both = LabeledTexts(list(train_data.labels) + list(val_data.labels), list(train_data.texts) + list(val_data.texts),
-                            # (the lines of its classes: its warnings as the trials', each said once)
-                            names=dict(train_data.names), first_lines=dict(train_data.first_lines),
-                            files=train_data.files)
-        try:
-            chosen = train(both, None, config, pretrained=pretrained)
-        except Diverged as exc:
-            # The chosen setting did not diverge on the training split, but can on a quarter more data (other
-            # batches, other steps): that ended the run in "training diverged" after the whole search, with no
-            # bundle. Its trial's model is as good a result: trained again, the same (seeded) as in the search.
-            refitted, refit_diverged = False, str(exc)
-            print(f"warning: the final refit on the training and validation data diverged ({exc}); the final model "
-                  f"is the chosen trial's (trial {chosen_row['trial']}, training data only)", file=sys.stderr, flush=True)
-            key = _features_key(config)
-            chosen = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
+        chosen, refit_diverged = _refit(config, chosen_row, train_data, val_data, features, pretrained)
+    refitted = bool(refit) and refit_diverged is None
     chosen.config = replace(chosen.config, progress=show_progress)
     chosen.autotune = {"duration": float(duration), "seconds": time.time() - started, "best_trial": chosen_row["trial"],
                        "best": {k: chosen_row[k] for k in (*SEARCHED, "val_accuracy", "val_loss")},
-                       "refit": bool(refitted), "trained_on": len(train_data) + (len(val_data) if refitted else 0),
+                       "refit": refitted, "trained_on": len(train_data) + (len(val_data) if refitted else 0),
                        "interrupted": interrupted, "ended": ended, "trials": [dict(r) for r in rows]}
     if refitted:  # so that evaluate can tell the validation documents, trained on now, from held-out ones (predict.py)
         chosen.autotune["validation_documents"] = sampled_fingerprints(val_data.texts, chosen.featurizer.unicode_form)
     if refit_diverged is not None:  # asked for, and not done: say why in the bundle's metrics too
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
-        shown = trials[TRIAL_COLUMNS]  # (what ended the search: its own line below)
-        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
-        print(f"chosen: trial {chosen_row['trial']} " + _describe(chosen_row), file=sys.stderr, flush=True)
-        print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
-                                 if refitted else "the chosen trial's (training data only)"
-                                 + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
-        print(f"search ended: {ended} ({ENDED[ended]})", file=sys.stderr, flush=True)
+        _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
+
+
+def _checked_splits(train_data, val_data, val_name):
+    """``(train_data, val_data)`` as read from a file (data.as_read_from_a_file: a DataFrame's int classes, its
+    NaNs), both non-empty, the validation data's labels as the training classes' ids; refused in one line before any
+    trial, and a validation split the search cannot choose by warned about."""
+    if val_data is None or len(val_data) == 0:
+        raise FastTextError("autotune needs a non-empty validation split")
+    if len(train_data) == 0:
+        raise FastTextError("training data is empty")
+    train_data = as_read_from_a_file(train_data, "train_data")
+    val_data = as_read_from_a_file(val_data, "val_data")
+    classes = sort_labels(train_data.labels)
+    # fail before searching; a validation file labeled by the classes' names (positive) is read as their ids, so
+    # that the refit's training data (train + validation) holds one label per class
+    val_ids = class_ids(val_data.labels, classes, val_name, train_data.names,
+                        lines_named(val_data.first_lines, val_name), pandas_class_column(val_data))
+    if val_ids is not val_data.labels:
+        val_data = LabeledTexts(val_ids, val_data.texts, dict(val_data.names))
+    _warn_of_a_validation_that_cannot_judge(val_data, train_data.names)
+    return train_data, val_data
+
+
+def _new_search(train_data, val_data, base, start, pretrained):
+    """``(search, pretrained, progress)``: the :class:`_Search` from ``start`` (None: :func:`starting_config`), its
+    trials without progress bars (``progress``: ``base``'s, the final model's); with ``base.pretrained_vectors`` the
+    vectors (``pretrained``: already read), whose dimension is every trial's emsize (not searched)."""
+    if base.pretrained_vectors:
+        from .vec_files import read_vec
+
+        if pretrained is None:  # the rows of any trial's vocabulary (and the refit's) only: a wiki .vec is GBs
+            pretrained = read_vec(base.pretrained_vectors, keep=_every_token(train_data, val_data))
+        base = replace(base, emsize=pretrained.dim)
+    show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
+    first = replace(start or starting_config(train_data, base), progress=False)
+    if pretrained is not None:
+        first = replace(first, emsize=base.emsize, pretrained_vectors=base.pretrained_vectors)
+    return _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else ()), pretrained, show_progress
+
+
+def _fits(search, config, features, done, refit_docs, seconds_left):
+    """Whether a trial of ``config`` and then the refit (``refit_docs``: the training and validation documents; 0:
+    no refit) of whichever of it and ``done``'s chosen trial is chosen after it are expected to finish within
+    ``seconds_left`` (with :data:`SAFETY`)."""
+    needed = search.estimate(config, features)
+    if refit_docs:
+        needed += max(search.estimate(c, features, refit_docs) for c in (config, done.chosen.config))
+    return needed * SAFETY <= seconds_left
+
+
+class _Trial(NamedTuple):
+    """One trial's outcome (:func:`_run_trial`): its table row; its model and whether it got each validation
+    document right (None: it diverged); ``timing``: what :meth:`_Search.record` estimates later trials' seconds by
+    (featurizing, its epochs, its features' key; none for a trial that diverged)."""
+
+    row: dict
+    trained: Optional[TrainedModel] = None
+    right: object = None
+    timing: tuple = ()
+
+
+def _run_trial(number, phase, config, train_data, val_data, features, pretrained, done):
+    """Trial ``number`` of the search: ``config`` trained on ``train_data`` (featurized once per
+    :func:`_features_key` in ``features``) and scored on ``val_data`` by its last epoch, and compared with the
+    chosen trial of ``done`` on the same documents. None where its vocabulary's table is more than MXNet can hold (a
+    setting to skip); a row of no scores where its training diverged (a failed trial), except the start's, which is
+    raised: there would be nothing to compare the other trials with."""
+    key = _features_key(config)
+    t0 = time.time()
+    if key not in features:
+        features[key] = featurize(train_data, val_data, config)
+    featurize_seconds = time.time() - t0
+    if not table_fits(features[key][0].num_rows, config.emsize):
+        return None
+    try:
+        trained = train(train_data, val_data, config, featurized=features[key], pretrained=pretrained)
+    except Diverged:
+        if done.chosen is None:
+            raise
+        # a setting of the search (lr up to 64) that diverged: a failed trial, not the end of the search
+        return _Trial(_failed_row(number, phase, config, time.time() - t0, len(train_data)))
+    right = trained.val_right  # (its last epoch's scoring of the validation split, which gave val_accuracy below)
+    seconds = time.time() - t0
+    last = trained.history[-1]
+    gained, lost, p_value = (0, 0, 1.0) if done.chosen_right is None else compare(right, done.chosen_right)
+    row = {"trial": number, "phase": phase, **settings(config), "val_accuracy": last["val_accuracy"],
+           "val_loss": last["val_loss"], "gained": gained, "lost": lost, "p_value": p_value,
+           "adopted": done.chosen is None or p_value < adoption_threshold(number), "seconds": seconds,
+           "work": work(config, len(train_data))}
+    epoch_seconds = sum(h["seconds"] for h in trained.history)
+    return _Trial(row, trained, right, (featurize_seconds, epoch_seconds, key))
+
+
+def _refit(config, chosen_row, train_data, val_data, features, pretrained):
+    """``(the final model, None)``: the chosen setting ``config`` trained again on the training and validation data
+    together; or, where that diverges, ``(the chosen trial's model, why)``, said in a ``warning:`` line."""
+    both = LabeledTexts(list(train_data.labels) + list(val_data.labels), list(train_data.texts) + list(val_data.texts),
+                        # (the lines of its classes: its warnings as the trials', each said once)
+                        names=dict(train_data.names), first_lines=dict(train_data.first_lines), files=train_data.files)
+    try:
+        return train(both, None, config, pretrained=pretrained), None
+    except Diverged as exc:
+        # The chosen setting did not diverge on the training split, but can on a quarter more data (other
+        # batches, other steps): that ended the run in "training diverged" after the whole search, with no
+        # bundle. Its trial's model is as good a result: trained again, the same (seeded) as in the search.
+        print(f"warning: the final refit on the training and validation data diverged ({exc}); the final model "
+              f"is the chosen trial's (trial {chosen_row['trial']}, training data only)", file=sys.stderr, flush=True)
+        return train(train_data, val_data, config, featurized=features[_features_key(config)],
+                     pretrained=pretrained), str(exc)
+
+
+def _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended):
+    """The search's summary on stderr (``verbose``): the trial table, the chosen trial, the final model, what ended
+    the search."""
+    shown = trials[TRIAL_COLUMNS]  # (what ended the search: its own line below)
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"), file=sys.stderr)
+    print(f"chosen: trial {chosen_row['trial']} " + _describe(chosen_row), file=sys.stderr, flush=True)
+    print("final model: " + (f"the chosen setting trained again on the training and validation data ({n_all} documents)"
+                             if refitted else "the chosen trial's (training data only)"
+                             + (" (its refit diverged)" if refit_diverged else "")), file=sys.stderr, flush=True)
+    print(f"search ended: {ended} ({ENDED[ended]})", file=sys.stderr, flush=True)
 
 
 # The fewest validation documents on which a trial can beat the start: all of them gained, P = 0.5 ** n < ALPHA.
@@ -538,8 +586,11 @@ class _Search:
         self.rates = {}  # (ngrams, buckets, min_count) -> seconds of the epochs per unit of work, of each trial
         self.featurize_seconds = 0.0  # the longest featurization so far
 
-    def record(self, config, row, featurize_seconds, epoch_seconds, feature_key):
+    def record(self, config, row, featurize_seconds=None, epoch_seconds=None, feature_key=None):
+        """A trial's ``row``, and its seconds (none for a trial that diverged: only its result counts)."""
         self.results[_key(config)] = row
+        if feature_key is None:
+            return
         self.featurize_seconds = max(self.featurize_seconds, featurize_seconds)
         self.fixed[feature_key] = max(row["seconds"] - featurize_seconds - epoch_seconds, 0.0)
         self.rates.setdefault(feature_key, []).append(epoch_seconds / row["work"])

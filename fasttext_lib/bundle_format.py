@@ -78,15 +78,21 @@ SCORED_AS = "scored_as"
 class HeldOutScore(NamedTuple):
     """The held-out accuracy a bundle's training recorded at its last epoch (:func:`held_out_score`)."""
 
-    split: str  # "validation": an autotuned model's, on the search's split of the training data; "test": 02's test split
-    accuracy: Optional[float]  # None: trained without validation data (or autotune's refit on training + validation)
+    # "validation": an autotuned model's, on the search's split of the training data; "test": 02's test split; None:
+    # there is no accuracy (no split it was measured on: 02's plot then draws no held-out line)
+    split: Optional[str]
+    accuracy: Optional[float]  # None: trained without validation data, or autotune's refit (refitted)
     scored_as: Optional[str] = None  # "float32": the model training had, not the bundle's lossy rows (metrics_summary)
+    refitted: bool = False  # autotune's final model, trained again on training + validation data: nothing held out
 
     def describe(self):
         """``final held-out accuracy at training: 0.7936``, as notebook 04 (and 02's training job) show it: on the
         validation data training was given (02's test split; the CLI's --validation), which the bundle does not name."""
         if self.accuracy is None:
-            return "no held-out accuracy at training (trained without validation data)"
+            # (autotune's default refit is trained on the validation data too: "without validation data" misled)
+            why = ("the final model was refitted on training + validation data, so it has no held-out score"
+                   if self.refitted else "trained without validation data")
+            return f"no held-out accuracy at training ({why})"
         split = "validation (autotune's split of the training data)" if self.split == "validation" else "held-out"
         whose = (f" (the {self.scored_as} model's: this bundle's embedding rows are stored lossy; evaluate scores it "
                  f"as saved)") if self.scored_as else ""
@@ -98,11 +104,18 @@ def held_out_score(metrics):
     last epoch's ``val_accuracy``, and the split it was measured on. Notebook 02 validates on the test split, except
     with autotune: the chosen trial's model is validated on the search's split of the training data (an autotune
     record in the metrics), and whose model it scored where that is not the bundle's (``"scored_as"``: a lossy compact
-    bundle). ``Predictor.held_out_score`` and ``TrainedModel.held_out_score`` give it."""
+    bundle). Without an accuracy there is no split (None), and ``refitted`` says whether that is because autotune
+    refitted the final model on its validation split too (its record's ``"refit"``, which bundles autotuned before
+    the refit existed lack: they have an accuracy). ``Predictor.held_out_score`` and ``TrainedModel.held_out_score``
+    give it."""
     metrics = metrics if isinstance(metrics, dict) else {}
     final = metrics.get("final") if isinstance(metrics.get("final"), dict) else {}
+    record = metrics.get("autotune") if isinstance(metrics.get("autotune"), dict) else {}
     scored_as = metrics.get(SCORED_AS) if isinstance(metrics.get(SCORED_AS), str) else None
-    return HeldOutScore("validation" if metrics.get("autotune") else "test", final.get("val_accuracy"), scored_as)
+    accuracy = final.get("val_accuracy")
+    if accuracy is None:
+        return HeldOutScore(None, None, scored_as, refitted=record.get("refit") is True)
+    return HeldOutScore("validation" if metrics.get("autotune") else "test", accuracy, scored_as)
 
 
 def older_format(src):

@@ -38,7 +38,6 @@ checkpoint dir are checked before the data is read, and so is that each channel 
 """
 import argparse
 import contextlib
-import csv
 import json
 import logging
 import os
@@ -685,48 +684,42 @@ def _public_file(path, mode="wb"):
         os.chmod(f.fileno(), 0o644)
 
 
-def write_metrics(trained, output_dir, extra=None):
-    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``."""
+def write_metrics(trained, output_dir, extra=None, held_out="test"):
+    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``.
+
+    The table and the plot are notebook 02's (``TrainedModel.history_frame``, figures.plot_history): ``held_out``
+    names the split the validation columns were scored on (the job's channel: ``test`` or ``validation``; None: the
+    job had none, and the plot draws no held-out line). Written by hand, the table said ``nan`` where 02's leaves the
+    cell empty, and the plot called a validation channel "test" and ticked a one-epoch run at fractions of an epoch."""
     from .bundle import metrics_summary
-    from .train import HISTORY_COLUMNS
 
     os.makedirs(output_dir, exist_ok=True)
-    history = trained.history
     with _public_file(os.path.join(output_dir, "history.csv"), "w") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(HISTORY_COLUMNS)
-        for row in history:
-            writer.writerow([row[c] for c in HISTORY_COLUMNS])
+        f.write(trained.history_frame().to_csv())
     metrics = {**metrics_summary(trained), "labels": list(trained.labels), "label_names": dict(trained.label_names),
                **(extra or {})}
     with _public_file(os.path.join(output_dir, "metrics.json"), "w") as f:
         json.dump(metrics, f, indent=2)
     written = ["history.csv", "metrics.json"]
-    if _plot_history(history, os.path.join(output_dir, "history.png")):
+    if _plot_history(trained, held_out, os.path.join(output_dir, "history.png")):
         written.append("history.png")
     return written
 
 
-def _plot_history(history, path):
+def _plot_history(trained, held_out, path):
+    """``history.png``: figures.plot_history of ``trained``'s history, drawn off screen (the job has no display)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
         log.warning("matplotlib is not installed: no history.png")
         return False
-    epochs = [r["epoch"] for r in history]
+    from .figures import plot_history
+
+    used = trained.config
     fig = Figure(figsize=(10, 3.5))
     FigureCanvasAgg(fig)
-    ax_acc, ax_loss = fig.subplots(1, 2)
-    ax_acc.plot(epochs, [r["val_accuracy"] for r in history], marker="o")
-    ax_acc.set_xlabel("epoch")
-    ax_acc.set_ylabel("test accuracy")
-    ax_loss.plot(epochs, [r["train_loss"] for r in history], marker="o", label="train")
-    ax_loss.plot(epochs, [r["val_loss"] for r in history], marker="o", label="test")
-    ax_loss.set_xlabel("epoch")
-    ax_loss.set_ylabel("cross-entropy")
-    ax_loss.legend()
-    fig.tight_layout()
+    plot_history(fig, trained.history_frame(), held_out, f"{used.optimizer}, {used.ngrams}-grams, emsize {used.emsize}")
     with _public_file(path, "wb") as f:
         fig.savefig(f, format="png", dpi=100)
     return True
@@ -843,7 +836,8 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
     if env.is_first_host:
         save_model(trained, env.model_dir, on_commit=kept.bundle_written)  # (a stop from its commit on: says so)
         written = write_metrics(trained, env.output_data_dir,
-                                {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs})
+                                {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs},
+                                held_out=env.test_channel_name if val_data is not None else None)
         print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
     else:
         print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)

@@ -51,7 +51,7 @@ from .features import Featurizer
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer
-from .evaluation import evaluate_bags
+from .evaluation import metrics_of
 from .label_encoding import encode_labels
 from .scoring import probabilities
 from .text_arguments import not_unicode_error
@@ -85,6 +85,10 @@ class TrainedModel:
     autotune: Optional[dict] = None  # the trials and the chosen setting, when autotune.py chose this model
     pretrained: Optional[dict] = None  # the pretrained vectors the table started from (pretrained.describe)
     label_names: Dict[str, str] = field(default_factory=dict)  # raw label -> name, when known (label_names.py)
+    # Whether the last epoch's scoring of the validation data got each document right (a boolean array, in its order;
+    # None where no epoch was scored here): autotune's paired test of two trials reads it, where it scored the
+    # validation split a second time for it
+    val_right: Optional[object] = field(default=None, repr=False, compare=False)
 
     def names(self):
         """The name of each class, in the order of ``labels`` (the raw label where none is known)."""
@@ -433,7 +437,7 @@ def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, sea
     # graph (step.summed_loss_block): the same operators in the same order, so the same numbers.
     summed_loss = summed_loss_block(model)
     summed_loss.hybridize(static_alloc=True)
-    model.output.hybridize(static_alloc=True)  # scoring (evaluate_bags) runs it alone
+    model.output.hybridize(static_alloc=True)  # scoring (scoring.probabilities) runs it alone
     maker = BatchMaker(data.train_bags, data.y_train, data.featurizer.num_rows)
     return _Run(config, data, workers, model, result, updater, 1 if resumed is None else resumed["epoch"] + 1,
                 steps_per_epoch, checkpoint_dir, data_id, val_id, score_train, kept, maker, summed_loss, native, sgd,
@@ -591,8 +595,11 @@ def _end_epoch(run, row, on_epoch_end):
     ``score_train``) and added to the history; then the checkpoint (worker 0's), and ``on_epoch_end``."""
     model, featurizer, ctx = run.model, run.data.featurizer, run.data.ctxs[0]
     if run.data.val is not None:
-        metrics = evaluate_bags(model, featurizer, run.data.val[0], run.data.val[1], ctx)
+        bags, y = run.data.val
+        probs = probabilities(model, featurizer, bags, ctx)
+        metrics = metrics_of(probs, y)
         row.update(val_loss=metrics["loss"], val_accuracy=metrics["accuracy"])
+        run.result.val_right = probs.argmax(axis=1) == y  # (the same scoring: autotune's paired test reads it)
     if run.score_train:
         row[TRAIN_ACCURACY] = accuracy_on(model, featurizer, run.data.train_bags, run.data.y_train, ctx)
     run.result.history.append(row)

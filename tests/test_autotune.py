@@ -92,6 +92,18 @@ def test_refit_on_train_and_validation(searched, splits):
     assert {k: getattr(result.trained.config, k) for k in SEARCHED} == {k: getattr(result.best_config, k) for k in SEARCHED}
 
 
+def test_the_refitted_models_bundle_says_it_was_refitted_not_trained_without_validation_data(tuned, tmp_path):
+    """The default refit trains the final model on the training and validation data together: its bundle said
+    "no held-out accuracy at training (trained without validation data)", as if it had had none, and its score's
+    split was "validation", a split no score was taken on."""
+    from fasttext_lib.bundle import save_bundle
+
+    score = Predictor.load(save_bundle(tuned, str(tmp_path / "b"))).held_out_score
+    assert score == tuned.held_out_score == (None, None, None, True)
+    assert score.describe() == ("no held-out accuracy at training (the final model was refitted on training + "
+                                "validation data, so it has no held-out score)")
+
+
 def test_final_model_scores_as_its_trial_without_refit(splits):
     result = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=3, verbose=False, refit=False)
     assert result.trained.autotune["refit"] is False and result.trained.autotune["trained_on"] == len(splits[0])
@@ -134,6 +146,44 @@ def test_deterministic_for_a_seed(splits):
     assert all(np.array_equal(pa[k], pb[k]) for k in pa)
     other = autotune(*splits, duration=600.0, base=BASE, start=replace(START, seed=7), max_trials=1, verbose=False)
     assert other.trials.val_loss.iloc[0] != a.val_loss.iloc[0]  # the seed reaches the trials
+
+
+def test_each_trial_scores_its_validation_split_once_per_epoch_and_its_row_is_that_scoring(splits, monkeypatch):
+    """A trial's validation split was scored twice after its last epoch: by train (val_accuracy, val_loss), then again
+    by the search for each document's answer (the paired test's). One scoring gives both now: the search reads the
+    answers of train's (TrainedModel.val_right). The table is what it was: each row's accuracy, and its gained, lost,
+    p-value and adoption against the chosen trial, as the trials' models score the split apart from the search."""
+    from fasttext_lib import autotune as autotune_module
+    from fasttext_lib.label_encoding import encode_labels
+    from fasttext_lib.scoring import CpuScorer, probabilities
+
+    scored = []  # the documents of each scoring of the search's models
+    real_scoring, real_train = CpuScorer.probabilities, autotune_module.train
+    monkeypatch.setattr(CpuScorer, "probabilities",
+                        lambda self, bags: scored.append(len(bags)) or real_scoring(self, bags))
+    apart = []  # each trial's answers (right or wrong) on the validation split, scored here
+
+    def train(train_data, val_data, config, **kwargs):
+        trained = real_train(train_data, val_data, config, **kwargs)
+        if val_data is not None:  # a trial (the refit has none)
+            n = len(scored)
+            y = encode_labels(val_data.labels, trained.labels, "validation data")
+            bags = trained.featurizer.transform(val_data.texts)
+            apart.append(probabilities(trained.model, trained.featurizer, bags, trained.ctx[0]).argmax(axis=1) == y)
+            del scored[n:]  # (this test's own)
+        return trained
+
+    monkeypatch.setattr(autotune_module, "train", train)
+    trials = autotune(*splits, duration=600.0, base=BASE, start=START, max_trials=8, verbose=False).trials
+    assert trials.val_accuracy.notna().all() and trials.adopted.sum() >= 2  # (a search that chose, not the start alone)
+    assert scored == [len(splits[1])] * int(trials.epochs.sum())  # one scoring per epoch, none more
+    chosen_right = None
+    for row, right in zip(trials.itertuples(), apart):
+        gained, lost, p_value = (0, 0, 1.0) if chosen_right is None else compare(right, chosen_right)
+        adopted = chosen_right is None or p_value < adoption_threshold(row.trial)
+        assert (row.val_accuracy, row.gained, row.lost, row.p_value, row.adopted) == \
+            (right.mean(), gained, lost, p_value, adopted), row
+        chosen_right = right if adopted else chosen_right
 
 
 def test_tie_rule():

@@ -1064,11 +1064,12 @@ def test_04_reads_query_words_and_pairs_as_the_model_reads_text(tmp_path, capsys
     ({"final": {"val_accuracy": 0.78391}}, "| final held-out accuracy at training: 0.7839"),
     ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}},
      "| final validation (autotune's split of the training data) accuracy at training: 0.7561"),
-    # a bundle trained without validation data (train without --validation; a training job without a test channel;
-    # autotune's refit on training and validation data): its cell failed, TypeError: round(None)
+    # a bundle trained without validation data (train without --validation; a training job without a test channel)
+    # or autotune's refit on training and validation data: its cell failed, TypeError: round(None)
     ({"final": {"val_accuracy": None}}, "| no held-out accuracy at training (trained without validation data)"),
-    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}},
-     "| no held-out accuracy at training (trained without validation data)"),
+    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}},  # (it was said to have had no validation data)
+     "| no held-out accuracy at training (the final model was refitted on training + validation data, so it has no "
+     "held-out score)"),
 ])
 def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, shown, capsys):
     """02 with autotune=True saves the chosen trial, validated on the search's split of the training data; 04 called
@@ -1210,6 +1211,24 @@ def cell_with(name, marker):
     found = [c.source for c in code_cells(read(name)) if marker in c.source]
     assert len(found) == 1, f"{name}: {len(found)} cells hold {marker!r}"
     return found[0]
+
+
+@pytest.mark.parametrize("autotune", [True, False])
+def test_02_trains_in_its_train_cell_only_without_autotune(autotune, capsys):
+    """With autotune=True 02's train cell trained a whole model on the training split (all its epochs, minutes at
+    Yelp size), which the autotune cell then replaced with the search's unused. That cell trains only without
+    autotune now; with it the model is the search's, and the cell says so."""
+    calls = []
+    namespace = {"train": lambda *args, **kwargs: calls.append((args, kwargs)) or "the model", "autotune": autotune,
+                 "train_data": "the train split", "test_data": "the test split", "config": "config",
+                 "train_accuracy": True}
+    exec(cell_with(SERIES[1], "score_train=train_accuracy"), namespace)  # noqa: S102 - 02's train cell
+    if autotune:
+        assert calls == [] and "trained" not in namespace
+        assert capsys.readouterr().out == "autotune is True: the model is the search's (the autotune cell below)\n"
+    else:  # (as committed: no line of its own)
+        assert calls == [(("the train split", "the test split", "config"), {"score_train": True})]
+        assert namespace["trained"] == "the model" and capsys.readouterr().out == ""
 
 
 def notebook_imports(name):

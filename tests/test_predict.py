@@ -828,12 +828,17 @@ def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answe
     ({"final": {"val_accuracy": 0.78391}}, "test", 0.78391, "final held-out accuracy at training: 0.7839"),
     ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}}, "validation", 0.75612,
      "final validation (autotune's split of the training data) accuracy at training: 0.7561"),
-    # trained without validation data (train without --validation; a training job without a test channel; autotune's
-    # refit on training and validation data): 02's job cell failed in round(None)
-    ({"final": {"val_accuracy": None}}, "test", None, "no held-out accuracy at training (trained without validation data)"),
-    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}}, "validation", None,
-     "no held-out accuracy at training (trained without validation data)"),
-    ({}, "test", None, "no held-out accuracy at training (trained without validation data)"),  # (no epoch recorded)
+    # trained without validation data (train without --validation; a training job without a test channel): 02's job
+    # cell failed in round(None). No accuracy: no split it was measured on (it said "test")
+    ({"final": {"val_accuracy": None}}, None, None, "no held-out accuracy at training (trained without validation data)"),
+    # autotune's refit (the default) was trained on its validation split too: it was said to have had none
+    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}}, None, None,
+     "no held-out accuracy at training (the final model was refitted on training + validation data, so it has no "
+     "held-out score)"),
+    ({"final": {"val_accuracy": None}, "autotune": {"refit": True}, "scored_as": "float32"}, None, None,
+     "no held-out accuracy at training (the final model was refitted on training + validation data, so it has no "
+     "held-out score)"),
+    ({}, None, None, "no held-out accuracy at training (trained without validation data)"),  # (no epoch recorded)
     # a bundle saved with a lossy compact: the score is the float32 model's, not the rounded rows' it stores
     ({"final": {"val_accuracy": 0.78391}, "scored_as": "float32"}, "test", 0.78391,
      "final held-out accuracy at training: 0.7839 (the float32 model's: this bundle's embedding rows are stored lossy; "
@@ -859,11 +864,17 @@ def test_a_saved_bundle_and_its_trained_model_give_the_same_held_out_score(tmp_p
     assert Predictor.load(save_bundle(trained, str(tmp_path / "b"))).held_out_score == score
     # float16 rounds the rows the score was not taken of: the same score, said to be the float32 model's
     lossy = Predictor.load(save_bundle(trained, str(tmp_path / "c"), compact="float16"))
-    assert lossy.metrics["scored_as"] == "float32" and lossy.held_out_score == (*score[:2], "float32")
+    assert lossy.metrics["scored_as"] == "float32" and lossy.held_out_score == score._replace(scored_as="float32")
     assert "scored_as" not in Predictor.load(save_bundle(trained, str(tmp_path / "d"), compact="float32")).metrics
     trained.autotune = {"best_trial": 1}  # an autotuned model's history is on the search's validation split
     assert trained.held_out_score.split == "validation"
-    assert train(train_data, None, TrainConfig(epochs=1, buckets=1000, progress=False)).held_out_score.accuracy is None
+    unscored = train(train_data, None, TrainConfig(epochs=1, buckets=1000, progress=False)).held_out_score
+    assert unscored == (None, None, None, False)  # no accuracy, so no split (it said "test")
+    # autotune's refit (the default): the final model has no score, as it was trained on the search's split too
+    refitted = train(train_data, None, TrainConfig(epochs=1, buckets=1000, progress=False))
+    refitted.autotune = {"best_trial": 1, "refit": True}
+    assert refitted.held_out_score == (None, None, None, True)
+    assert Predictor.load(save_bundle(refitted, str(tmp_path / "e"))).held_out_score == refitted.held_out_score
 
 
 def test_evaluate_of_a_file_read_whole_names_the_line_and_file_of_an_unknown_label(tmp_path):

@@ -190,6 +190,39 @@ def test_training_job_writes_metrics_and_plot(fasttext_job):
     assert (out / "history.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("channel", ["validation", None])
+def test_the_jobs_history_is_notebook_02s_table_and_plot_naming_its_channel(channel, source_dir, splits, tmp_path,
+                                                                           monkeypatch):
+    """The job drew history.png with a copy of notebook 02's plot that labeled the held-out line "test accuracy"
+    and "test" whatever the channel (a validation channel's too), without 02's whole-epoch ticks, and wrote
+    history.csv by hand: "nan" where 02's table (history_frame) leaves the cell empty. Both are 02's now, the plot's
+    held-out line named as the channel, or not drawn where the job had none."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fasttext_lib import figures
+
+    drawn = []
+    real_plot = figures.plot_history
+    monkeypatch.setattr(figures, "plot_history", lambda fig, history, held_out, title: drawn.append(
+        (fig, history, held_out)) or real_plot(fig, history, held_out, title))
+    train, test = splits
+    channels = {"train": {"a.csv": lambda p: write_csv(train.head(600), p)}}
+    if channel:
+        channels[channel] = {"b.csv": lambda p: write_csv(test.head(200), p)}
+    job = job_in_process(source_dir, make_container(tmp_path, channels), args_for(**{**FAST, "epochs": 1},
+                                                                                  progress="False"))
+    assert job.returncode == 0, job.stderr
+    [(fig, history, held_out)] = drawn
+    assert held_out == channel and list(history.index) == [1]
+    labels = [[line.get_label() for line in ax.lines] for ax in fig.axes]
+    assert labels == ([["validation"], ["train", "validation"]] if channel else [[], ["train"]])
+    table = (tmp_path / "output" / "data" / "history.csv").read_text()
+    assert table == history.to_csv()  # 02's table: the model's history_frame
+    assert table.splitlines()[0] == "epoch,train_loss,val_loss,val_accuracy,seconds,samples_per_s"
+    assert ("nan" in table.lower()) is False and (",," in table) == (channel is None)  # no score: an empty cell
+
+
 def test_training_log_matches_the_metric_definitions(fasttext_job):
     import pandas as pd
 
