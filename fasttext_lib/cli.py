@@ -37,6 +37,7 @@ import os
 import signal
 import sys
 import time
+from typing import NamedTuple
 
 from .errors import FastTextError, refuse_standard_input
 from .stops import stop_at_once_on_signals
@@ -358,15 +359,56 @@ def cmd_train(args):
 
 
 def _train(args, kept):
-    from . import label_names, storage
-    from .bundle import OVERWRITE_HINT, check_output, refuse_checkpoints_in_output, save_bundle
-    from .compact import COMPACT_FLAG
-    from .cluster import check_kvstore_environment, workers_to_come
+    """``train``'s steps: every check that needs no data, the data read and trained on (or the settings searched, with
+    --autotune-validation), then the bundle saved (by a cluster's first worker only)."""
+    checked = _check_before_reading(args, kept)
+    trained = _read_and_train(args, checked, kept)
+    if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
+        print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
+        return 0
+    _save(args, trained, kept)
+    return 0
+
+
+class _Checked(NamedTuple):
+    """What train's checks before any data is read found (:func:`_check_before_reading`), for the read."""
+
+    config: object  # the TrainConfig of the flags
+    explicit_names: object  # --label-names (label_names.from_option), or None
+    fmt: object  # chosen_format's: --format, or the columns --label-column / --text-column name
+    search: object  # what --checkpoint-dir holds (checkpoints.refuse_an_older_format), or None without one
+    beside_validation: object  # the names beside the validation data only (_names_beside_validation), or None
+
+
+def _check_before_reading(args, kept):
+    """Every check of ``train`` that needs no data, in the order a user meets them: the settings, the output, the
+    checkpoints (``kept`` learns what --checkpoint-dir holds), the trials' file, the input files, the names files."""
+    from .bundle import OVERWRITE_HINT, check_output
+
+    config, explicit_names = _checked_settings(args)
+    # Fail fast: a destination that cannot be written (or must not be replaced) is found before
+    # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
+    check_output(args.output, overwrite=args.overwrite, hint=OVERWRITE_HINT)
+    fmt = chosen_format(args)
+    search = _look_into_checkpoint_dir(args, config, kept)
+    if args.autotune_trials:
+        _check_trials_output(args, config)
+    _check_validation_file(args)
+    validation = args.validation or args.autotune_validation
+    if validation:  # (read first: a --train that cannot be opened was found only after it)
+        _check_training_file(args.train)
+    beside_validation = _names_beside_validation(  # (before the data: minutes at Yelp size)
+        args.train, validation, "--validation" if args.validation else "--autotune-validation", explicit_names)
+    return _Checked(config, explicit_names, fmt, search, beside_validation)
+
+
+def _checked_settings(args):
+    """``(the TrainConfig of the flags, --label-names read or None)``: the inputs are no ``-``, the settings valid and
+    consistent with autotune's flags, the cluster's environment and the devices there."""
+    from . import label_names
+    from .cluster import check_kvstore_environment
     from .config import config_from_args
-    from .data import read_counted, read_labeled
-    from .devices import describe_ctx, parse_ctx
-    from .progress import bar
-    from .train import train
+    from .devices import parse_ctx
 
     inputs = (("--train", args.train, "the training data"), ("--validation", args.validation, "the validation data"),
               ("--autotune-validation", args.autotune_validation, "the autotune validation data"))
@@ -378,72 +420,71 @@ def _train(args, kept):
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
     parse_ctx(config.ctx)  # the devices it names are there (--ctx gpu on a machine without one), as train() finds them
-    explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
-    # Fail fast: a destination that cannot be written (or must not be replaced) is found before
-    # the data is read and the model trained, not after; and a model already there is kept unless --overwrite.
-    check_output(args.output, overwrite=args.overwrite, hint=OVERWRITE_HINT)
-    fmt = chosen_format(args)
-    search = None  # (what is found in --checkpoint-dir now is what the resume goes on from: one search a run)
-    if args.checkpoint_dir:
-        from .checkpoints import refuse_an_older_format, refuse_other_settings
+    return config, (label_names.from_option(args.label_names) if args.label_names is not None else None)
 
-        refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
-        storage.check_writable(args.checkpoint_dir)
-        search = refuse_an_older_format(args.checkpoint_dir, config.epochs)
-        kept.found(search)
-        # (what is known without the data: train() is given this search, and looks no further before reading)
-        refuse_other_settings(args.checkpoint_dir, search, config, validated=bool(args.validation), score_train=False,
-                              num_workers=workers_to_come(config.kvstore))
-    if args.autotune_trials:
-        _check_trials_output(args, config)
-    _check_validation_file(args)
-    validation = args.validation or args.autotune_validation
-    if validation:  # (read first: a --train that cannot be opened was found only after it)
-        _check_training_file(args.train)
-    beside_validation = _names_beside_validation(  # (before the data: minutes at Yelp size)
-        args.train, validation, "--validation" if args.validation else "--autotune-validation", explicit_names)
-    if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
-        from .vec_files import check_vec_start
 
-        check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
-    # the validation data first (--validation or --autotune-validation): nothing in --train changes how it is read,
-    # and a file that cannot be read was refused only once the whole --train file had been (minutes at Yelp size).
-    # Its texts are held through that read (~30 MB for Yelp's 38k test reviews; train() frees them once encoded);
-    # the label names are settled from the training data.
-    val_data = read_labeled(validation, fmt, find_names=False, note=_note) if validation else None
-    if args.autotune_validation:  # autotune splits and re-reads the texts
-        train_data = read_labeled(args.train, fmt, find_names=explicit_names is None, note=_note)
-    else:  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
-        train_data = read_counted(args.train, fmt, progress=bar if config.progress else None,
-                                  find_names=explicit_names is None, note=_note)
-    names_line = label_names.settle(train_data, explicit_names, "--label-names")
-    if beside_validation is not None:  # names beside the validation data only: they name the training data's classes
-        names_file, found = beside_validation
-        kept_names = label_names.kept_for_data(found, list(train_data.labels) + list(val_data.labels), names_file,
-                                               subset=label_names.named_for(names_file, validation))
-        # (checked against both files' classes, kept for the training data's: a validation class training lacks is
-        # then said as such by train, not as a name the training data has no class for)
-        trained_classes = set(train_data.labels)
-        train_data.names = {label: name for label, name in kept_names.items() if label in trained_classes}
-        names_line = label_names.settle(train_data, None, "--label-names")
-    if names_line:
-        print(names_line, file=sys.stderr)
+def _look_into_checkpoint_dir(args, config, kept):
+    """What --checkpoint-dir holds (None without one), refused there before the data is read: inside --output, not
+    writable, of an older format, or written with other settings. ``kept`` learns what it found: what the resume goes on
+    from (one search a run)."""
+    if not args.checkpoint_dir:
+        return None
+    from . import storage
+    from .bundle import refuse_checkpoints_in_output
+    from .checkpoints import refuse_an_older_format, refuse_other_settings
+    from .cluster import workers_to_come
+
+    refuse_checkpoints_in_output(args.checkpoint_dir, args.output, "--checkpoint-dir", "--output")
+    storage.check_writable(args.checkpoint_dir)
+    search = refuse_an_older_format(args.checkpoint_dir, config.epochs)
+    kept.found(search)
+    # (what is known without the data: train() is given this search, and looks no further before reading)
+    refuse_other_settings(args.checkpoint_dir, search, config, validated=bool(args.validation), score_train=False,
+                          num_workers=workers_to_come(config.kvstore))
+    return search
+
+
+def _read_and_train(args, checked, kept):
+    """The validation data (--validation or --autotune-validation) read, then --train, and the model trained on them
+    (read_and_train.read_then_train: one JSON line per epoch on stdout), or with --autotune-validation the settings
+    searched (one per trial)."""
+    from .data import read_counted, read_labeled
+    from .progress import bar
+    from .read_and_train import read_splits, read_then_train
+
+    config, fmt, validation = checked.config, checked.fmt, args.validation or args.autotune_validation
+    read_validation = (lambda: read_labeled(validation, fmt, find_names=False, note=_note)) if validation else None
+    find_names = checked.explicit_names is None
+    terms = dict(explicit_names=checked.explicit_names, names_as="--label-names", say=_note,
+                 beside_validation=checked.beside_validation)
 
     def report(row):  # one JSON line per epoch; NaN (no validation split) is null
         say(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
-    if args.autotune_validation:
-        trained = _autotune(args, config, train_data, val_data, report)
-    else:
-        trained = train(train_data, val_data, config, on_epoch_end=report, checkpoint_dir=args.checkpoint_dir,
-                        checkpoint_search=search, kept=kept, release_texts=True,  # not needed after featurization; ~0.4 GB at Yelp size
-                        val_name=args.validation or "validation data",  # (errors name the file)
-                        said_as_flags=True)  # (a checkpoint refused: --checkpoint-dir, not train's checkpoint_dir)
-        if args.checkpoint_dir and trained.history:  # the last epoch's is kept: the rerun resumes it, saves the bundle
-            kept.confirm(trained.history[-1]["epoch"])
-    if trained.rank != 0:  # distributed: every worker holds the same model; the first one saves it
-        print(f"worker {trained.rank} of {trained.num_workers} done; worker 0 writes the bundle", file=sys.stderr)
-        return 0
+    if args.autotune_validation:  # autotune splits and re-reads the texts; the vectors' dimension is every trial's
+        #                             emsize (any dimension: autotune._new_search)
+        train_data, val_data = read_splits(
+            read_validation, lambda: read_labeled(args.train, fmt, find_names=find_names, note=_note),
+            config.pretrained_vectors, None, **terms)
+        return _autotune(args, config, train_data, val_data, report)
+
+    def read_training():  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
+        return read_counted(args.train, fmt, progress=bar if config.progress else None, find_names=find_names,
+                            note=_note)
+
+    return read_then_train(read_validation, read_training, config, kept, on_epoch_end=report,
+                           checkpoint_dir=args.checkpoint_dir, checkpoint_search=checked.search,
+                           val_name=args.validation or "validation data", **terms)  # (errors name the file)
+
+
+def _save(args, trained, kept):
+    """The bundle written to --output (with --autotune-trials, the trials' table too: both, or both as they were), and
+    the lines that say where."""
+    from . import storage
+    from .bundle import OVERWRITE_HINT, save_bundle
+    from .compact import COMPACT_FLAG
+    from .devices import describe_ctx
+
     # kept.bundle_written the moment the bundle's config.json is in place: a stop from there on (the staging folder
     # removed, the lines below) says so, not to run the command again (--output would refuse it)
     if args.autotune_validation and args.autotune_trials:
@@ -465,21 +506,24 @@ def _train(args, kept):
         note = float32_scores_note(args.compact, args.autotune_trials)
         if note:
             print(note, file=sys.stderr)
-    return 0
 
 
 def _names_beside_validation(train, validation, flag, explicit_names):
-    """``(names file, its mapping)`` beside the ``validation`` data (given as ``flag``: --validation or
+    """``(names file, its mapping, subset)`` beside the ``validation`` data (given as ``flag``: --validation or
     --autotune-validation) when none is beside ``train``, as notebook 01 takes those beside its test_file (they were
     ignored: the bundle said the classes' ids); None when there are none, or ``explicit_names`` (--label-names) win
-    over both. One beside each that name the classes differently are refused, before the data is read."""
+    over both. One beside each that name the classes differently are refused, before the data is read. ``subset``:
+    whether the file is surely the validation data's (label_names.named_for), as read_and_train.read_splits keeps
+    its names for the training data's classes (label_names.kept_for_data)."""
     from . import label_names
 
     if not validation or explicit_names is not None:
         return None
     names_file, found, beside = label_names.find_beside_either(train, validation, ("--train", flag),
                                                                " (or give --label-names)")
-    return (names_file, found) if names_file is not None and beside == validation else None
+    if names_file is None or beside != validation:
+        return None
+    return names_file, found, label_names.named_for(names_file, validation)
 
 
 def _check_autotune_flags(args, kvstore):

@@ -791,7 +791,7 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
     keeps, as a stop tells it (checkpoints.KeptCheckpoint)."""
     from . import label_names
     from .devices import describe_ctx
-    from .train import train
+    from .read_and_train import read_then_train
 
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
     # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
@@ -802,31 +802,14 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
     # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
     names = (names_of_channels(train_channel, test_channel, env.test_channel_name) if explicit_names is None
              else None)
-    if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
-        from .vec_files import check_vec_start
-
-        check_vec_start(config.pretrained_vectors, dim=config.emsize)
-    # The test channel first: nothing in the train channel changes how it is read, and a test file the job cannot
-    # read failed the job only once the whole train channel had been (minutes at Yelp size). Its texts are held
-    # through the train channel's read (~30 MB for Yelp's 38k test reviews; train() frees them once encoded).
-    val_data = read_channel(test_channel, fmt, env.test_channel_name) if test_channel else None
-    train_data = read_channel(train_channel, fmt, "train", names=names, counted=True)
-    names_line = label_names.settle(train_data, explicit_names, "label_names")
-    if names_line:
-        print(names_line, flush=True)
-
-    def on_epoch_end(row):
-        print(format_epoch(row), flush=True)
-
-    try:
-        trained = train(train_data, val_data, config, on_epoch_end=on_epoch_end, release_texts=True,
-                        checkpoint_search=search, kept=kept, said_as_flags=True,  # (as in_job_terms reads them)
-                        **train_kwargs)
-    except FastTextError as exc:
-        raise FastTextError(in_job_terms(str(exc), train_kwargs.get("checkpoint_dir"),
-                                         test_name=env.test_channel_name)) from None
-    if train_kwargs.get("checkpoint_dir") and trained.history:  # the last epoch's is kept (a stop while saving)
-        kept.confirm(trained.history[-1]["epoch"])
+    # the test channel read first, then the train channel (counted: its texts never all in memory), in the log's terms
+    read_test = (lambda: read_channel(test_channel, fmt, env.test_channel_name)) if test_channel else None
+    trained = read_then_train(
+        read_test, lambda: read_channel(train_channel, fmt, "train", names=names, counted=True), config, kept,
+        explicit_names=explicit_names, names_as="label_names", say=lambda line: print(line, flush=True),
+        in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"),
+                                               test_name=env.test_channel_name),
+        on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search, **train_kwargs)
     used = trained.config  # lr / batch_size left unset (or "none") came from the data
     if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
         record = trained.pretrained
@@ -837,7 +820,7 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
         save_model(trained, env.model_dir, on_commit=kept.bundle_written)  # (a stop from its commit on: says so)
         written = write_metrics(trained, env.output_data_dir,
                                 {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs},
-                                held_out=env.test_channel_name if val_data is not None else None)
+                                held_out=env.test_channel_name if test_channel is not None else None)
         print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
     else:
         print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
