@@ -580,8 +580,9 @@ def _noted_here(transfer):
     """Within the block, this thread's requests to ``transfer``'s key noted on it as an upload_file transfer's are
     (``creating``, ``answer``: :func:`_transfer_hooks`), for a write made in the caller's thread: a stop raised there
     runs after whatever the hooks noted, never amid a note made in another thread."""
-    outer, _HERE.transfer = getattr(_HERE, "transfer", None), transfer  # (None: nothing is noted)
-    try:
+    outer = getattr(_HERE, "transfer", None)
+    try:  # (set within: a stop as it is set still puts the outer one back)
+        _HERE.transfer = transfer  # (None: nothing is noted)
         yield
     finally:
         _HERE.transfer = outer
