@@ -62,7 +62,17 @@ def _check_gpus_visible(ids, num_gpus, typed, normalized=None):
 
 
 def describe_ctx(ctxs):
-    return ", ".join(str(c) for c in ctxs)
+    """The contexts a run trained on, as its line says them (the CLI's, notebook 02's, a training job's): MXNet's
+    names, ``cpu(0)``, ``gpu(0), gpu(1)``. A ``cpu:N`` context is no device of its own: every CPU context is the one
+    CPU (MXNet keeps the id as a label; tests give ``cpu:0,1`` to run the multi-device path without GPUs), so where
+    one besides ``cpu(0)`` is named, the line says so: ``cpu(1)`` alone read as a second device."""
+    names = ", ".join(str(c) for c in ctxs)
+    cpus = [c for c in ctxs if getattr(c, "device_type", None) == "cpu"]
+    if len(cpus) > 1:
+        return f"{names} ({len(cpus)} contexts on the one CPU: cpu:N is no other device)"
+    if cpus and cpus[0].device_id != 0:
+        return f"{names} (the same CPU as cpu(0): cpu:N is no other device)"
+    return names
 
 
 # MXNet 1.9's pip builds index a tensor with 32 bits (no USE_INT64_TENSOR_SIZE): a larger embedding

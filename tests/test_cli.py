@@ -648,6 +648,22 @@ def test_adam_training_prints_no_mxnet_log_line(sample_dir, tmp_path, ctx):
     assert "lazy_update" not in r.stderr and "utils.h" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("ctx, said", [("cpu:1", "cpu(1) (the same CPU as cpu(0): cpu:N is no other device)"),
+                                       ("cpu:0,1", "cpu(0), cpu(1) (2 contexts on the one CPU: cpu:N is no other "
+                                                   "device)")])
+def test_a_cpu_n_ctx_is_said_to_be_the_one_cpu(tmp_path, small_train_file, ctx, said):
+    """--ctx cpu:1 (notebook 02's -p ctx cpu:1, whose device line says the same) trains on the one CPU under another
+    context id (cpu:0,1 runs the multi-device path without GPUs, for tests): "trained on cpu(1)" read as a second
+    device. The line says it is the same CPU; the contexts are MXNet's as before (metrics.json's ctx)."""
+    from fasttext_lib.predict import Predictor
+
+    out = tmp_path / "model"
+    r = cli_in_process("train", "--train", small_train_file, "--output", out, "--epochs", "1", "--batch-size", "64",
+                       "--emsize", "8", "--no-progress", "--ctx", ctx)
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (0, f"trained on {said}; bundle written to {out}"), r.stderr
+    assert Predictor.load(out).metrics["ctx"] == [f"cpu({i})" for i in ctx[len("cpu:"):].split(",")]
+
+
 def test_progress_written_to_a_log_is_whole_lines(sample_dir, tmp_path):
     """stderr that is a file (``train ... 2> log``, a job's log collector) got every redraw of the bar as
     ``\\r``-joined fragments of one endless line. It now gets whole lines: each epoch's bar ends in its last state.

@@ -75,6 +75,20 @@ def exists(uri, forbidden_is_missing=False):
     return os.path.exists(uri)
 
 
+def modified_at(uri):
+    """When ``uri`` (a local file or an S3 object) was last written, as an aware UTC datetime (the file's
+    modification time, the object's Last-Modified); None where nothing is there or S3 will not say (403)."""
+    import datetime
+
+    if is_s3(uri):
+        head = _head(uri)
+        return head.get("LastModified") if head else None
+    try:
+        return datetime.datetime.fromtimestamp(os.stat(uri).st_mtime, datetime.timezone.utc)
+    except OSError:
+        return None
+
+
 def local_kind(uri):
     """What the local path ``uri`` is, as an error line names it: "a file" (a regular one), "a directory", "a pipe",
     "a socket" or "a device" (a terminal, /dev/null); None for an S3 URI, or a path that cannot be looked at (missing,
