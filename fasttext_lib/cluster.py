@@ -173,9 +173,23 @@ class Watch:
         self.peers = []  # the other workers' descriptions (agree), once known
         self.phase = None  # what this worker waits for, while it waits on the cluster
         self.last = time.monotonic()
+        self.closed = threading.Event()
         _joined.append(self)
         for target in (self._answer, self._watch):
             threading.Thread(target=target, daemon=True, name=f"fasttext-cluster{target.__name__}").start()
+
+    def close(self):
+        """Stop watching: the port is closed and both threads end (a run's Watch lives as long as its process; a
+        closed one's answer thread slept in a loop for ever, and its sleeps ran into other code that patched
+        ``time.sleep``)."""
+        self.closed.set()
+        if self in _joined:
+            _joined.remove(self)
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the answer thread's accept(), which close() alone does not
+        except OSError:
+            pass
+        self.listener.close()
 
     def tick(self):
         """A step done: the cluster makes progress."""
@@ -191,16 +205,15 @@ class Watch:
             self.phase = None
 
     def _answer(self):
-        while True:  # a connection accepted is the answer: this process lives
+        while not self.closed.is_set():  # a connection accepted is the answer: this process lives
             try:
                 connection, _ = self.listener.accept()
                 connection.close()
             except OSError:
-                time.sleep(0.1)
+                self.closed.wait(0.1)
 
     def _watch(self):
-        while True:
-            time.sleep(1)
+        while not self.closed.wait(1):
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
