@@ -66,8 +66,8 @@ def fetch(url, part, spec, progress):
                     continue
                 body = _where_the_body_goes(response, offset, url, part, spec)
                 read = _body_reader(response, body.encoding)
-                if body.encoding and announced_length(response) is None:  # (one of a length: told by its headers)
-                    body, read = _the_archive_as_sent(read, body, url, part, spec, whole)
+                if body.encoding:  # (the .tgz only labelled gzip, or gzipped again: its decoded start tells)
+                    body, read = _the_archive_as_sent(response, read, body, url, part, spec, whole)
                 if not whole:
                     read, whole = _a_range_gzipped_alone(response, read, body)
                     if whole:
@@ -347,23 +347,26 @@ def _body_reader(response, encoding):
     return _Gunzipped(read) if encoding else read
 
 
-def _the_archive_as_sent(read, body, url, part, spec, whole):
-    """A gzip-labelled answer of no announced length whose decoded start is a tar's, not the .tgz's: the .tgz itself,
-    sent as it is by a server that only labels it gzip-encoded (download_answers.labels_the_archive_as_sent tells one
-    of a known length). Its bytes as sent are read as an unencoded answer's: ``(body, read)``; else those given. Whole
-    answering a resume (a server ignoring the Range), it is refused as any answer of unknown length is, the .part kept
-    (decoded, the tar was compared with the .part and "did not begin with" it). Asked for whole (``whole``: a range
-    answering the resume could not be used), it restarts the download as a server ignoring the Range does, the
-    .part kept until it holds more (refused, the resume failed on every run, though the answer was the one asked for
-    and no page)."""
-    if not _is_a_tar_header(read.peek(tarfile.BLOCKSIZE)):
+def _the_archive_as_sent(response, read, body, url, part, spec, whole):
+    """A whole gzip-labelled answer (download_answers.labels_the_archive_as_sent tells a range by its headers) of no
+    announced length or of the archive's, whose decoded start is a tar's, not the .tgz's: the .tgz itself, sent as it
+    is by a server that only labels it gzip-encoded. Its bytes as sent are read as an unencoded answer's: ``(body,
+    read)``; else those given, decoded (the .tgz gzipped again: its length, the encoding's, is the archive's only by
+    chance, a .tgz compressed lightly; taken for the archive by it, it was stored as sent and failed the md5 on every
+    run). One of another length is decoded too, and verified as any. Whole answering a resume (a server ignoring the
+    Range), one of no length is refused as any answer of unknown length is, the .part kept (decoded, the tar was
+    compared with the .part and "did not begin with" it). Asked for whole (``whole``: a range answering the resume
+    could not be used), it restarts the download as a server ignoring the Range does, the .part kept until it holds
+    more (refused, the resume failed on every run, though the answer was the one asked for and no page)."""
+    length = announced_length(response)
+    if length not in (None, spec.size) or not _is_a_tar_header(read.peek(tarfile.BLOCKSIZE)):
         return body, read
     sent = read.as_sent()
     if sent is None:  # (its start took too many bytes to decode to be kept: the decoded bytes are verified)
         return body, read
     if body.start and not whole:
-        _refuse_to_restart_for_another_length(None, body.start, url, part, spec)
-    return _Body(0, 0, None, "", outgrows=body.start), sent
+        _refuse_to_restart_for_another_length(length, body.start, url, part, spec)
+    return _Body(0, 0, length, "", outgrows=body.start), sent
 
 
 def _is_a_tar_header(block):
