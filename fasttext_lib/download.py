@@ -10,8 +10,8 @@ import os
 
 from . import label_names, storage, zhang_splits
 from .data import check_limit
-from .download_cache import (cache_lock, fail_verification, is_a_file, md5_of, refuse_a_folder, remove_if_there,
-                             verified)
+from .download_cache import (CacheReadError, cache_lock, fail_verification, is_a_file, md5_of, refuse_a_folder,
+                             remove_if_there, verified)
 from .download_fetch import fetch
 from .download_retry import attempts_allowed, retried
 from .errors import FastTextError, refuse_standard_output
@@ -57,6 +57,8 @@ def download(name_or_spec, cache_dir, base_url=None, progress=True):
         if is_a_file(part):  # the .part of hundreds of MB, or thought the download had to start over)
             note_what_a_stop_left(exc, f"the partial download {part} is kept: a rerun resumes it")
         raise
+    except CacheReadError as exc:  # (an archive another user cached, which this one may not read)
+        raise FastTextError(f"cannot read {exc.filename} in the download cache: {exc.strerror}") from None
     except OSError as exc:  # the cache itself: a full disk, a file in the way (fetch handles the server's errors)
         kept = " (the partial download is kept: run again to resume)" if is_a_file(part) else ""
         raise FastTextError(f"cannot write the download cache {cache_dir}: "

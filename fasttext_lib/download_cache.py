@@ -16,9 +16,24 @@ from .errors import FastTextError
 _CHUNK = 1 << 20  # bytes hashed at a time
 
 
+class CacheReadError(OSError):
+    """An OSError reading a file of the download cache (``filename``: which one). It was said as every OSError there,
+    "cannot write the download cache", though nothing was being written: an archive another user cached, which this
+    one may not read (a shared cache folder, the other's umask). download says what could not be read."""
+
+
+@contextlib.contextmanager
+def reading(path):
+    """Reads of ``path``, a file of the download cache: their OSError is a :class:`CacheReadError` naming it."""
+    try:
+        yield
+    except OSError as exc:
+        raise CacheReadError(exc.errno, exc.strerror or str(exc), path) from None
+
+
 def md5_of(path):
     digest = hashlib.md5()
-    with open(path, "rb") as f:
+    with reading(path), open(path, "rb") as f:
         for block in iter(lambda: f.read(_CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -17,7 +17,7 @@ from typing import Optional
 from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding,
                                labels_the_archive_as_sent, open_from_byte, page_error, page_kind, range_sent,
                                refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
-from .download_cache import fail_verification, partial_size, refuse_a_folder, remove_if_there
+from .download_cache import fail_verification, partial_size, reading, refuse_a_folder, remove_if_there
 from .download_retry import TransientError
 from .errors import FastTextError
 from .progress import bar
@@ -327,7 +327,8 @@ def _replace_the_part_once_outgrown(out, body, part):
 
 
 def _opened_to_read(path):
-    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    with reading(path):  # (O_NOFOLLOW: a link put there since it was looked at is refused, not followed)
+        return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
 
 
 def _part_to_compare(part, body):

@@ -1,4 +1,5 @@
 """The dataset downloader against a local HTTP server (no internet): resume, verification, caching, prepare."""
+import contextlib
 import gzip
 import hashlib
 import http.server
@@ -676,6 +677,46 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
         where, why = tmp_path / "afile" / "cache", "Not a directory"
     with pytest.raises(FastTextError, match=f"cannot write the download cache {where}: {why}"):
         download(spec, str(where), base_url=base_url, progress=False)
+
+
+@contextlib.contextmanager
+def _as_another_user():
+    """Within the block, this process reads files as a user who is not their owner (``nobody``, where the tests run as
+    root, whom no file mode stops): its paths are then given relative to the working directory, whose parents
+    (pytest's, 0700) that user may not enter. Anything the block imports must have been imported before."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+@pytest.mark.parametrize("unreadable", ["archive", "partial download"])
+def test_a_cache_file_that_may_not_be_read_is_said_so_not_that_the_cache_cannot_be_written(
+        archive, server, tmp_path, monkeypatch, unreadable):
+    """An archive another user cached, which this one may not read (a shared cache folder, the other's umask), was
+    "cannot write the download cache ...: Permission denied", though nothing was being written (and, of a .part,
+    "run again to resume", which fails the same). The line says what could not be read; the file stays as it was."""
+    spec, data = archive
+    base_url, handler = server
+    tmp_path.chmod(0o755)  # (the cache folder's own is 0755: another user may look in, not read a file of mode 0)
+    monkeypatch.chdir(tmp_path)
+    path = download(spec, "cache", base_url=base_url, progress=False)  # (as its owner: all it imports is imported)
+    if unreadable == "partial download":
+        os.replace(path, path + ".part")
+        os.truncate(path + ".part", 100)
+        path += ".part"
+    os.chmod(path, 0)
+    with _as_another_user(), pytest.raises(FastTextError) as exc:
+        download(spec, "cache", base_url=base_url, progress=False)
+    assert str(exc.value) == f"cannot read {path} in the download cache: Permission denied"
+    assert os.listdir("cache") == [os.path.basename(path)] and len(handler.log) == 1
+    os.chmod(path, 0o644)
+    with open(path, "rb") as f:
+        assert f.read() == data[:os.path.getsize(path)]
 
 
 def test_prepare_limit_caps_each_split(archive, server, tmp_path):
