@@ -39,9 +39,14 @@ def md5_of(path):
     return digest.hexdigest()
 
 
-def verified(path, spec):
-    # Size first: it is free and catches truncated files without hashing hundreds of MB.
-    return os.path.getsize(path) == spec.size and md5_of(path) == spec.md5
+def why_not_verified(path, spec):
+    """What makes the file ``path`` no verified archive of ``spec`` (None: nothing): its size, checked first (free, it
+    catches a truncated file without hashing hundreds of MB), then its md5."""
+    size = os.path.getsize(path)
+    if size != spec.size:
+        return f"{size} bytes, expected {spec.size}"
+    md5 = md5_of(path)
+    return None if md5 == spec.md5 else f"md5 {md5}, expected {spec.md5}"
 
 
 def remove_if_there(path):
@@ -58,20 +63,36 @@ def fail_verification(part, url, what):
                         f"to retry")
 
 
-def partial_size(part):
-    """The bytes of the partial download ``part`` to resume from (0: none). Only a regular file is one of ours: a
-    symbolic link (another user's, in a shared cache folder) was followed, the rest of the archive appended to its
-    target outside the cache, and a FIFO hung the download (opening it waits for a reader). Such a thing is removed
-    (a link's target stays as it was) and the download starts over; a folder there is refused."""
+# The bytes a partial download holds are asked for twice, differently: by fetch, where the download resumes (and what
+# cannot be resumed from is removed first: bytes_to_resume_from), and by download_retry, to see what an attempt
+# gained (only looked at, between attempts: bytes_held).
+def bytes_to_resume_from(part, spec):
+    """Where the download of ``spec`` resumes: the bytes of its partial download ``part`` (0: from the start), once
+    what is none of ours is removed. Only a regular file is one of ours: a symbolic link (another user's, in a shared
+    cache folder) was followed, the rest of the archive appended to its target outside the cache, and a FIFO hung the
+    download (opening it waits for a reader). Such a thing is removed (a link's target stays as it was), and so is a
+    .part longer than the archive (no start of it); a folder there is refused."""
     try:
         found = os.lstat(part)
     except FileNotFoundError:
         return 0
-    if stat.S_ISREG(found.st_mode):
+    if not stat.S_ISREG(found.st_mode):
+        refuse_a_folder(part, "the partial download")
+    elif found.st_size <= spec.size:
         return found.st_size
-    refuse_a_folder(part, "the partial download")
-    os.remove(part)
+    remove_if_there(part)
     return 0
+
+
+def bytes_held(part):
+    """The bytes the partial download ``part`` holds (0: none, or no regular file), only looked at, before and after
+    each attempt, for what it gained (download_retry): unlike :func:`bytes_to_resume_from`, nothing is removed (what
+    is no .part of ours is fetch's to deal with, in its own steps)."""
+    try:
+        found = os.lstat(part)
+    except OSError:
+        return 0
+    return found.st_size if stat.S_ISREG(found.st_mode) else 0
 
 
 def refuse_a_folder(path, what):

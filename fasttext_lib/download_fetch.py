@@ -17,7 +17,7 @@ from typing import Optional
 from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding,
                                labels_the_archive_as_sent, open_from_byte, page_error, page_kind, range_sent,
                                refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
-from .download_cache import fail_verification, partial_size, reading, refuse_a_folder, remove_if_there
+from .download_cache import bytes_to_resume_from, fail_verification, reading, refuse_a_folder, remove_if_there
 from .download_retry import TransientError
 from .errors import FastTextError
 from .progress import bar
@@ -49,11 +49,11 @@ def fetch(url, part, spec, progress):
     with contextlib.ExitStack() as bars:
         pbar = None
         stall = _StallWatch(url, spec)  # (one for all pieces: one per piece never saw tiny pieces sent slowly)
-        _remove_a_part_no_archive_begins_as(part)  # (first: a restart staged beside it is then the longer)
+        _remove_a_part_no_archive_begins_as(part, spec)  # (first: a restart staged beside it is then the longer)
         _take_up_a_staged_restart(part, spec)
         whole = False  # the next request asks for the whole archive: a range answering a resume could not be used
         while True:
-            offset = _bytes_to_resume_from(part, spec)
+            offset = bytes_to_resume_from(part, spec)
             if offset == spec.size:  # complete already, only verification is left
                 return
             response = open_from_byte(url, 0 if whole else offset, part)
@@ -89,24 +89,14 @@ def fetch(url, part, spec, progress):
             whole = False  # (a piece of the whole: the rest is asked for with a range, as any piece's)
 
 
-def _bytes_to_resume_from(part, spec):
-    """The size of the partial download ``part``: where the download resumes (0: from the start, the .part deleted
-    when it is longer than the archive)."""
-    offset = partial_size(part)
-    if offset > spec.size:  # cannot be a prefix of the right file
-        remove_if_there(part)
-        offset = 0
-    return offset
-
-
-def _remove_a_part_no_archive_begins_as(part):
+def _remove_a_part_no_archive_begins_as(part, spec):
     """Remove the partial download ``part`` where it does not begin as a .tgz does (gzip's magic bytes): no start of
     the archive (every archive is a .tgz: zhang_splits reads it as one). Such a .part is one an older version left:
     it decoded an archive a server labels gzip-encoded and stored the bare tar. Resumed, whatever the server sent (a
     range appended to it, the whole compared with it), it "failed verification ... run again to retry", or was
     refused as another archive's on every run. Looked at as fetch begins (a rerun's, a retry's), not before each
     piece: the first piece of something else (no .tgz: a wrong file on the mirror) was asked for again and again."""
-    if partial_size(part) and not _starts_as_the_archive(part):
+    if bytes_to_resume_from(part, spec) and not _starts_as_the_archive(part):
         os.remove(part)
 
 
@@ -124,7 +114,7 @@ def _take_up_a_staged_restart(part, spec):
     except FileNotFoundError:
         return
     refuse_a_folder(staged, "the restart of a partial download")
-    held = _bytes_to_resume_from(part, spec)
+    held = bytes_to_resume_from(part, spec)
     if stat.S_ISREG(found.st_mode) and held < found.st_size <= spec.size and _begins_with(staged, part, held):
         os.replace(staged, part)
     else:
@@ -308,7 +298,7 @@ def _part_to_write(part, body):
 
 def _opened_to_write(path, start):
     """``path`` opened to be continued from byte ``start`` (appended to), or written anew (``start`` 0)."""
-    # (O_NOFOLLOW: a link put there since partial_size looked is refused, not followed out of the cache)
+    # (O_NOFOLLOW: a link put there since bytes_to_resume_from looked is refused, not followed out of the cache)
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
     return os.fdopen(os.open(path, flags, 0o666), "ab" if start else "wb")
 
