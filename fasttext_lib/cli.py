@@ -840,13 +840,12 @@ def cmd_export_vectors(args):
 
 def cmd_prepare(args):
     from . import storage
-    from .download import DIFFERS_FLAG_HINT, UNREADABLE_FLAG_HINT, prepare
+    from .download import prepare
 
     # the summary once the files are in place: stdout refusing it (> /dev/full) puts the user's old files back; after
     # S3 uploads, which can still be refused (storage.atomic_writes' on_written)
     prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url, overwrite=args.overwrite,
-            on_written=lambda written: say(json.dumps(written), flush=True), hint=DIFFERS_FLAG_HINT,
-            unreadable_hint=UNREADABLE_FLAG_HINT, overwrite_as=storage.OVERWRITE_FLAG)
+            on_written=lambda written: say(json.dumps(written), flush=True), overwrite_as=storage.OVERWRITE_FLAG)
     return 0
 
 
