@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import types
 import time
 
@@ -1724,10 +1725,10 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
     from conftest import cli_in_process
 
     replaced = []
-    real_sleep = time.sleep
+    real_sleep, this_thread = time.sleep, threading.get_ident()
 
     def replace_then_sleep(seconds):  # the backoff before asking for the rest: another run publishes meanwhile
-        if not replaced:
+        if not replaced and threading.get_ident() == this_thread:  # (not another test's thread left sleeping)
             # (marked first: the waits below sleep too; unmarked, each of
             # them started another training while this one ran)
             replaced.append(None)
