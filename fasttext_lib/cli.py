@@ -29,6 +29,7 @@ file is read (and checked whole) once the vocabulary is known, keeping only the 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
+import functools
 import itertools
 import json
 import logging
@@ -345,15 +346,28 @@ def _json_number(value):
     return value
 
 
+def _settings_as_flags(command):
+    """``command`` (a ``cmd_*``) with every line that names a setting naming its flag (config.setting_named,
+    setting_said): ``--min-count must be ...``, ``--ctx gpu:0,1 names 2 devices``, not TrainConfig's or
+    Predictor.load's argument; also from autotune's trials, which call train() as the Python API does."""
+    @functools.wraps(command)
+    def as_flags(args):
+        from .config import SETTINGS_AS_FLAGS, settings_said_as
+
+        with settings_said_as(SETTINGS_AS_FLAGS):
+            return command(args)
+
+    return as_flags
+
+
+@_settings_as_flags
 def cmd_train(args):
     from . import storage
     from .checkpoints import KeptCheckpoint
-    from .config import SETTINGS_AS_FLAGS, settings_said_as
 
     kept = KeptCheckpoint(args.checkpoint_dir)  # what --checkpoint-dir keeps: a stop's line says it, and to rerun
     # --train and --validation: never one from a write that replaced the other
-    # a line naming a setting names its flag, also from autotune's trials (which call train() as the Python API does)
-    with kept.told_on_a_stop(), storage.reading_together(), settings_said_as(SETTINGS_AS_FLAGS):
+    with kept.told_on_a_stop(), storage.reading_together():
         return _train(args, kept)  # (told_on_a_stop outermost: a stop as the block ends is told too)
 
 
@@ -372,9 +386,7 @@ def _train(args, kept):
               ("--autotune-validation", args.autotune_validation, "the autotune validation data"))
     for flag, uri, what in inputs:
         refuse_standard_input(uri, flag, what)
-    # (before the config, which refuses it too, naming the setting and not the flag)
-    refuse_standard_input(args.pretrained_vectors, "--pretrained-vectors", "the vectors", by_name=True)
-    config = config_from_args(args)
+    config = config_from_args(args)  # (its refusals name the flags: --pretrained-vectors -, --epochs 0)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
     parse_ctx(config.ctx)  # the devices it names are there (--ctx gpu on a machine without one), as train() finds them

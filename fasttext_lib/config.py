@@ -41,7 +41,7 @@ def _setting(default, help):
 def check_seed(seed):
     """A seed numpy takes: a whole number from 0 to :data:`MAX_SEED` (one line naming it, not numpy's error)."""
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
-        raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+        raise FastTextError(f"{setting_named('seed')} must be an integer from 0 to {MAX_SEED}, got {seed!r}")
 
 
 def check_choice(value, name, choices):
@@ -82,42 +82,46 @@ class TrainConfig:
     progress: bool = _setting(True, "progress bars and the 'settings from the data' line on stderr")
 
     def __post_init__(self):
+        named = setting_named  # (each line names a setting as its user gives it: --min-count, or min_count)
         for name in ("epochs", "batch_size", "emsize", "ngrams", "min_count"):
             value = getattr(self, name)
             if value is None and name == "batch_size":
                 continue
-            check_positive_int(value, name)
+            check_positive_int(value, named(name))
         if self.epochs > MAX_EPOCHS:
-            raise FastTextError(f"epochs must be at most {MAX_EPOCHS} (more passes than any run takes), got "
+            raise FastTextError(f"{named('epochs')} must be at most {MAX_EPOCHS} (more passes than any run takes), got "
                                 f"{self.epochs!r}")
         if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
-            raise FastTextError(f"buckets must be a positive integer when ngrams > 1, got {self.buckets!r}")
+            raise FastTextError(f"{named('buckets')} must be a positive integer when {named('ngrams')} > 1, got "
+                                f"{self.buckets!r}")
         # The smallest table these settings make (<unk>, one word, the n-gram buckets) must fit, refused
         # before any data is read; the vocabulary's share is checked once it is known (model.py).
-        check_table_size(2 + (self.buckets if self.ngrams > 1 else 0), self.emsize, "emsize and buckets")
-        check_choice(self.optimizer, "optimizer", OPTIMIZERS)
-        check_choice(self.lr_schedule, "lr_schedule", LR_SCHEDULES)
-        check_choice(self.kvstore, "kvstore", KVSTORES)
+        check_table_size(2 + (self.buckets if self.ngrams > 1 else 0), self.emsize,
+                         f"{named('emsize')} and {named('buckets')}")
+        check_choice(self.optimizer, named("optimizer"), OPTIMIZERS)
+        check_choice(self.lr_schedule, named("lr_schedule"), LR_SCHEDULES)
+        check_choice(self.kvstore, named("kvstore"), KVSTORES)
         for name in ("lr", "wd", "dropout"):  # a string (papermill -r lr 0.1, a JSON config) compared with 0: TypeError
             value = getattr(self, name)
             if not (value is None and name == "lr") and not is_number(value):
-                raise FastTextError(f"{name} must be a number, got {value!r}")
+                raise FastTextError(f"{named(name)} must be a number, got {value!r}")
         if self.lr is not None and not (self.lr > 0 and math.isfinite(self.lr)):
-            raise FastTextError(f"lr must be a positive finite number, got {self.lr!r}")
+            raise FastTextError(f"{named('lr')} must be a positive finite number, got {self.lr!r}")
         self._check_lr_fits_float32()
         if not (self.wd >= 0 and math.isfinite(self.wd)):
-            raise FastTextError(f"wd must be a non-negative finite number, got {self.wd!r}")
+            raise FastTextError(f"{named('wd')} must be a non-negative finite number, got {self.wd!r}")
         if not 0 <= self.dropout < 1:
-            raise FastTextError(f"dropout must be in [0, 1), got {self.dropout!r}")
+            raise FastTextError(f"{named('dropout')} must be in [0, 1), got {self.dropout!r}")
         check_seed(self.seed)
         if isinstance(self.ctx, str):
             check_ctx(self.ctx)
+        # (a flag on the command line, --no-progress, which gives a bool: only a Python caller's value is refused)
         check_bool(self.progress, "progress")  # "no" (a JSON config, papermill's text) was true: bars shown
         if self.pretrained_vectors is not None and (not isinstance(self.pretrained_vectors, str)
                                                     or not self.pretrained_vectors.strip()):
-            raise FastTextError(f"pretrained_vectors must be a file name or s3:// URI, got {self.pretrained_vectors!r}")
-        # (the command line's rule, refused there by its flag's name before the config is made)
-        refuse_standard_input(self.pretrained_vectors, "pretrained_vectors", "the vectors", by_name=True)
+            raise FastTextError(f"{named('pretrained_vectors')} must be a file name or s3:// URI, got "
+                                f"{self.pretrained_vectors!r}")
+        refuse_standard_input(self.pretrained_vectors, named("pretrained_vectors"), "the vectors", by_name=True)
 
     def _check_lr_fits_float32(self):
         """MXNet's optimizer steps take the lr as a float32: ``lr=1e39`` (for 1e-3, say) was its "Invalid Parameter
@@ -126,14 +130,15 @@ class TrainConfig:
         if self.lr is None:
             return
         if self.lr < MIN_LR:
-            raise FastTextError(f"lr must be at least {MIN_LR:g} (smaller steps cannot change a float32 parameter; "
-                                f"1e-300 trained at lr 0), got {self.lr!r}")
+            raise FastTextError(f"{setting_named('lr')} must be at least {MIN_LR:g} (smaller steps cannot change a "
+                                f"float32 parameter; 1e-300 trained at lr 0), got {self.lr!r}")
         shrink = sgd_row_shrink(self) if self.batch_size else 0.0
         bound = float(np.finfo(np.float32).max) / (1.0 + shrink)
         if self.lr > bound:
-            why = f" with sgd, batch_size {self.batch_size} and ngrams {self.ngrams}" if shrink else ""
-            raise FastTextError(f"lr must be a positive number of at most {bound:.3g}{why} (MXNet steps in float32), "
-                                f"got {self.lr!r}")
+            why = (f" with sgd, {setting_named('batch_size', self.batch_size)} and "
+                   f"{setting_named('ngrams', self.ngrams)}" if shrink else "")
+            raise FastTextError(f"{setting_named('lr')} must be a positive number of at most {bound:.3g}{why} (MXNet "
+                                f"steps in float32), got {self.lr!r}")
 
     @property
     def resolved(self):
@@ -198,10 +203,33 @@ def setting_said(name, value=None):
     ``the hyperparameter epochs`` (the training job)."""
     form = _SETTINGS_SAID_AS.get()
     if form == SETTINGS_AS_FLAGS:
-        return f"--{name.replace('_', '-')}{'' if value is None else f' {value}'}"
+        return setting_named(name, value)
     if form == SETTINGS_AS_HYPERPARAMETERS:
         return f"the hyperparameter {name}{'' if value is None else f'={value}'}"
     return f"TrainConfig({name}={'...' if value is None else repr(value) if isinstance(value, str) else value})"
+
+
+def setting_named(name, value=None):
+    """The setting ``name`` (a TrainConfig field) as a line that refuses or advises it names it (``min_count must be
+    ...``, ``lower min_count``), with ``value`` if given, as the user of this run's caller sets it
+    (:func:`settings_said_as`): ``--min-count`` / ``--batch-size 64`` on the command line; else the field's own name,
+    ``min_count`` / ``batch_size=64``, both the Python API's argument and the training job's hyperparameter.
+    (:func:`setting_said` names it as a whole call instead: "train with TrainConfig(emsize=300)".) A float is said
+    as ``%g`` (``lr=2``, not ``lr=2.0000000001``)."""
+    flags = _SETTINGS_SAID_AS.get() == SETTINGS_AS_FLAGS
+    named = flag_of(name) if flags else name
+    if value is None:
+        return named
+    if isinstance(value, float):
+        value = f"{value:g}"
+    elif isinstance(value, str) and not flags:
+        value = repr(value)
+    return f"{named} {value}" if flags else f"{named}={value}"
+
+
+def flag_of(name):
+    """The command line's option of the setting ``name``: ``--min-count``."""
+    return "--" + name.replace("_", "-")
 
 
 @contextlib.contextmanager
@@ -289,10 +317,10 @@ def add_config_arguments(parser, hyperparameters=False, overrides=None):
     for f in fields(TrainConfig):
         default = overrides.get(f.name, {}).get("default", f.default)
         help_text = overrides.get(f.name, {}).get("help", f.metadata["help"])
-        dashed = "--" + f.name.replace("_", "-")
+        dashed = flag_of(f.name)
         names = [dashed] + ([f"--{f.name}"] if hyperparameters and "_" in f.name else [])
         if f.type is bool and not hyperparameters:
-            flag = f"--no-{f.name.replace('_', '-')}" if default else dashed
+            flag = "--no-" + dashed[2:] if default else dashed
             parser.add_argument(flag, dest=f.name, action="store_false" if default else "store_true",
                                 default=default, help=help_text + (": on by default, off with this flag" if default
                                                                    else ": off by default, on with this flag"))

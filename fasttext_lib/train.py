@@ -40,7 +40,7 @@ from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, refusals_said_as_arguments,
                           remove_older_than, save_checkpoint, text_rule_of)
 from .class_checks import check_classes
-from .config import SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, TrainConfig, settings_said_as
+from .config import SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, TrainConfig, setting_named, settings_said_as
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
                    pandas_class_column, sort_labels)
 from .devices import parse_ctx
@@ -358,8 +358,9 @@ def _check_features(featurizer, config):
         if config.min_count <= 1:  # (no word at all: "lower min_count" could not be followed)
             raise FastTextError("empty vocabulary: the training data holds no words, every document's text is empty "
                                 "(a file of labels alone?), so every document would get the same prediction")
-        raise FastTextError(f"empty vocabulary: no word occurs at least min_count={config.min_count} times in the "
-                            f"training data, so every document would get the same prediction; lower min_count")
+        raise FastTextError(f"empty vocabulary: no word occurs at least {config.min_count} times in the training data "
+                            f"({setting_named('min_count', config.min_count)}), so every document would get the same "
+                            f"prediction; lower {setting_named('min_count')}")
 
 
 def kvstore_type(config, ctxs):
@@ -686,8 +687,9 @@ class Diverged(FastTextError):
 
 
 def diverged(what, epoch, step, config):
-    return Diverged(f"training diverged: {what} at epoch {epoch}, step {step} "
-                         f"(lr={config.learning_rate:g}, optimizer {config.optimizer}); try a smaller lr")
+    lr, optimizer = setting_named("lr", config.learning_rate), setting_named("optimizer", config.optimizer)
+    return Diverged(f"training diverged: {what} at epoch {epoch}, step {step} ({lr}, {optimizer}); try a smaller "
+                    f"{setting_named('lr')}")
 
 
 def resolve_settings(config, texts, num_classes, num_docs, lengths=None):
