@@ -79,7 +79,10 @@ class TrainConfig:
     pretrained_vectors: Optional[str] = _setting(None, "a .vec text file (local or s3://, may be gzipped) whose vectors "
                                                        "start the rows of the words it shares with the vocabulary "
                                                        "(fastText's -pretrainedVectors); its dimension must equal emsize")
-    progress: bool = _setting(True, "progress bars and the 'settings from the data' line on stderr")
+    # (the two lines say how the run starts, which the bundle records too: config.json's settings and pretrained
+    # record; autotune's trials run without them, as without bars, or each trial would print them again)
+    progress: bool = _setting(True, "progress bars, and the 'settings from the data' and 'pretrained vectors' lines, "
+                                    "on stderr")
 
     def __post_init__(self):
         named = setting_named  # (each line names a setting as its user gives it: --min-count, or min_count)

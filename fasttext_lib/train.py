@@ -669,7 +669,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     if rows is None:
         return model, None
     record = describe(pretrained, len(rows[0]), featurizer.vocab_size)
-    if config.progress:
+    if config.progress:  # (with the settings line: TrainConfig.progress's help says both)
         print(f"pretrained vectors: {len(rows[0])} of the {featurizer.vocab_size} vocabulary words start from "
               f"{pretrained.source} ({pretrained.words_in_file} words, dim {pretrained.dim})", file=sys.stderr, flush=True)
     return model, record
