@@ -13,9 +13,9 @@ Data in, trained model + per-epoch history out:
    dense)`` compute the same numbers;
 4. with one device a local updater applies the step; with several (or several hosts, kvstore
    ``dist_sync``) an MXNet kvstore sums the devices' gradients and holds the optimizer (optim.py);
-5. after each epoch the validation split is scored (predict.py; the training split too with
-   ``score_train=True``), a history row is recorded and, if asked, a checkpoint is written from
-   which an interrupted run resumes exactly (checkpoints.py).
+5. after each epoch the validation split is scored (evaluation.evaluate_bags; the training split too with
+   ``score_train=True``, its accuracy by scoring.probabilities), a history row is recorded and, if asked, a
+   checkpoint is written from which an interrupted run resumes exactly (checkpoints.py).
 
 :func:`train` reads as its steps: :func:`_checked_inputs` (the settings no data decides, the inputs' kinds),
 :func:`_look_into_checkpoints` (a checkpoint refused before the data is featurized), :func:`_prepare_data` (every
