@@ -670,6 +670,7 @@ def _autotune(args, config, train_data, val_data, report):
     return result.trained
 
 
+@_settings_as_flags
 def cmd_evaluate(args):
     from .class_folders import refuse_a_directory
     from .compact import COMPACT_FLAG
@@ -752,6 +753,7 @@ def _confusion_table(matrix):
     return "\n".join(lines)
 
 
+@_settings_as_flags
 def cmd_predict(args):
     from .class_folders import predict_then, refuse_a_directory
     from .compact import COMPACT_FLAG

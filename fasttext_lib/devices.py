@@ -58,6 +58,21 @@ def parse_ctx(spec="auto"):
     return [mx.gpu(i) for i in ids]
 
 
+def parse_one_ctx(spec="cpu"):
+    """The one mx.Context ``spec`` names, for what runs on one device (a bundle loaded to predict or evaluate):
+    ``auto`` is the first GPU, else the CPU; a list of devices (``gpu:0,1``, ``["cpu", "gpu"]``) is refused in one
+    line naming one to pass (its first device was used, and the others silently not)."""
+    from .config import setting_named  # (config imports this module)
+
+    ctxs = parse_ctx(spec)
+    if len(ctxs) > 1 and not (isinstance(spec, str) and spec.strip().lower() == "auto"):
+        first = ctxs[0]
+        one = "cpu" if first.device_type == "cpu" and first.device_id == 0 else f"{first.device_type}:{first.device_id}"
+        raise FastTextError(f"{setting_named('ctx', spec)} names {len(ctxs)} devices, and a bundle is loaded on one: "
+                            f"pass one (cpu, gpu or gpu:N), such as {setting_named('ctx', one)}")
+    return ctxs[0]
+
+
 def _check_gpus_visible(ids, num_gpus, typed, normalized=None):
     """Refuse GPU ``ids`` that are not visible, in one line naming the ctx: ``typed`` as given (a spec quoted as
     typed, ``'GPU'``; an mx.Context as it prints, ``gpu(0)``), ``normalized`` as read (default: ``typed``)."""

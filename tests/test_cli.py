@@ -1185,3 +1185,33 @@ def test_a_python_output_given_as_standard_output_is_refused_before_any_work(tmp
         call()
     assert str(err.value) == f"{named} -: writing {what} to standard output is not supported; give {give}"
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_predict_and_evaluate_refuse_a_list_of_devices_naming_one_to_pass(local_bundle, sample_dir, command):
+    """``--ctx gpu:0,1`` (or cpu:0,1) was taken, and the bundle scored on its first device alone, silently: the help
+    says "cpu (default), gpu or gpu:N". A list is refused in one line, naming one device to pass."""
+    data = ["--data" if command == "evaluate" else "--input", sample_dir / "test.csv"]
+    r = cli_in_process(command, "--model", local_bundle[0], *data, "--ctx", "cpu:1,0")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.splitlines() == [
+        "error: --ctx cpu:1,0 names 2 devices, and a bundle is loaded on one: pass one (cpu, gpu or gpu:N), such as "
+        "--ctx cpu:1"], r.stderr
+
+
+def test_predictor_load_refuses_a_list_of_devices_and_auto_is_its_first(local_bundle, monkeypatch):
+    """Predictor.load(ctx="gpu:0,1") loaded on gpu:0 alone, silently; it is refused naming the argument. ``auto``
+    still picks one: the first GPU, else the CPU."""
+    import mxnet as mx
+
+    from fasttext_lib.devices import parse_one_ctx
+    from fasttext_lib.predict import Predictor
+
+    for ctx, shown in (("cpu:0,1", "'cpu:0,1'"), (["cpu", "cpu:1"], "['cpu', 'cpu:1']")):
+        with pytest.raises(FastTextError) as refused:
+            Predictor.load(str(local_bundle[0]), ctx=ctx)
+        assert str(refused.value) == (f"ctx={shown} names 2 devices, and a bundle is loaded on one: pass one (cpu, gpu "
+                                      f"or gpu:N), such as ctx='cpu'")
+    assert Predictor.load(str(local_bundle[0]), ctx="auto").ctx == mx.cpu()  # (no GPU here)
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 2)
+    assert parse_one_ctx("auto") == mx.gpu(0) and parse_one_ctx(" AUTO ") == mx.gpu(0)
+

@@ -198,7 +198,8 @@ def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
 
 
 def test_bad_ctx_for_predict(bundle):
-    assert_error(run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n"), "device ids")
+    r = run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n")
+    assert_error(r, "error: bad --ctx 'cpu:x': device ids")
 
 
 def test_divergence_stops_training_and_saves_nothing(tmp_path, data, tmpdir_env):
