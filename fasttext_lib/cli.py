@@ -408,16 +408,16 @@ def _train(args, kept):
                               num_workers=workers_to_come(config.kvstore))
     if args.autotune_trials:
         _check_trials_output(args, config)
-    _check_validation_file(args)
-    validation = args.validation or args.autotune_validation
-    if validation:  # (read first: a --train that cannot be opened was found only after it)
-        _check_training_file(args.train)
-    beside_validation = _names_beside_validation(  # (before the data: minutes at Yelp size)
-        args.train, validation, "--validation" if args.validation else "--autotune-validation", explicit_names)
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
         from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
+    for flag, uri, _ in inputs:  # (held-out data: a class-folder dataset's test/ suggested)
+        if uri:
+            _check_input_file(uri, flag, "train" if flag == "--train" else "test")
+    validation = args.validation or args.autotune_validation
+    beside_validation = _names_beside_validation(  # (before the data: minutes at Yelp size)
+        args.train, validation, "--validation" if args.validation else "--autotune-validation", explicit_names)
     # the validation data first (--validation or --autotune-validation): nothing in --train changes how it is read,
     # and a file that cannot be read was refused only once the whole --train file had been (minutes at Yelp size).
     # Its texts are held through that read (~30 MB for Yelp's 38k test reviews; train() frees them once encoded);
@@ -625,40 +625,23 @@ def refuse_standard_output(args):
         refuse(getattr(args, dest, None), flag, what, give)
 
 
-def _check_validation_file(args):
-    """Before any data is read: a --validation or --autotune-validation that is missing or a directory, said in a line
-    that names the flag (the read's own line did not; it came after the whole training file had been read, when the
-    validation data was read second), a class-folder dataset's test/ suggested."""
-    from . import storage
-
-    from .class_folders import refuse_a_directory
-
-    for flag, uri in (("--validation", args.validation), ("--autotune-validation", args.autotune_validation)):
-        if not uri:
-            continue
-        if storage.is_s3(uri):
-            storage.open_read(uri).close()  # (a HEAD: a missing bucket or object, or a refusal, in its one line)
-        elif os.path.isdir(uri):
-            refuse_a_directory(uri, flag, split="test")  # (aclImdb/: its test/ is the held-out data)
-        elif not os.path.exists(uri):
-            raise FastTextError(f"{flag}: no such file: {uri}")
-
-
-def _check_training_file(uri):
-    """Before the validation data is read (it is read first): a --train that is missing (a typo) or a directory was
-    found only once the whole validation file had been read, where it was refused at once before. Said in the line the
-    read says it in (data.iter_examples, storage.open_read)."""
+def _check_input_file(uri, flag, split):
+    """Before any data is read: the input file ``uri`` that ``flag`` names (--train, --validation,
+    --autotune-validation) missing (a typo) or a directory, in one line naming the flag, a class-folder dataset's
+    ``split`` folder suggested (aclImdb/: its train/ for --train, its test/, the held-out data, for the others). The
+    validation data is read first, then --train: either was found only once the other had been read whole (minutes at
+    Yelp size), in the read's line, which does not name the flag."""
     from . import storage
     from .class_folders import refuse_a_directory
 
     if storage.is_s3(uri):
         if not storage.exists(uri):  # (a HEAD; a refusal is its one line)
-            storage.open_read(uri)  # its line for what is missing (not opened: the read after the validation data's
-            #                         opens it, a pair's rewrite checked there as reading_together checks it)
+            storage.open_read(uri)  # its line for what is missing (not opened: the read opens it, a pair's rewrite
+            #                         checked there as reading_together checks it)
         return
-    refuse_a_directory(uri)  # (aclImdb/: its train/, as the read says)
+    refuse_a_directory(uri, flag, split=split)
     if not os.path.exists(uri):
-        raise FastTextError(f"no such file: {uri}")
+        raise FastTextError(f"{flag}: no such file: {uri}")
 
 
 def _autotune(args, config, train_data, val_data, report):

@@ -1072,18 +1072,19 @@ def test_a_missing_validation_file_is_refused_before_the_training_file_is_read(t
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("flag", ["--validation", "--autotune-validation"])
+@pytest.mark.parametrize("flag", ["--validation", "--autotune-validation", None])
 @pytest.mark.parametrize("missing", ["absent.txt", "a_folder"])
 def test_a_missing_training_file_is_refused_before_the_validation_file_is_read(tmp_path, flag, missing):
     """With the validation data read first, a --train that is missing (a typo) or a folder was found only once the
     whole --validation / --autotune-validation file had been read, where it was refused at once before. It is
-    refused before it now, in the line the read gives: a validation file that cannot be read shows the order."""
+    refused before it now (a validation file that cannot be read shows the order), in the line that names the flag
+    as the validation files' do, with or without validation data (one check for the three: cli._check_input_file)."""
     (tmp_path / "a_folder").mkdir()
     (tmp_path / "v.txt").write_bytes(b"__label__1 ok\nno label here\n")
-    r = cli_in_process("train", "--train", tmp_path / missing, flag, tmp_path / "v.txt", "--output", tmp_path / "o",
-                       "--no-progress")
+    validation = [flag, tmp_path / "v.txt"] if flag else []
+    r = cli_in_process("train", "--train", tmp_path / missing, *validation, "--output", tmp_path / "o", "--no-progress")
     what = "no such file" if missing == "absent.txt" else "expected a file but got a directory"
-    _assert_one_line_error(r, f"error: {what}: {tmp_path / missing}")
+    _assert_one_line_error(r, f"error: --train: {what}: {tmp_path / missing}")
     assert "v.txt" not in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
 
