@@ -653,6 +653,14 @@ def _autotune(args, config, train_data, val_data, report):
     return result.trained
 
 
+def _no_room_named(exc, name, index, line_of):
+    """``exc`` (features.NoRoomToFeaturize) as one line naming its text, document ``index`` (0-based, among all read)
+    of the input ``name``: by the line its record starts at (``line_of(index)``), else, where that is no longer known,
+    as ``document N``, the place of its answer (``record N`` misled: a header row is a record too)."""
+    line = line_of(index)
+    return FastTextError(exc.where(f"{name}:{line}" if line else f"{name}: document {index + 1}"))
+
+
 @_settings_as_flags
 def cmd_evaluate(args):
     from .class_folders import refuse_a_directory
@@ -676,9 +684,8 @@ def cmd_evaluate(args):
     try:
         metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data, line_of=examples.line_of,
                                               found=found)
-    except NoRoomToFeaturize as exc:  # named by its line (a record's first)
-        line = examples.line_of(exc.index)
-        raise FastTextError(exc.where(f"{args.data}:{line}" if line else f"{args.data}: document {exc.index + 1}")) from None
+    except NoRoomToFeaturize as exc:
+        raise _no_room_named(exc, args.data, exc.index, examples.line_of) from None
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))
@@ -759,9 +766,8 @@ def cmd_predict(args):
             try:
                 results = (predictor.predict_top(chunk, k=args.k or 1, threshold=args.threshold or 0.0)
                            if ranked else predictor.predict(chunk))
-            except NoRoomToFeaturize as exc:  # named by its line (a record's first)
-                line = texts.line_of(done + exc.index)
-                raise FastTextError(exc.where(f"{name}:{line}" if line else f"{name}: record {done + exc.index + 1}")) from None
+            except NoRoomToFeaturize as exc:
+                raise _no_room_named(exc, name, done + exc.index, texts.line_of) from None
             done += len(chunk)
             for result in results:
                 say(json.dumps(result))

@@ -1216,3 +1216,27 @@ def test_predictor_load_refuses_a_list_of_devices_and_auto_is_its_first(local_bu
     monkeypatch.setattr(mx.context, "num_gpus", lambda: 2)
     assert parse_one_ctx("auto") == mx.gpu(0) and parse_one_ctx(" AUTO ") == mx.gpu(0)
 
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_document_too_long_for_memory_whose_line_is_not_known_is_named_alike_by_both_commands(
+        local_bundle, tmp_path, command, monkeypatch):
+    """A document refused for the memory it needs is named by its line; where that is no longer known, by its place
+    among the documents read, the place of its answer: predict said "record N" of it (a CSV's header row is a record
+    too, so record N was not the Nth record), evaluate "document N" (one helper now, one word: cli._no_room_named)."""
+    from fasttext_lib import data as data_module, predict_input
+    from fasttext_lib.features import NoRoomToFeaturize
+    from fasttext_lib.predict import Predictor
+
+    def no_room(*args, **kwargs):
+        raise NoRoomToFeaturize(1, 5_000_000, 3, 200 << 20, 16 << 20)
+
+    for method in ("predict", "evaluate_examples"):
+        monkeypatch.setattr(Predictor, method, no_room)
+    monkeypatch.setattr(predict_input.Lines, "line_of", lambda self, index: None)
+    monkeypatch.setattr(data_module.RecentLines, "line_of", lambda self, index: None)
+    path = tmp_path / "reviews.txt"
+    path.write_text("__label__1 fine\n__label__2 long\n__label__1 fine again\n")
+    r = cli_in_process(command, "--model", local_bundle[0], "--data" if command == "evaluate" else "--input", path)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.startswith(f"error: {path}: document 2: a document of 5.0 million characters, with 2 other "
+                               f"documents, needs about 200 MB of memory to featurize"), r.stderr
