@@ -347,12 +347,12 @@ def _json_number(value):
 
 
 def _settings_as_flags(command):
-    """``command`` (a ``cmd_*``) with every line that names a setting naming its flag (config.setting_named,
-    setting_said): ``--min-count must be ...``, ``--ctx gpu:0,1 names 2 devices``, not TrainConfig's or
+    """``command`` (a ``cmd_*``) with every line that names a setting naming its flag (errors.setting_named,
+    config.setting_said): ``--min-count must be ...``, ``--ctx gpu:0,1 names 2 devices``, not TrainConfig's or
     Predictor.load's argument; also from autotune's trials, which call train() as the Python API does."""
     @functools.wraps(command)
     def as_flags(args):
-        from .config import SETTINGS_AS_FLAGS, settings_said_as
+        from .errors import SETTINGS_AS_FLAGS, settings_said_as
 
         with settings_said_as(SETTINGS_AS_FLAGS):
             return command(args)

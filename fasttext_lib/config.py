@@ -5,8 +5,6 @@ The command line (``python -m fasttext_lib train``) and the SageMaker training j
 new field here (and, if it changes the run, its use in train.py).
 """
 import argparse
-import contextlib
-import contextvars
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Optional
@@ -14,7 +12,8 @@ from typing import Optional
 import numpy as np
 
 from .devices import check_ctx, check_table_size
-from .errors import FastTextError, check_bool, check_positive_int, did_you_mean, is_number, refuse_standard_input
+from .errors import (SETTINGS_AS_FLAGS, SETTINGS_AS_HYPERPARAMETERS, FastTextError, check_bool, check_positive_int,
+                     did_you_mean, flag_of, is_number, refuse_standard_input, setting_named, settings_form)
 from .schedule import sgd_row_shrink
 
 OPTIMIZERS = ("sgd", "adam")
@@ -191,60 +190,18 @@ def as_resumed(name, value):
 
 # ---- argv -> TrainConfig: the same options for the CLI and for SageMaker hyperparameters ----
 
-# How a line said while a run goes on names a setting (a warning is printed at once; a pretrained file of another
-# dimension is refused deep inside train): as its caller's user sets it. A refusal raised inside train() is said again
-# on its way out only where it is a checkpoint's (checkpoints.refusals_said_as_arguments, sm_train.in_job_terms).
-SETTINGS_AS_FLAGS, SETTINGS_AS_ARGUMENTS, SETTINGS_AS_HYPERPARAMETERS = "flags", "arguments", "hyperparameters"
-_SETTINGS_SAID_AS = contextvars.ContextVar("fasttext_lib_settings_said_as", default=None)
-
-
 def setting_said(name, value=None):
     """The setting ``name`` (a TrainConfig field) with ``value`` (None: whatever value), as the user of this run's
-    caller sets it (:func:`settings_said_as`): ``--emsize 300`` / ``--epochs`` (the command line's: cli.cmd_train),
+    caller sets it (errors.settings_said_as): ``--emsize 300`` / ``--epochs`` (the command line's: cli.cmd_train),
     ``TrainConfig(emsize=300)`` / ``TrainConfig(epochs=...)`` (the Python API, the notebooks; also where no caller
     said: read_vec(uri, dim=...) called on its own told its caller the flag), ``the hyperparameter emsize=300`` /
     ``the hyperparameter epochs`` (the training job)."""
-    form = _SETTINGS_SAID_AS.get()
+    form = settings_form()
     if form == SETTINGS_AS_FLAGS:
         return setting_named(name, value)
     if form == SETTINGS_AS_HYPERPARAMETERS:
         return f"the hyperparameter {name}{'' if value is None else f'={value}'}"
     return f"TrainConfig({name}={'...' if value is None else repr(value) if isinstance(value, str) else value})"
-
-
-def setting_named(name, value=None):
-    """The setting ``name`` (a TrainConfig field) as a line that refuses or advises it names it (``min_count must be
-    ...``, ``lower min_count``), with ``value`` if given, as the user of this run's caller sets it
-    (:func:`settings_said_as`): ``--min-count`` / ``--batch-size 64`` on the command line; else the field's own name,
-    ``min_count`` / ``batch_size=64``, both the Python API's argument and the training job's hyperparameter.
-    (:func:`setting_said` names it as a whole call instead: "train with TrainConfig(emsize=300)".) A float is said
-    as ``%g`` (``lr=2``, not ``lr=2.0000000001``)."""
-    flags = _SETTINGS_SAID_AS.get() == SETTINGS_AS_FLAGS
-    named = flag_of(name) if flags else name
-    if value is None:
-        return named
-    if isinstance(value, float):
-        value = f"{value:g}"
-    elif isinstance(value, str) and not flags:
-        value = repr(value)
-    return f"{named} {value}" if flags else f"{named}={value}"
-
-
-def flag_of(name):
-    """The command line's option of the setting ``name``: ``--min-count``."""
-    return "--" + name.replace("_", "-")
-
-
-@contextlib.contextmanager
-def settings_said_as(form):
-    """Within the block, :func:`setting_said` names settings as ``form`` (:data:`SETTINGS_AS_FLAGS`,
-    :data:`SETTINGS_AS_ARGUMENTS` or :data:`SETTINGS_AS_HYPERPARAMETERS`), unless a caller outside it said already:
-    the command line's autotune calls train() as the Python API does, and its user still types flags."""
-    token = _SETTINGS_SAID_AS.set(_SETTINGS_SAID_AS.get() or form)
-    try:
-        yield
-    finally:
-        _SETTINGS_SAID_AS.reset(token)
 
 
 NONE_WORDS = ("", "none", "null")  # how a hyperparameter says "no value" (the SDK sends None as "")

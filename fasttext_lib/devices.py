@@ -1,5 +1,5 @@
 """Device specs (``ctx``) -> MXNet contexts, and the largest table MXNet allocates, for training and serving alike."""
-from .errors import FastTextError
+from .errors import FastTextError, setting_named
 from .lean_import import forget_an_interrupted_import
 
 CTX_HELP = "use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1"
@@ -24,9 +24,7 @@ def check_ctx(spec):
 
 
 def _ctx_named():
-    """``ctx`` as the lines below name it: ``--ctx`` on the command line (config.setting_named)."""
-    from .config import setting_named  # (config imports this module)
-
+    """``ctx`` as the lines below name it: ``--ctx`` on the command line (errors.setting_named)."""
     return setting_named("ctx")
 
 
@@ -62,8 +60,6 @@ def parse_one_ctx(spec="cpu"):
     """The one mx.Context ``spec`` names, for what runs on one device (a bundle loaded to predict or evaluate):
     ``auto`` is the first GPU, else the CPU; a list of devices (``gpu:0,1``, ``["cpu", "gpu"]``) is refused in one
     line naming one to pass (its first device was used, and the others silently not)."""
-    from .config import setting_named  # (config imports this module)
-
     ctxs = parse_ctx(spec)
     if len(ctxs) > 1 and not (isinstance(spec, str) and spec.strip().lower() == "auto"):
         first = ctxs[0]
@@ -99,10 +95,8 @@ def table_fits(num_rows, emsize):
 
 def check_table_size(num_rows, emsize, where="the embedding table"):
     """Refuse a ``num_rows`` x ``emsize`` table larger than MXNet can allocate (one error line, whose advice names the
-    settings as the caller's user sets them: config.setting_named)."""
+    settings as the caller's user sets them: errors.setting_named)."""
     if not table_fits(num_rows, emsize):
-        from .config import setting_named  # (config imports this module)
-
         raise FastTextError(f"{where}: {int(num_rows):,} rows x emsize {int(emsize)} = {int(num_rows) * int(emsize):,} "
                             f"values, more than the {MAX_TABLE_VALUES:,} MXNet can hold in one tensor; "
                             f"lower {setting_named('emsize')} or {setting_named('buckets')}")

@@ -40,11 +40,12 @@ from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, refusals_said_as_arguments,
                           remove_older_than, save_checkpoint, text_rule_of)
 from .class_checks import check_classes
-from .config import SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, TrainConfig, setting_named, settings_said_as
+from .config import TrainConfig
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
                    pandas_class_column, sort_labels)
 from .devices import parse_ctx
-from .errors import FastTextError, check_bool, refuse_standard_output
+from .errors import (SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, FastTextError, check_bool, refuse_standard_output,
+                     setting_named, settings_said_as)
 from .stops import (NOT_COMPARED_CONDITION, keeping_stops, note_progress, older_condition, older_or_newer,
                     raise_if_interrupted)
 from .features import Featurizer
@@ -150,7 +151,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     cannot resume from is refused naming ``checkpoint_dir`` and the ``TrainConfig`` to rerun with;
     ``said_as_flags=True`` (the CLI's, and the training job's, which says them as its hyperparameters:
     sm_train.in_job_terms): as the command line's flags; so are the settings other lines name (config.setting_said;
-    the job's said as its hyperparameters: config.settings_said_as around this call).
+    the job's said as its hyperparameters: errors.settings_said_as around this call).
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
