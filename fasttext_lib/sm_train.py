@@ -45,9 +45,8 @@ import re
 import sys
 from typing import NamedTuple
 
-from .config import CONFIG_FIELDS, NONE_WORDS, SETTINGS_AS_HYPERPARAMETERS, TrainConfig, add_config_arguments, \
-    settings_said_as
-from .errors import FastTextError
+from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
+from .errors import SETTINGS_AS_HYPERPARAMETERS, FastTextError, settings_said_as
 from .stops import failure_reason, job_failure_file
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

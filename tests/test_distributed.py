@@ -340,7 +340,7 @@ def test_a_worker_that_fails_before_joining_ends_the_other_after_the_timeout(sam
     ended = run_workers(_common(sample_dir), outputs, each=[[], ["--train", tmp_path / "missing.csv"]],
                         env={"FASTTEXT_CLUSTER_TIMEOUT": "3"}, deadline=90)
     (status, _, err), (failed_status, _, failed_err) = ended
-    assert failed_status == 2 and _errors(failed_err) == [f"error: no such file: {tmp_path / 'missing.csv'}"]
+    assert failed_status == 2 and _errors(failed_err) == [f"error: --train: no such file: {tmp_path / 'missing.csv'}"]
     assert status == 2 and len(_errors(err)) == 1, err
     assert _errors(err)[0].startswith("error: the cluster did not move for 3 s while joining the cluster: a worker or "
                                       "server did not join"), err

@@ -181,12 +181,12 @@ def test_sample_output_under_a_file(tmp_path):
 
 
 @pytest.mark.parametrize("flag, value, why", [
-    ("--lr", "inf", "lr must be a positive finite number"),
-    ("--wd", "inf", "wd must be a non-negative finite number"),
-    ("--dropout", "inf", "dropout must be in [0, 1)"),
-    ("--seed", "-1", "seed must be an integer from 0 to 4294967295"),
-    ("--seed", str(2**32), "seed must be an integer from 0 to 4294967295"),
-    ("--ctx", "cpu:x", "device ids must be non-negative integers"),
+    ("--lr", "inf", "error: --lr must be a positive finite number"),  # (each named by its flag: --lr, not lr)
+    ("--wd", "inf", "error: --wd must be a non-negative finite number"),
+    ("--dropout", "inf", "error: --dropout must be in [0, 1)"),
+    ("--seed", "-1", "error: --seed must be an integer from 0 to 4294967295"),
+    ("--seed", str(2**32), "error: --seed must be an integer from 0 to 4294967295"),
+    ("--ctx", "cpu:x", "error: bad --ctx 'cpu:x': device ids must be non-negative integers"),
     ("--ctx", "gpu:abc", "device ids must be non-negative integers"),
     ("--ctx", "cpu:-1", "device ids must be non-negative integers"),
     # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
@@ -199,7 +199,8 @@ def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
 
 
 def test_bad_ctx_for_predict(bundle):
-    assert_error(run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n"), "device ids")
+    r = run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n")
+    assert_error(r, "error: bad --ctx 'cpu:x': device ids")
 
 
 def test_divergence_stops_training_and_saves_nothing(tmp_path, data, tmpdir_env):
@@ -207,14 +208,15 @@ def test_divergence_stops_training_and_saves_nothing(tmp_path, data, tmpdir_env)
     r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", tmp_path / "ckpt",
                 "--lr", "1e30", "--optimizer", "sgd", "--epochs", "2", "--batch-size", "64", "--emsize", "4",
                 "--no-progress", env=env)
-    assert_error(r, "training diverged")
-    assert "at epoch 1" in r.stderr and "try a smaller lr" in r.stderr
+    assert_error(r, "training diverged")  # (named as the command line sets them: --lr, not lr)
+    assert "at epoch 1" in r.stderr and "(--lr 1e+30, --optimizer sgd); try a smaller --lr\n" in r.stderr
     assert not (tmp_path / "out").exists() and listing(tmp_path / "ckpt") == {} and os.listdir(tmpdir) == []
 
 
 def test_empty_vocabulary_is_refused(tmp_path, data):
     r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--min-count", "100000")
-    assert_error(r, "empty vocabulary")
+    assert_error(r, "empty vocabulary: no word occurs at least 100000 times in the training data (--min-count 100000), "
+                    "so every document would get the same prediction; lower --min-count")  # (not min_count: no flag)
     assert not (tmp_path / "out").exists()
 
 
@@ -225,7 +227,7 @@ def test_data_of_labels_alone_is_named_as_such_not_told_to_lower_min_count(tmp_p
     (tmp_path / "labels.txt").write_text(content)
     r = run_cli("train", "--train", tmp_path / "labels.txt", "--output", tmp_path / "out", *TINY)
     assert_error(r, "every document's text is empty")
-    assert "lower min_count" not in r.stderr and not (tmp_path / "out").exists()
+    assert "min-count" not in r.stderr and "min_count" not in r.stderr and not (tmp_path / "out").exists()
 
 
 def test_epoch_lines_are_strict_json_without_validation(tmp_path, data):

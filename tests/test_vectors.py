@@ -621,6 +621,22 @@ def test_pretrained_vectors_of_another_dimension_name_emsize_as_train_is_given_i
                                                             f"--emsize 5)"), r.stderr
 
 
+def test_no_progress_leaves_out_the_pretrained_vectors_line_as_its_help_says(splits, vec_file, capsys):
+    """--no-progress (progress=False) also left out the "pretrained vectors: N of the M vocabulary words start from
+    ..." line, which its help did not say: it named the bars and the settings line. The pretrained line goes with
+    them by design (how the run starts, as the settings line says it; the bundle records both; autotune's trials run
+    without them, or each would print them again), and the help names it."""
+    from fasttext_lib.cli import build_parser
+
+    train_parser = build_parser()._subparsers._group_actions[0].choices["train"]
+    said = next(a.help for a in train_parser._actions if a.dest == "progress")
+    assert "'settings from the data' and 'pretrained vectors' lines" in said, said
+    for progress in (True, False):
+        train(*splits, config(pretrained_vectors=str(vec_file), epochs=1, progress=progress))
+        err = capsys.readouterr().err
+        assert ("\npretrained vectors: " in "\n" + err) is progress and ("settings from the data" in err) is progress
+
+
 def test_export_refuses_an_existing_file_in_the_python_apis_terms(tmp_path, splits):
     """export_vectors (and write_vec) without overwrite, a file there: the refusal said "pass --overwrite", the
     command line's flag, to a caller of the Python API (notebook 04). It names the argument."""
