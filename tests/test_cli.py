@@ -391,6 +391,17 @@ def test_an_s3_folder_given_as_a_file_is_named_as_a_folder_with_a_file_in_it(s3_
     assert "folder" not in r.stderr
 
 
+@pytest.mark.parametrize("flag", ["--train", "--validation", "--autotune-validation"])
+def test_an_s3_uri_of_a_bucket_alone_names_no_object_in_one_line(s3_bucket, tmp_path, sample_dir, flag):
+    """``s3://bucket/`` (no key) given as an input file was botocore's "not a valid S3 URI: ...: Invalid length for
+    parameter Key, value: 0, valid min length: 1" (the HEAD of the check before reading)."""
+    bucket_only = s3_bucket + "/"
+    inputs = {"--train": sample_dir / "train.csv", flag: bucket_only}
+    r = cli_in_process("train", *[a for pair in inputs.items() for a in pair], "--output", tmp_path / "o")
+    _assert_one_line_error(r, f"S3 URI names no object: {bucket_only}")
+    assert "Invalid length" not in r.stderr
+
+
 def test_s3_failures(s3_server, s3_bucket, tmp_path, sample_dir):
     # reading: in-process (the answer is under test); the two runs below are the CLI processes
     _assert_one_line_error(cli_in_process("train", "--train", "s3:///nobucket.csv", "--output", tmp_path / "o"), "not a valid S3 URI")

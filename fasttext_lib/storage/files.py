@@ -64,6 +64,8 @@ def exists(uri, forbidden_is_missing=False):
     HEAD means absent: without s3:ListBucket, S3 answers 403 (not 404) for an object that does not exist."""
     if is_s3(uri):
         bucket, key = split_s3(uri)
+        if not key:  # s3://bucket/ names no object (a HEAD of no key is botocore's "Invalid length for parameter Key")
+            return False
         with s3_errors(uri):
             try:
                 head_object(s3_client(), bucket, key)
