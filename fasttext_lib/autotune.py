@@ -62,6 +62,7 @@ from .errors import FastTextError, check_bool, check_positive_int, is_number, re
 from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_what_a_stop_came_after,
                     note_what_a_stop_left, stops_held)
 from .lean_import import forget_an_interrupted_import
+from .pretrained import start_line
 from .evaluation import evaluate_bags
 from .label_encoding import class_ids, encode_labels
 from .text import sampled_fingerprints
@@ -322,6 +323,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
         _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
+    if show_progress and chosen.pretrained is not None:  # (the trials and the refit said nothing: progress off)
+        print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
 
