@@ -58,10 +58,11 @@ from .class_checks import warnings_said_once
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, pandas_class_column, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output
+from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output, setting_named
 from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_what_a_stop_came_after,
                     note_what_a_stop_left, stops_held)
 from .lean_import import forget_an_interrupted_import
+from .pretrained import start_line
 from .evaluation import evaluate_bags
 from .label_encoding import class_ids, encode_labels
 from .text import sampled_fingerprints
@@ -190,9 +191,10 @@ def check_one_host(kvstore, refused="autotune"):
     cluster again, and MXNet joins one once per process (the second trial waited for it until the cluster timeout,
     the search lost); and each host's clock would decide its own trials. One line, before anything is read."""
     if str(kvstore).startswith("dist"):
-        raise FastTextError(f"{refused} cannot search with kvstore {kvstore}: each trial would join the cluster again, "
-                            f"which MXNet does once per process (the 2nd trial waits for it until the cluster timeout); "
-                            f"search on one host (kvstore auto), then train the chosen setting on the cluster")
+        raise FastTextError(f"{refused} cannot search with {setting_named('kvstore', kvstore)}: each trial would join "
+                            f"the cluster again, which MXNet does once per process (the 2nd trial waits for it until "
+                            f"the cluster timeout); search on one host ({setting_named('kvstore', 'auto')}), then train "
+                            f"the chosen setting on the cluster")
 
 
 def _check_search_settings(start, max_trials, emsize_fixed):
@@ -321,6 +323,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
         _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
+    if show_progress and chosen.pretrained is not None:  # (the trials and the refit said nothing: progress off)
+        print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
 

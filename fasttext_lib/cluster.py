@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from .errors import FastTextError, error_line
+from .errors import FastTextError, error_line, setting_named
 
 TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 # Seconds a worker waits on the cluster with no step done before it gives up. Its peers' work between steps
@@ -91,12 +91,14 @@ DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", 
 
 def check_kvstore_environment(kvstore):
     """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
-    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read."""
+    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read. The line names the
+    setting as the caller's user sets it (errors.setting_named): ``--kvstore dist_sync``, ``kvstore='dist_sync'``."""
     kvstore = str(kvstore)
     missing = [name for name in DIST_ENVIRONMENT if not os.environ.get(name)] if kvstore.startswith("dist") else []
     if missing:
-        raise FastTextError(f"kvstore {kvstore} trains in an MXNet parameter-server cluster, and this process is in "
-                            f"none ({', '.join(missing)} not set): on one host leave kvstore auto; across hosts start "
+        raise FastTextError(f"{setting_named('kvstore', kvstore)} trains in an MXNet parameter-server cluster, and this "
+                            f"process is in none ({', '.join(missing)} not set): on one host leave "
+                            f"{setting_named('kvstore', 'auto')}; across hosts start "
                             f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
                             f"distribution={{'parameter_server': {{'enabled': True}}}}")
     if kvstore.startswith("dist"):

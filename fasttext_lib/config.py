@@ -79,7 +79,8 @@ class TrainConfig:
                                                        "start the rows of the words it shares with the vocabulary "
                                                        "(fastText's -pretrainedVectors); its dimension must equal emsize")
     # (the two lines say how the run starts, which the bundle records too: config.json's settings and pretrained
-    # record; autotune's trials run without them, as without bars, or each trial would print them again)
+    # record; autotune's trials and refit run without them, as without bars, or each trial would print them again:
+    # autotune says the pretrained line once, of its final model, pretrained.start_line)
     progress: bool = _setting(True, "progress bars, and the 'settings from the data' and 'pretrained vectors' lines, "
                                     "on stderr")
 

@@ -109,7 +109,14 @@ def check_table_size(num_rows, emsize, where="the embedding table"):
     if not table_fits(num_rows, emsize):
         raise FastTextError(f"{where}: {int(num_rows):,} rows x emsize {int(emsize)} = {int(num_rows) * int(emsize):,} "
                             f"values, more than the {MAX_TABLE_VALUES:,} MXNet can hold in one tensor; "
-                            f"lower {setting_named('emsize')} or {setting_named('buckets')}")
+                            f"{lower_the_table()}")
+
+
+def lower_the_table():
+    """What shrinks the embedding table, as a line that refuses it (too large for MXNet, or for the memory) says it:
+    ``lower --emsize or --buckets`` on the command line, ``lower emsize or buckets`` in Python
+    (errors.setting_named)."""
+    return f"lower {setting_named('emsize')} or {setting_named('buckets')}"
 
 
 _MEMINFO = "/proc/meminfo"

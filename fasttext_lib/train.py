@@ -661,7 +661,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     import mxnet as mx
 
     from .model import FastTextClassifier
-    from .pretrained import describe, pretrained_rows
+    from .pretrained import describe, pretrained_rows, start_line
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, num_classes, dropout=config.dropout)
@@ -678,8 +678,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
         return model, None
     record = describe(pretrained, len(rows[0]), featurizer.vocab_size)
     if config.progress:  # (with the settings line: TrainConfig.progress's help says both)
-        print(f"pretrained vectors: {len(rows[0])} of the {featurizer.vocab_size} vocabulary words start from "
-              f"{pretrained.source} ({pretrained.words_in_file} words, dim {pretrained.dim})", file=sys.stderr, flush=True)
+        print(start_line(record, pretrained.source), file=sys.stderr, flush=True)
     return model, record
 
 

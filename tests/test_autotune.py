@@ -926,9 +926,9 @@ def test_a_cluster_kvstore_is_refused_before_the_search(splits, data_files, tmp_
     whatever the environment (outside a cluster it said only that the DMLC_* variables were missing)."""
     r = cli_in_process("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--kvstore", kvstore,
                        "--autotune-validation", data_files / "val.csv", "--autotune-duration", "1")
-    _assert_one_error_line(r, f"--autotune-validation cannot search with kvstore {kvstore}: each trial would join")
+    _assert_one_error_line(r, f"--autotune-validation cannot search with --kvstore {kvstore}: each trial would join")
     assert not (tmp_path / "o").exists()
-    with pytest.raises(FastTextError, match=f"^autotune cannot search with kvstore {kvstore}: "):
+    with pytest.raises(FastTextError, match=f"^autotune cannot search with kvstore='{kvstore}': "):
         autotune(*splits, duration=1, base=replace(BASE, kvstore=kvstore), verbose=False)
 
 

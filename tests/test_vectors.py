@@ -675,6 +675,29 @@ def test_autotune_keeps_emsize_at_the_vectors_dimension(splits, vec_file):
     assert result.trained.pretrained["rows_initialized"] > 0
 
 
+@pytest.mark.parametrize("progress", [True, False])
+def test_cli_autotune_says_the_pretrained_vectors_line_once_of_its_final_model(tmp_path, splits, vec_file, progress):
+    """train --autotune-validation --pretrained-vectors never printed the "pretrained vectors: N of the M vocabulary
+    words start from ..." line, even without --no-progress: the trials and the refit run with progress off (each
+    would have said it again). It is said once, of the final model (the refit's vocabulary: training and validation
+    data), and still not with --no-progress."""
+    from fasttext_lib.writers import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    write_csv(splits[1], str(tmp_path / "val.csv"))
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
+                       "--autotune-duration", "2", "--output", tmp_path / "out", "--pretrained-vectors", vec_file,
+                       "--ctx", "cpu", *([] if progress else ["--no-progress"]))
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.splitlines() if line.startswith("pretrained vectors: ")]
+    if not progress:
+        assert said == [], r.stderr
+        return
+    record = Predictor.load(str(tmp_path / "out")).config["pretrained_vectors"]  # (the final model's)
+    assert said == [f"pretrained vectors: {record['rows_initialized']} of the {record['vocab_size']} vocabulary words "
+                    f"start from {vec_file} ({record['words_in_file']} words, dim {DIM})"], r.stderr
+
+
 # ---------------------------------------------------------------- export and round trip
 
 def test_export_then_pretrained_round_trip(splits, tmp_path):
