@@ -58,10 +58,11 @@ from .class_checks import warnings_said_once
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, pandas_class_column, sort_labels
 from .devices import table_fits
-from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output
+from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output, setting_named
 from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_what_a_stop_came_after,
                     note_what_a_stop_left, stops_held)
 from .lean_import import forget_an_interrupted_import
+from .pretrained import start_line
 from .evaluation import evaluate_bags
 from .label_encoding import class_ids, encode_labels
 from .text import sampled_fingerprints
@@ -190,9 +191,10 @@ def check_one_host(kvstore, refused="autotune"):
     cluster again, and MXNet joins one once per process (the second trial waited for it until the cluster timeout,
     the search lost); and each host's clock would decide its own trials. One line, before anything is read."""
     if str(kvstore).startswith("dist"):
-        raise FastTextError(f"{refused} cannot search with kvstore {kvstore}: each trial would join the cluster again, "
-                            f"which MXNet does once per process (the 2nd trial waits for it until the cluster timeout); "
-                            f"search on one host (kvstore auto), then train the chosen setting on the cluster")
+        raise FastTextError(f"{refused} cannot search with {setting_named('kvstore', kvstore)}: each trial would join "
+                            f"the cluster again, which MXNet does once per process (the 2nd trial waits for it until "
+                            f"the cluster timeout); search on one host ({setting_named('kvstore', 'auto')}), then train "
+                            f"the chosen setting on the cluster")
 
 
 def _check_search_settings(start, max_trials, emsize_fixed):
@@ -321,6 +323,8 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
         _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
+    if show_progress and chosen.pretrained is not None:  # (the trials and the refit said nothing: progress off)
+        print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
 
@@ -733,7 +737,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             try:
                 with storage.atomic_write(trials_uri, "wb", overwrite=False, written=written,
                                           overwrite_as=overwrite_as,
-                                          on_undecided=functools.partial(_say_an_unanswered_upload, trials_uri)) as f:
+                                          on_unanswered=functools.partial(_say_an_unanswered_upload, trials_uri)) as f:
                     f.write(table)
             except FastTextError as exc:
                 if "already exists" in str(exc):
@@ -755,18 +759,22 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
                                      compact_as)
     after_the_commit = None
     # (the table is put in place after the bundle here: a stop in its S3 upload leaves the bundle beside either table)
-    with storage.atomic_write(trials_uri, "wb", overwrite=True,
-                              on_undecided=lambda stop: _say_a_table_behind_its_bundle(stop, trials_uri,
-                                                                                       committed)) as f:
-        f.write(table)
-        f.flush()  # a full disk fails here, not in the rename after the bundle is published
-        try:
-            where = save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=commit,
-                                compact_as=compact_as)
-        except BaseException as exc:
-            if not committed:
-                raise
-            after_the_commit = exc  # the bundle is in place: its table is put in place (the rename), then it goes on
+    try:
+        with storage.atomic_write(trials_uri, "wb", overwrite=True,
+                                  on_unanswered=functools.partial(_say_a_table_behind_its_bundle, trials_uri)) as f:
+            f.write(table)
+            f.flush()  # a full disk fails here, not in the rename after the bundle is published
+            try:
+                where = save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=commit,
+                                    compact_as=compact_as)
+            except BaseException as exc:
+                if not committed:
+                    raise
+                after_the_commit = exc  # the bundle is in place: its table is put in place (the rename), then goes on
+    except KeyboardInterrupt as exc:  # (in the table's upload: the bundle is this run's, whatever became of the table)
+        if committed:
+            note_what_a_stop_came_after(exc, f"the bundle was written to {committed[0]}")
+        raise
     if after_the_commit is not None:
         raise after_the_commit
     return where
@@ -800,25 +808,29 @@ def _take_back_the_table(uri, cause, written):
               file=sys.stderr, flush=True)
 
 
-def _say_an_unanswered_upload(uri, exc):
+def _say_an_unanswered_upload(uri, exc, sent):
     """A stop ``exc`` that came while the trial table's upload to S3 (``uri``), made before the bundle, awaited S3's
-    answer (storage.atomic_write's ``on_undecided``): S3 may still apply it, after any take-back could run, leaving
-    this run's table where the earlier one was (or none), with no bundle saved (a claimed one refuses the next run
-    without overwrite). The stop's line says so (stops.note_what_a_stop_left): "stopped and cleaned up" said it was
-    not."""
-    note_what_a_stop_left(exc, f"the trial table {uri} may hold this run's trials, for a bundle that was not saved "
-                               f"(its upload was waiting for S3's answer when the stop came)")
+    answer (storage.atomic_write's ``on_unanswered``): where S3 had its request (``sent``), S3 may still apply it,
+    after any take-back could run, leaving this run's table where the earlier one was (or none), with no bundle saved
+    (a claimed one refuses the next run without overwrite). The stop's line says so (stops.note_what_a_stop_left):
+    "stopped and cleaned up" said it was not. Not sent, nothing was written: that line is true."""
+    if sent:
+        note_what_a_stop_left(exc, f"the trial table {uri} may hold this run's trials, for a bundle that was not "
+                                   f"saved (its upload was waiting for S3's answer when the stop came)")
 
 
-def _say_a_table_behind_its_bundle(exc, uri, committed):
-    """A stop ``exc`` that came while the trial table's upload to S3 (``uri``), made after the bundle was published
-    (at ``committed[0]``), awaited S3's answer: the bundle is this run's, the table beside it may still be the
-    earlier run's (S3 may apply the PUT, or not). The line said only the bundle's part (the CLI's), or, to the Python
-    API's caller, "stopped and cleaned up"."""
-    if committed:  # (else the save failed before its commit, and its upload was never begun)
-        note_what_a_stop_came_after(exc, f"the bundle was written to {committed[0]}")
-    note_what_a_stop_left(exc, f"the trial table {uri} may not hold this bundle's trials: its upload was waiting for "
-                               f"S3's answer when the stop came (S3 may still apply it)")
+def _say_a_table_behind_its_bundle(uri, exc, sent):
+    """A stop ``exc`` that came before S3 answered the trial table's upload to ``uri``, made after the bundle was
+    published (which save_bundle_with_trials says): the table beside the bundle may still be the earlier run's (or
+    none), where S3 had its request (``sent``: it may apply the PUT, or not), and is where it was not (the stop came
+    before the request went out). The line said only the bundle's part (the CLI's), or, to the Python API's caller,
+    "stopped and cleaned up"."""
+    if sent:
+        note_what_a_stop_left(exc, f"the trial table {uri} may not hold this bundle's trials: its upload was waiting "
+                                   f"for S3's answer when the stop came (S3 may still apply it)")
+    else:
+        note_what_a_stop_left(exc, f"the trial table {uri} does not hold this bundle's trials: the stop came before "
+                                   f"its upload was sent")
 
 
 def _trial_table(rows, ended):
@@ -877,7 +889,7 @@ def _save_table_first(trained, output, compact, hint, uri, table, previous, on_c
     written = []  # (the version this write created: a take-back deletes it, leaving none in a bucket keeping versions)
     try:
         with storage.atomic_write(uri, "wb", overwrite=True, written=written,
-                                  on_undecided=functools.partial(_say_an_unanswered_upload, uri)) as f:
+                                  on_unanswered=functools.partial(_say_an_unanswered_upload, uri)) as f:
             f.write(table)
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit,
                            compact_as=compact_as)

@@ -3,14 +3,16 @@
 The layout, the names and the format version both sides share are in bundle_format.py; reading a bundle back is
 bundle_read.py. Besides :func:`save_bundle` (and :func:`publish_bundle`, which packaging.py republishes a job's
 model with), this is what a run checks before training so that its bundle can be saved (:func:`check_output`,
-:func:`refuse_checkpoints_in_output`), the names a published bundle consists of (:func:`stored_names`) and the
-guard of other outputs against them (:func:`refuse_a_file_of`).
+:func:`refuse_checkpoints_in_output`), the names a published bundle consists of (:func:`stored_names`), the
+guard of other outputs against them (:func:`refuse_a_file_of`) and what a bundle a save replaces was
+(:func:`saved_before`).
 
 Publishing replaces ``config.json`` in one step, so a reader sees the whole old bundle or the whole
 new one (see storage/sets.py for the guarantees on failures and kills). A format-1 bundle at the destination is
 not replaced: training to its directory is refused up front (remove it or choose another ``--output``).
 """
 import contextlib
+import datetime
 import json
 import math
 import os
@@ -133,6 +135,30 @@ def _holds_a_bundle(folder):
     except (FastTextError, ValueError):  # unreadable, or no JSON: not one of ours
         return False
     return isinstance(manifest, dict) and manifest.get(storage.sets.MARKER_KEY) == storage.sets.MARKER
+
+
+def saved_before(dest):
+    """The bundle at ``dest`` (a local folder or ``s3://``) as a save that replaces it names it, from its config.json:
+    when it was saved (that file's last write: the save's commit) and its training's epochs and word n-grams, as
+    ``"saved 2025-06-01 14:03 UTC: 5 epochs, 2-grams"``, its time alone where config.json cannot be read. None where
+    no bundle is there, or S3 will not say whether one is (403 without s3:ListBucket). Asked before the save, which
+    replaces that config.json: nothing of this is written anywhere, so a failure to read it is no error."""
+    try:
+        when = storage.modified_at(storage.join(str(dest), CONFIG))  # (None: nothing there)
+    except FastTextError:  # (S3 failing to answer: the save that follows says so, if it fails too)
+        return None
+    if when is None:
+        return None
+    saved = f"saved {when.astimezone(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+    try:
+        config = storage.read_manifest(str(dest), CONFIG)  # (a dict: refused otherwise)
+    except FastTextError:
+        return saved
+    settings = config.get("train_config") if isinstance(config.get("train_config"), dict) else {}
+    epochs, ngrams = settings.get("epochs"), config.get("ngrams")
+    trained = ", ".join(([f"{epochs} epoch{'s' * (epochs != 1)}"] if isinstance(epochs, int) else [])
+                        + ([f"{ngrams}-grams"] if isinstance(ngrams, int) else []))
+    return f"{saved}: {trained}" if trained else saved
 
 
 SAVE_HINT = "save with overwrite=True to replace it, or choose another destination"

@@ -29,6 +29,7 @@ file is read (and checked whole) once the vocabulary is known, keeping only the 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
+import functools
 import itertools
 import json
 import logging
@@ -346,15 +347,28 @@ def _json_number(value):
     return value
 
 
+def _settings_as_flags(command):
+    """``command`` (a ``cmd_*``) with every line that names a setting naming its flag (errors.setting_named,
+    config.setting_said): ``--min-count must be ...``, ``--ctx gpu:0,1 names 2 devices``, not TrainConfig's or
+    Predictor.load's argument; also from autotune's trials, which call train() as the Python API does."""
+    @functools.wraps(command)
+    def as_flags(args):
+        from .errors import SETTINGS_AS_FLAGS, settings_said_as
+
+        with settings_said_as(SETTINGS_AS_FLAGS):
+            return command(args)
+
+    return as_flags
+
+
+@_settings_as_flags
 def cmd_train(args):
     from . import storage
     from .checkpoints import KeptCheckpoint
-    from .config import SETTINGS_AS_FLAGS, settings_said_as
 
     kept = KeptCheckpoint(args.checkpoint_dir)  # what --checkpoint-dir keeps: a stop's line says it, and to rerun
     # --train and --validation: never one from a write that replaced the other
-    # a line naming a setting names its flag, also from autotune's trials (which call train() as the Python API does)
-    with kept.told_on_a_stop(), storage.reading_together(), settings_said_as(SETTINGS_AS_FLAGS):
+    with kept.told_on_a_stop(), storage.reading_together():
         return _train(args, kept)  # (told_on_a_stop outermost: a stop as the block ends is told too)
 
 
@@ -382,7 +396,8 @@ class _Checked(NamedTuple):
 
 def _check_before_reading(args, kept):
     """Every check of ``train`` that needs no data, in the order a user meets them: the settings, the output, the
-    checkpoints (``kept`` learns what --checkpoint-dir holds), the trials' file, the input files, the names files."""
+    checkpoints (``kept`` learns what --checkpoint-dir holds), the trials' file, the pretrained vectors' start, the input
+    files, the names files."""
     from .bundle import OVERWRITE_HINT, check_output
 
     config, explicit_names = _checked_settings(args)
@@ -393,13 +408,23 @@ def _check_before_reading(args, kept):
     search = _look_into_checkpoint_dir(args, config, kept)
     if args.autotune_trials:
         _check_trials_output(args, config)
-    _check_validation_file(args)
+    if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
+        from .vec_files import check_vec_start
+
+        check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
+    for flag, uri, _ in _inputs(args):  # (held-out data: a class-folder dataset's test/ suggested)
+        if uri:
+            _check_input_file(uri, flag, "train" if flag == "--train" else "test")
     validation = args.validation or args.autotune_validation
-    if validation:  # (read first: a --train that cannot be opened was found only after it)
-        _check_training_file(args.train)
     beside_validation = _names_beside_validation(  # (before the data: minutes at Yelp size)
         args.train, validation, "--validation" if args.validation else "--autotune-validation", explicit_names)
     return _Checked(config, explicit_names, fmt, search, beside_validation)
+
+
+def _inputs(args):
+    """train's input files: ``(flag, its path or None, what it holds)``."""
+    return (("--train", args.train, "the training data"), ("--validation", args.validation, "the validation data"),
+            ("--autotune-validation", args.autotune_validation, "the autotune validation data"))
 
 
 def _checked_settings(args):
@@ -410,13 +435,9 @@ def _checked_settings(args):
     from .config import config_from_args
     from .devices import parse_ctx
 
-    inputs = (("--train", args.train, "the training data"), ("--validation", args.validation, "the validation data"),
-              ("--autotune-validation", args.autotune_validation, "the autotune validation data"))
-    for flag, uri, what in inputs:
+    for flag, uri, what in _inputs(args):
         refuse_standard_input(uri, flag, what)
-    # (before the config, which refuses it too, naming the setting and not the flag)
-    refuse_standard_input(args.pretrained_vectors, "--pretrained-vectors", "the vectors", by_name=True)
-    config = config_from_args(args)
+    config = config_from_args(args)  # (its refusals name the flags: --pretrained-vectors -, --epochs 0)
     _check_autotune_flags(args, config.kvstore)  # (a dist_* kvstore: refused with autotune, whatever the environment)
     check_kvstore_environment(config.kvstore)
     parse_ctx(config.ctx)  # the devices it names are there (--ctx gpu on a machine without one), as train() finds them
@@ -461,11 +482,9 @@ def _read_and_train(args, checked, kept):
     def report(row):  # one JSON line per epoch; NaN (no validation split) is null
         say(json.dumps({k: _json_number(v) for k, v in row.items()}), flush=True)
 
-    if args.autotune_validation:  # autotune splits and re-reads the texts; the vectors' dimension is every trial's
-        #                             emsize (any dimension: autotune._new_search)
+    if args.autotune_validation:  # autotune splits and re-reads the texts
         train_data, val_data = read_splits(
-            read_validation, lambda: read_labeled(args.train, fmt, find_names=find_names, note=_note),
-            config.pretrained_vectors, None, **terms)
+            read_validation, lambda: read_labeled(args.train, fmt, find_names=find_names, note=_note), **terms)
         return _autotune(args, config, train_data, val_data, report)
 
     def read_training():  # tokenized as it is read: the texts are never all in memory (~0.7 GB at Yelp size)
@@ -657,40 +676,23 @@ def refuse_standard_output(args):
         refuse(getattr(args, dest, None), flag, what, give)
 
 
-def _check_validation_file(args):
-    """Before any data is read: a --validation or --autotune-validation that is missing or a directory, said in a line
-    that names the flag (the read's own line did not; it came after the whole training file had been read, when the
-    validation data was read second), a class-folder dataset's test/ suggested."""
-    from . import storage
-
-    from .class_folders import refuse_a_directory
-
-    for flag, uri in (("--validation", args.validation), ("--autotune-validation", args.autotune_validation)):
-        if not uri:
-            continue
-        if storage.is_s3(uri):
-            storage.open_read(uri).close()  # (a HEAD: a missing bucket or object, or a refusal, in its one line)
-        elif os.path.isdir(uri):
-            refuse_a_directory(uri, flag, split="test")  # (aclImdb/: its test/ is the held-out data)
-        elif not os.path.exists(uri):
-            raise FastTextError(f"{flag}: no such file: {uri}")
-
-
-def _check_training_file(uri):
-    """Before the validation data is read (it is read first): a --train that is missing (a typo) or a directory was
-    found only once the whole validation file had been read, where it was refused at once before. Said in the line the
-    read says it in (data.iter_examples, storage.open_read)."""
+def _check_input_file(uri, flag, split):
+    """Before any data is read: the input file ``uri`` that ``flag`` names (--train, --validation,
+    --autotune-validation) missing (a typo) or a directory, in one line naming the flag, a class-folder dataset's
+    ``split`` folder suggested (aclImdb/: its train/ for --train, its test/, the held-out data, for the others). The
+    validation data is read first, then --train: either was found only once the other had been read whole (minutes at
+    Yelp size), in the read's line, which does not name the flag."""
     from . import storage
     from .class_folders import refuse_a_directory
 
     if storage.is_s3(uri):
         if not storage.exists(uri):  # (a HEAD; a refusal is its one line)
-            storage.open_read(uri)  # its line for what is missing (not opened: the read after the validation data's
-            #                         opens it, a pair's rewrite checked there as reading_together checks it)
+            storage.open_read(uri)  # its line for what is missing (not opened: the read opens it, a pair's rewrite
+            #                         checked there as reading_together checks it)
         return
-    refuse_a_directory(uri)  # (aclImdb/: its train/, as the read says)
+    refuse_a_directory(uri, flag, split=split)
     if not os.path.exists(uri):
-        raise FastTextError(f"no such file: {uri}")
+        raise FastTextError(f"{flag}: no such file: {uri}")
 
 
 def _autotune(args, config, train_data, val_data, report):
@@ -702,6 +704,15 @@ def _autotune(args, config, train_data, val_data, report):
     return result.trained
 
 
+def _no_room_named(exc, name, index, line_of):
+    """``exc`` (features.NoRoomToFeaturize) as one line naming its text, document ``index`` (0-based, among all read)
+    of the input ``name``: by the line its record starts at (``line_of(index)``), else, where that is no longer known,
+    as ``document N``, the place of its answer (``record N`` misled: a header row is a record too)."""
+    line = line_of(index)
+    return FastTextError(exc.where(f"{name}:{line}" if line else f"{name}: document {index + 1}"))
+
+
+@_settings_as_flags
 def cmd_evaluate(args):
     from .class_folders import refuse_a_directory
     from .compact import COMPACT_FLAG
@@ -724,9 +735,8 @@ def cmd_evaluate(args):
     try:
         metrics = predictor.evaluate_examples(examples, confusion=True, where=args.data, line_of=examples.line_of,
                                               found=found)
-    except NoRoomToFeaturize as exc:  # named by its line (a record's first)
-        line = examples.line_of(exc.index)
-        raise FastTextError(exc.where(f"{args.data}:{line}" if line else f"{args.data}: document {exc.index + 1}")) from None
+    except NoRoomToFeaturize as exc:
+        raise _no_room_named(exc, args.data, exc.index, examples.line_of) from None
     say(_confusion_table(metrics["confusion_matrix"]))
     say(_per_class_table(metrics["per_class"]))
     say(json.dumps(metrics))
@@ -784,6 +794,7 @@ def _confusion_table(matrix):
     return "\n".join(lines)
 
 
+@_settings_as_flags
 def cmd_predict(args):
     from .class_folders import predict_then, refuse_a_directory
     from .compact import COMPACT_FLAG
@@ -806,9 +817,8 @@ def cmd_predict(args):
             try:
                 results = (predictor.predict_top(chunk, k=args.k or 1, threshold=args.threshold or 0.0)
                            if ranked else predictor.predict(chunk))
-            except NoRoomToFeaturize as exc:  # named by its line (a record's first)
-                line = texts.line_of(done + exc.index)
-                raise FastTextError(exc.where(f"{name}:{line}" if line else f"{name}: record {done + exc.index + 1}")) from None
+            except NoRoomToFeaturize as exc:
+                raise _no_room_named(exc, name, done + exc.index, texts.line_of) from None
             done += len(chunk)
             for result in results:
                 say(json.dumps(result))
@@ -884,13 +894,12 @@ def cmd_export_vectors(args):
 
 def cmd_prepare(args):
     from . import storage
-    from .download import DIFFERS_FLAG_HINT, UNREADABLE_FLAG_HINT, prepare
+    from .download import prepare
 
     # the summary once the files are in place: stdout refusing it (> /dev/full) puts the user's old files back; after
     # S3 uploads, which can still be refused (storage.atomic_writes' on_written)
     prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url, overwrite=args.overwrite,
-            on_written=lambda written: say(json.dumps(written), flush=True), hint=DIFFERS_FLAG_HINT,
-            unreadable_hint=UNREADABLE_FLAG_HINT, overwrite_as=storage.OVERWRITE_FLAG)
+            on_written=lambda written: say(json.dumps(written), flush=True), overwrite_as=storage.OVERWRITE_FLAG)
     return 0
 
 

@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from .errors import FastTextError, error_line
+from .errors import FastTextError, error_line, setting_named
 
 TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 # Seconds a worker waits on the cluster with no step done before it gives up. Its peers' work between steps
@@ -91,12 +91,14 @@ DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", 
 
 def check_kvstore_environment(kvstore):
     """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
-    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read."""
+    its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read. The line names the
+    setting as the caller's user sets it (errors.setting_named): ``--kvstore dist_sync``, ``kvstore='dist_sync'``."""
     kvstore = str(kvstore)
     missing = [name for name in DIST_ENVIRONMENT if not os.environ.get(name)] if kvstore.startswith("dist") else []
     if missing:
-        raise FastTextError(f"kvstore {kvstore} trains in an MXNet parameter-server cluster, and this process is in "
-                            f"none ({', '.join(missing)} not set): on one host leave kvstore auto; across hosts start "
+        raise FastTextError(f"{setting_named('kvstore', kvstore)} trains in an MXNet parameter-server cluster, and this "
+                            f"process is in none ({', '.join(missing)} not set): on one host leave "
+                            f"{setting_named('kvstore', 'auto')}; across hosts start "
                             f"the cluster with MXNet's tools/launch.py, or on SageMaker with "
                             f"distribution={{'parameter_server': {{'enabled': True}}}}")
     if kvstore.startswith("dist"):
@@ -173,9 +175,23 @@ class Watch:
         self.peers = []  # the other workers' descriptions (agree), once known
         self.phase = None  # what this worker waits for, while it waits on the cluster
         self.last = time.monotonic()
+        self.closed = threading.Event()
         _joined.append(self)
         for target in (self._answer, self._watch):
             threading.Thread(target=target, daemon=True, name=f"fasttext-cluster{target.__name__}").start()
+
+    def close(self):
+        """Stop watching: the port is closed and both threads end (a run's Watch lives as long as its process; a
+        closed one's answer thread slept in a loop for ever, and its sleeps ran into other code that patched
+        ``time.sleep``)."""
+        self.closed.set()
+        if self in _joined:
+            _joined.remove(self)
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the answer thread's accept(), which close() alone does not
+        except OSError:
+            pass
+        self.listener.close()
 
     def tick(self):
         """A step done: the cluster makes progress."""
@@ -191,16 +207,15 @@ class Watch:
             self.phase = None
 
     def _answer(self):
-        while True:  # a connection accepted is the answer: this process lives
+        while not self.closed.is_set():  # a connection accepted is the answer: this process lives
             try:
                 connection, _ = self.listener.accept()
                 connection.close()
             except OSError:
-                time.sleep(0.1)
+                self.closed.wait(0.1)
 
     def _watch(self):
-        while True:
-            time.sleep(1)
+        while not self.closed.wait(1):
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue

@@ -5,8 +5,6 @@ The command line (``python -m fasttext_lib train``) and the SageMaker training j
 new field here (and, if it changes the run, its use in train.py).
 """
 import argparse
-import contextlib
-import contextvars
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Optional
@@ -14,7 +12,8 @@ from typing import Optional
 import numpy as np
 
 from .devices import check_ctx, check_table_size
-from .errors import FastTextError, check_bool, check_positive_int, did_you_mean, is_number, refuse_standard_input
+from .errors import (SETTINGS_AS_FLAGS, SETTINGS_AS_HYPERPARAMETERS, FastTextError, check_bool, check_positive_int,
+                     did_you_mean, flag_of, is_number, refuse_standard_input, setting_named, settings_form)
 from .schedule import sgd_row_shrink
 
 OPTIMIZERS = ("sgd", "adam")
@@ -41,7 +40,7 @@ def _setting(default, help):
 def check_seed(seed):
     """A seed numpy takes: a whole number from 0 to :data:`MAX_SEED` (one line naming it, not numpy's error)."""
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
-        raise FastTextError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+        raise FastTextError(f"{setting_named('seed')} must be an integer from 0 to {MAX_SEED}, got {seed!r}")
 
 
 def check_choice(value, name, choices):
@@ -79,45 +78,53 @@ class TrainConfig:
     pretrained_vectors: Optional[str] = _setting(None, "a .vec text file (local or s3://, may be gzipped) whose vectors "
                                                        "start the rows of the words it shares with the vocabulary "
                                                        "(fastText's -pretrainedVectors); its dimension must equal emsize")
-    progress: bool = _setting(True, "progress bars and the 'settings from the data' line on stderr")
+    # (the two lines say how the run starts, which the bundle records too: config.json's settings and pretrained
+    # record; autotune's trials and refit run without them, as without bars, or each trial would print them again:
+    # autotune says the pretrained line once, of its final model, pretrained.start_line)
+    progress: bool = _setting(True, "progress bars, and the 'settings from the data' and 'pretrained vectors' lines, "
+                                    "on stderr")
 
     def __post_init__(self):
+        named = setting_named  # (each line names a setting as its user gives it: --min-count, or min_count)
         for name in ("epochs", "batch_size", "emsize", "ngrams", "min_count"):
             value = getattr(self, name)
             if value is None and name == "batch_size":
                 continue
-            check_positive_int(value, name)
+            check_positive_int(value, named(name))
         if self.epochs > MAX_EPOCHS:
-            raise FastTextError(f"epochs must be at most {MAX_EPOCHS} (more passes than any run takes), got "
+            raise FastTextError(f"{named('epochs')} must be at most {MAX_EPOCHS} (more passes than any run takes), got "
                                 f"{self.epochs!r}")
         if self.ngrams > 1 and (not isinstance(self.buckets, (int, np.integer)) or self.buckets <= 0):
-            raise FastTextError(f"buckets must be a positive integer when ngrams > 1, got {self.buckets!r}")
+            raise FastTextError(f"{named('buckets')} must be a positive integer when {named('ngrams')} > 1, got "
+                                f"{self.buckets!r}")
         # The smallest table these settings make (<unk>, one word, the n-gram buckets) must fit, refused
         # before any data is read; the vocabulary's share is checked once it is known (model.py).
-        check_table_size(2 + (self.buckets if self.ngrams > 1 else 0), self.emsize, "emsize and buckets")
-        check_choice(self.optimizer, "optimizer", OPTIMIZERS)
-        check_choice(self.lr_schedule, "lr_schedule", LR_SCHEDULES)
-        check_choice(self.kvstore, "kvstore", KVSTORES)
+        check_table_size(2 + (self.buckets if self.ngrams > 1 else 0), self.emsize,
+                         f"{named('emsize')} and {named('buckets')}")
+        check_choice(self.optimizer, named("optimizer"), OPTIMIZERS)
+        check_choice(self.lr_schedule, named("lr_schedule"), LR_SCHEDULES)
+        check_choice(self.kvstore, named("kvstore"), KVSTORES)
         for name in ("lr", "wd", "dropout"):  # a string (papermill -r lr 0.1, a JSON config) compared with 0: TypeError
             value = getattr(self, name)
             if not (value is None and name == "lr") and not is_number(value):
-                raise FastTextError(f"{name} must be a number, got {value!r}")
+                raise FastTextError(f"{named(name)} must be a number, got {value!r}")
         if self.lr is not None and not (self.lr > 0 and math.isfinite(self.lr)):
-            raise FastTextError(f"lr must be a positive finite number, got {self.lr!r}")
+            raise FastTextError(f"{named('lr')} must be a positive finite number, got {self.lr!r}")
         self._check_lr_fits_float32()
         if not (self.wd >= 0 and math.isfinite(self.wd)):
-            raise FastTextError(f"wd must be a non-negative finite number, got {self.wd!r}")
+            raise FastTextError(f"{named('wd')} must be a non-negative finite number, got {self.wd!r}")
         if not 0 <= self.dropout < 1:
-            raise FastTextError(f"dropout must be in [0, 1), got {self.dropout!r}")
+            raise FastTextError(f"{named('dropout')} must be in [0, 1), got {self.dropout!r}")
         check_seed(self.seed)
         if isinstance(self.ctx, str):
             check_ctx(self.ctx)
+        # (a flag on the command line, --no-progress, which gives a bool: only a Python caller's value is refused)
         check_bool(self.progress, "progress")  # "no" (a JSON config, papermill's text) was true: bars shown
         if self.pretrained_vectors is not None and (not isinstance(self.pretrained_vectors, str)
                                                     or not self.pretrained_vectors.strip()):
-            raise FastTextError(f"pretrained_vectors must be a file name or s3:// URI, got {self.pretrained_vectors!r}")
-        # (the command line's rule, refused there by its flag's name before the config is made)
-        refuse_standard_input(self.pretrained_vectors, "pretrained_vectors", "the vectors", by_name=True)
+            raise FastTextError(f"{named('pretrained_vectors')} must be a file name or s3:// URI, got "
+                                f"{self.pretrained_vectors!r}")
+        refuse_standard_input(self.pretrained_vectors, named("pretrained_vectors"), "the vectors", by_name=True)
 
     def _check_lr_fits_float32(self):
         """MXNet's optimizer steps take the lr as a float32: ``lr=1e39`` (for 1e-3, say) was its "Invalid Parameter
@@ -126,14 +133,15 @@ class TrainConfig:
         if self.lr is None:
             return
         if self.lr < MIN_LR:
-            raise FastTextError(f"lr must be at least {MIN_LR:g} (smaller steps cannot change a float32 parameter; "
-                                f"1e-300 trained at lr 0), got {self.lr!r}")
+            raise FastTextError(f"{setting_named('lr')} must be at least {MIN_LR:g} (smaller steps cannot change a "
+                                f"float32 parameter; 1e-300 trained at lr 0), got {self.lr!r}")
         shrink = sgd_row_shrink(self) if self.batch_size else 0.0
         bound = float(np.finfo(np.float32).max) / (1.0 + shrink)
         if self.lr > bound:
-            why = f" with sgd, batch_size {self.batch_size} and ngrams {self.ngrams}" if shrink else ""
-            raise FastTextError(f"lr must be a positive number of at most {bound:.3g}{why} (MXNet steps in float32), "
-                                f"got {self.lr!r}")
+            why = (f" with sgd, {setting_named('batch_size', self.batch_size)} and "
+                   f"{setting_named('ngrams', self.ngrams)}" if shrink else "")
+            raise FastTextError(f"{setting_named('lr')} must be a positive number of at most {bound:.3g}{why} (MXNet "
+                                f"steps in float32), got {self.lr!r}")
 
     @property
     def resolved(self):
@@ -183,37 +191,18 @@ def as_resumed(name, value):
 
 # ---- argv -> TrainConfig: the same options for the CLI and for SageMaker hyperparameters ----
 
-# How a line said while a run goes on names a setting (a warning is printed at once; a pretrained file of another
-# dimension is refused deep inside train): as its caller's user sets it. A refusal raised inside train() is said again
-# on its way out only where it is a checkpoint's (checkpoints.refusals_said_as_arguments, sm_train.in_job_terms).
-SETTINGS_AS_FLAGS, SETTINGS_AS_ARGUMENTS, SETTINGS_AS_HYPERPARAMETERS = "flags", "arguments", "hyperparameters"
-_SETTINGS_SAID_AS = contextvars.ContextVar("fasttext_lib_settings_said_as", default=None)
-
-
 def setting_said(name, value=None):
     """The setting ``name`` (a TrainConfig field) with ``value`` (None: whatever value), as the user of this run's
-    caller sets it (:func:`settings_said_as`): ``--emsize 300`` / ``--epochs`` (the command line's: cli.cmd_train),
+    caller sets it (errors.settings_said_as): ``--emsize 300`` / ``--epochs`` (the command line's: cli.cmd_train),
     ``TrainConfig(emsize=300)`` / ``TrainConfig(epochs=...)`` (the Python API, the notebooks; also where no caller
     said: read_vec(uri, dim=...) called on its own told its caller the flag), ``the hyperparameter emsize=300`` /
     ``the hyperparameter epochs`` (the training job)."""
-    form = _SETTINGS_SAID_AS.get()
+    form = settings_form()
     if form == SETTINGS_AS_FLAGS:
-        return f"--{name.replace('_', '-')}{'' if value is None else f' {value}'}"
+        return setting_named(name, value)
     if form == SETTINGS_AS_HYPERPARAMETERS:
         return f"the hyperparameter {name}{'' if value is None else f'={value}'}"
     return f"TrainConfig({name}={'...' if value is None else repr(value) if isinstance(value, str) else value})"
-
-
-@contextlib.contextmanager
-def settings_said_as(form):
-    """Within the block, :func:`setting_said` names settings as ``form`` (:data:`SETTINGS_AS_FLAGS`,
-    :data:`SETTINGS_AS_ARGUMENTS` or :data:`SETTINGS_AS_HYPERPARAMETERS`), unless a caller outside it said already:
-    the command line's autotune calls train() as the Python API does, and its user still types flags."""
-    token = _SETTINGS_SAID_AS.set(_SETTINGS_SAID_AS.get() or form)
-    try:
-        yield
-    finally:
-        _SETTINGS_SAID_AS.reset(token)
 
 
 NONE_WORDS = ("", "none", "null")  # how a hyperparameter says "no value" (the SDK sends None as "")
@@ -289,10 +278,10 @@ def add_config_arguments(parser, hyperparameters=False, overrides=None):
     for f in fields(TrainConfig):
         default = overrides.get(f.name, {}).get("default", f.default)
         help_text = overrides.get(f.name, {}).get("help", f.metadata["help"])
-        dashed = "--" + f.name.replace("_", "-")
+        dashed = flag_of(f.name)
         names = [dashed] + ([f"--{f.name}"] if hyperparameters and "_" in f.name else [])
         if f.type is bool and not hyperparameters:
-            flag = f"--no-{f.name.replace('_', '-')}" if default else dashed
+            flag = "--no-" + dashed[2:] if default else dashed
             parser.add_argument(flag, dest=f.name, action="store_false" if default else "store_true",
                                 default=default, help=help_text + (": on by default, off with this flag" if default
                                                                    else ": off by default, on with this flag"))

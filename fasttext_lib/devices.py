@@ -1,5 +1,5 @@
 """Device specs (``ctx``) -> MXNet contexts, and the largest table MXNet allocates, for training and serving alike."""
-from .errors import FastTextError
+from .errors import FastTextError, setting_named
 from .lean_import import forget_an_interrupted_import
 
 CTX_HELP = "use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1"
@@ -19,8 +19,13 @@ def check_ctx(spec):
         parts = [i.strip() for i in ids.split(",")]
         if parts and all(p.isdigit() for p in parts):  # isdigit: no sign, so no negative ids
             return kind, [int(p) for p in parts]
-        raise FastTextError(f"bad ctx {spec!r}: device ids must be non-negative integers ({CTX_HELP})")
-    raise FastTextError(f"unknown ctx {spec!r}: {CTX_HELP}")
+        raise FastTextError(f"bad {_ctx_named()} {spec!r}: device ids must be non-negative integers ({CTX_HELP})")
+    raise FastTextError(f"unknown {_ctx_named()} {spec!r}: {CTX_HELP}")
+
+
+def _ctx_named():
+    """``ctx`` as the lines below name it: ``--ctx`` on the command line (errors.setting_named)."""
+    return setting_named("ctx")
 
 
 def parse_ctx(spec="auto"):
@@ -33,7 +38,7 @@ def parse_ctx(spec="auto"):
 
     if isinstance(spec, (list, tuple)):
         if not spec:  # papermill -y "ctx: []": train() failed in an IndexError, after the data was read
-            raise FastTextError(f"ctx names no device, got {spec!r}: {CTX_HELP}")
+            raise FastTextError(f"{_ctx_named()} names no device, got {spec!r}: {CTX_HELP}")
         return [c for s in spec for c in parse_ctx(s)]
     if isinstance(spec, mx.Context):
         # checked as 'gpu:0' is: [mx.cpu(), mx.gpu(0)] on a machine without a GPU was MXNet's raw "GPU is not
@@ -51,18 +56,41 @@ def parse_ctx(spec="auto"):
     return [mx.gpu(i) for i in ids]
 
 
+def parse_one_ctx(spec="cpu"):
+    """The one mx.Context ``spec`` names, for what runs on one device (a bundle loaded to predict or evaluate):
+    ``auto`` is the first GPU, else the CPU; a list of devices (``gpu:0,1``, ``["cpu", "gpu"]``) is refused in one
+    line naming one to pass (its first device was used, and the others silently not)."""
+    ctxs = parse_ctx(spec)
+    if len(ctxs) > 1 and not (isinstance(spec, str) and spec.strip().lower() == "auto"):
+        first = ctxs[0]
+        one = "cpu" if first.device_type == "cpu" and first.device_id == 0 else f"{first.device_type}:{first.device_id}"
+        raise FastTextError(f"{setting_named('ctx', spec)} names {len(ctxs)} devices, and a bundle is loaded on one: "
+                            f"pass one (cpu, gpu or gpu:N), such as {setting_named('ctx', one)}")
+    return ctxs[0]
+
+
 def _check_gpus_visible(ids, num_gpus, typed, normalized=None):
     """Refuse GPU ``ids`` that are not visible, in one line naming the ctx: ``typed`` as given (a spec quoted as
     typed, ``'GPU'``; an mx.Context as it prints, ``gpu(0)``), ``normalized`` as read (default: ``typed``)."""
     if num_gpus == 0:  # (-p ctx gpu on a CPU instance: what to pass instead, as typed)
-        raise FastTextError(f"ctx {typed} asks for a GPU but none is visible (mx.context.num_gpus() == 0): use auto "
-                            f"(every GPU, else the CPU) or cpu")
+        raise FastTextError(f"{_ctx_named()} {typed} asks for a GPU but none is visible (mx.context.num_gpus() == 0): "
+                            f"use auto (every GPU, else the CPU) or cpu")
     if any(i >= num_gpus for i in ids):
-        raise FastTextError(f"ctx {normalized or typed}: only {num_gpus} GPU(s) visible")
+        raise FastTextError(f"{_ctx_named()} {normalized or typed}: only {num_gpus} GPU(s) visible")
 
 
 def describe_ctx(ctxs):
-    return ", ".join(str(c) for c in ctxs)
+    """The contexts a run trained on, as its line says them (the CLI's, notebook 02's, a training job's): MXNet's
+    names, ``cpu(0)``, ``gpu(0), gpu(1)``. A ``cpu:N`` context is no device of its own: every CPU context is the one
+    CPU (MXNet keeps the id as a label; tests give ``cpu:0,1`` to run the multi-device path without GPUs), so where
+    one besides ``cpu(0)`` is named, the line says so: ``cpu(1)`` alone read as a second device."""
+    names = ", ".join(str(c) for c in ctxs)
+    cpus = [c for c in ctxs if getattr(c, "device_type", None) == "cpu"]
+    if len(cpus) > 1:
+        return f"{names} ({len(cpus)} contexts on the one CPU: cpu:N is no other device)"
+    if cpus and cpus[0].device_id != 0:
+        return f"{names} (the same CPU as cpu(0): cpu:N is no other device)"
+    return names
 
 
 # MXNet 1.9's pip builds index a tensor with 32 bits (no USE_INT64_TENSOR_SIZE): a larger embedding
@@ -76,11 +104,19 @@ def table_fits(num_rows, emsize):
 
 
 def check_table_size(num_rows, emsize, where="the embedding table"):
-    """Refuse a ``num_rows`` x ``emsize`` table larger than MXNet can allocate (one error line)."""
+    """Refuse a ``num_rows`` x ``emsize`` table larger than MXNet can allocate (one error line, whose advice names the
+    settings as the caller's user sets them: errors.setting_named)."""
     if not table_fits(num_rows, emsize):
         raise FastTextError(f"{where}: {int(num_rows):,} rows x emsize {int(emsize)} = {int(num_rows) * int(emsize):,} "
                             f"values, more than the {MAX_TABLE_VALUES:,} MXNet can hold in one tensor; "
-                            f"lower emsize or buckets")
+                            f"{lower_the_table()}")
+
+
+def lower_the_table():
+    """What shrinks the embedding table, as a line that refuses it (too large for MXNet, or for the memory) says it:
+    ``lower --emsize or --buckets`` on the command line, ``lower emsize or buckets`` in Python
+    (errors.setting_named)."""
+    return f"lower {setting_named('emsize')} or {setting_named('buckets')}"
 
 
 _MEMINFO = "/proc/meminfo"

@@ -60,27 +60,30 @@ def content_encoding(response):
 
 
 def labels_the_archive_as_sent(response, spec):
-    """Is a gzip-encoded answer the .tgz itself, sent as it is, labelled gzip (Apache's ``AddEncoding x-gzip .tgz``,
-    an S3 object whose metadata says ContentEncoding gzip), rather than the .tgz gzipped again (a CDN)? Its length
-    says so: the whole's (Content-Length) or a range's archive (Content-Range's size) is the archive's. (A .tgz gzipped
-    again is longer than itself: gzip cannot shrink what deflate compressed, and adds its header.) Decoded, it was the
-    bare tar, which "failed verification ... run again to retry" on every run; its ranges were refused as the
-    encoding's. The md5 verifies it as any download.
+    """Is a gzip-encoded range (a 206) one of the .tgz itself, sent as it is, labelled gzip (Apache's ``AddEncoding
+    x-gzip .tgz``, an S3 object whose metadata says ContentEncoding gzip), rather than one of the .tgz gzipped again
+    (a CDN)? Its Content-Range says so: its total is the archive's size (a range of the .tgz gzipped again gives the
+    encoding's, which is longer: gzip cannot shrink what deflate compressed, and adds its header). Its ranges were
+    refused as the encoding's; decoded, the whole was the bare tar, which "failed verification ... run again to
+    retry" on every run. The md5 verifies it as any download.
 
     A range of unknown total (``bytes 100-<last>/*``) that ends at the archive's last byte is one too: every resume
     asks for the bytes to the end (``bytes=100-``), so what is sent ends there, as long as the archive, which the
     .tgz gzipped again cannot be (it was read whole again, the .part's bytes sent anew). One ending before is not
-    (download_fetch._a_range_of_the_encoding)."""
-    if content_encoding(response) not in GZIP_ENCODINGS:
-        return False  # (any other encoding is refused, whatever its length: br of the archive's size is no archive)
-    length = announced_length(response)
-    if response.status == 206:  # (and of the range's length where one is announced: a server gzipping each range's
-        sent = range_sent(response)  # body gives the archive's Content-Range, the gzip's Content-Length)
-        if sent is None or length not in (None, sent[1] - sent[0]):
-            return False
-        _, end, size = sent
-        return size == spec.size or (size is None and end == spec.size)
-    return length == spec.size
+    (download_fetch._a_range_of_the_encoding).
+
+    A whole answer (200) is never told so by its headers: a .tgz compressed lightly can gzip to its own length, and
+    taken for the archive by its Content-Length, it was stored as sent and failed the md5 on every run. Its decoded
+    start tells (download_fetch._the_archive_as_sent)."""
+    if content_encoding(response) not in GZIP_ENCODINGS or response.status != 206:
+        return False  # (any other encoding is refused, whatever its length: br of the archive's size is no archive;
+    length, sent = announced_length(response), range_sent(response)
+    # a whole answer, as said above) And of the range's length where one is announced: a server gzipping each
+    # range's body gives the archive's Content-Range, the gzip's Content-Length.
+    if sent is None or length not in (None, sent[1] - sent[0]):
+        return False
+    _, end, size = sent
+    return size == spec.size or (size is None and end == spec.size)
 
 
 def refuse_an_encoding(encoding, response, url, part, spec, offset):

@@ -16,17 +16,37 @@ from .errors import FastTextError
 _CHUNK = 1 << 20  # bytes hashed at a time
 
 
+class CacheReadError(OSError):
+    """An OSError reading a file of the download cache (``filename``: which one). It was said as every OSError there,
+    "cannot write the download cache", though nothing was being written: an archive another user cached, which this
+    one may not read (a shared cache folder, the other's umask). download says what could not be read."""
+
+
+@contextlib.contextmanager
+def reading(path):
+    """Reads of ``path``, a file of the download cache: their OSError is a :class:`CacheReadError` naming it."""
+    try:
+        yield
+    except OSError as exc:
+        raise CacheReadError(exc.errno, exc.strerror or str(exc), path) from None
+
+
 def md5_of(path):
     digest = hashlib.md5()
-    with open(path, "rb") as f:
+    with reading(path), open(path, "rb") as f:
         for block in iter(lambda: f.read(_CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def verified(path, spec):
-    # Size first: it is free and catches truncated files without hashing hundreds of MB.
-    return os.path.getsize(path) == spec.size and md5_of(path) == spec.md5
+def why_not_verified(path, spec):
+    """What makes the file ``path`` no verified archive of ``spec`` (None: nothing): its size, checked first (free, it
+    catches a truncated file without hashing hundreds of MB), then its md5."""
+    size = os.path.getsize(path)
+    if size != spec.size:
+        return f"{size} bytes, expected {spec.size}"
+    md5 = md5_of(path)
+    return None if md5 == spec.md5 else f"md5 {md5}, expected {spec.md5}"
 
 
 def remove_if_there(path):
@@ -43,20 +63,36 @@ def fail_verification(part, url, what):
                         f"to retry")
 
 
-def partial_size(part):
-    """The bytes of the partial download ``part`` to resume from (0: none). Only a regular file is one of ours: a
-    symbolic link (another user's, in a shared cache folder) was followed, the rest of the archive appended to its
-    target outside the cache, and a FIFO hung the download (opening it waits for a reader). Such a thing is removed
-    (a link's target stays as it was) and the download starts over; a folder there is refused."""
+# The bytes a partial download holds are asked for twice, differently: by fetch, where the download resumes (and what
+# cannot be resumed from is removed first: bytes_to_resume_from), and by download_retry, to see what an attempt
+# gained (only looked at, between attempts: bytes_held).
+def bytes_to_resume_from(part, spec):
+    """Where the download of ``spec`` resumes: the bytes of its partial download ``part`` (0: from the start), once
+    what is none of ours is removed. Only a regular file is one of ours: a symbolic link (another user's, in a shared
+    cache folder) was followed, the rest of the archive appended to its target outside the cache, and a FIFO hung the
+    download (opening it waits for a reader). Such a thing is removed (a link's target stays as it was), and so is a
+    .part longer than the archive (no start of it); a folder there is refused."""
     try:
         found = os.lstat(part)
     except FileNotFoundError:
         return 0
-    if stat.S_ISREG(found.st_mode):
+    if not stat.S_ISREG(found.st_mode):
+        refuse_a_folder(part, "the partial download")
+    elif found.st_size <= spec.size:
         return found.st_size
-    refuse_a_folder(part, "the partial download")
-    os.remove(part)
+    remove_if_there(part)
     return 0
+
+
+def bytes_held(part):
+    """The bytes the partial download ``part`` holds (0: none, or no regular file), only looked at, before and after
+    each attempt, for what it gained (download_retry): unlike :func:`bytes_to_resume_from`, nothing is removed (what
+    is no .part of ours is fetch's to deal with, in its own steps)."""
+    try:
+        found = os.lstat(part)
+    except OSError:
+        return 0
+    return found.st_size if stat.S_ISREG(found.st_mode) else 0
 
 
 def refuse_a_folder(path, what):

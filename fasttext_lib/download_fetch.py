@@ -17,7 +17,7 @@ from typing import Optional
 from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding,
                                labels_the_archive_as_sent, open_from_byte, page_error, page_kind, range_sent,
                                refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
-from .download_cache import fail_verification, partial_size, refuse_a_folder, remove_if_there
+from .download_cache import bytes_to_resume_from, fail_verification, reading, refuse_a_folder, remove_if_there
 from .download_retry import TransientError
 from .errors import FastTextError
 from .progress import bar
@@ -49,11 +49,11 @@ def fetch(url, part, spec, progress):
     with contextlib.ExitStack() as bars:
         pbar = None
         stall = _StallWatch(url, spec)  # (one for all pieces: one per piece never saw tiny pieces sent slowly)
-        _remove_a_part_no_archive_begins_as(part)  # (first: a restart staged beside it is then the longer)
+        _remove_a_part_no_archive_begins_as(part, spec)  # (first: a restart staged beside it is then the longer)
         _take_up_a_staged_restart(part, spec)
         whole = False  # the next request asks for the whole archive: a range answering a resume could not be used
         while True:
-            offset = _bytes_to_resume_from(part, spec)
+            offset = bytes_to_resume_from(part, spec)
             if offset == spec.size:  # complete already, only verification is left
                 return
             response = open_from_byte(url, 0 if whole else offset, part)
@@ -66,8 +66,8 @@ def fetch(url, part, spec, progress):
                     continue
                 body = _where_the_body_goes(response, offset, url, part, spec)
                 read = _body_reader(response, body.encoding)
-                if body.encoding and announced_length(response) is None:  # (one of a length: told by its headers)
-                    body, read = _the_archive_as_sent(read, body, url, part, spec, whole)
+                if body.encoding:  # (the .tgz only labelled gzip, or gzipped again: its decoded start tells)
+                    body, read = _the_archive_as_sent(response, read, body, url, part, spec, whole)
                 if not whole:
                     read, whole = _a_range_gzipped_alone(response, read, body)
                     if whole:
@@ -89,24 +89,14 @@ def fetch(url, part, spec, progress):
             whole = False  # (a piece of the whole: the rest is asked for with a range, as any piece's)
 
 
-def _bytes_to_resume_from(part, spec):
-    """The size of the partial download ``part``: where the download resumes (0: from the start, the .part deleted
-    when it is longer than the archive)."""
-    offset = partial_size(part)
-    if offset > spec.size:  # cannot be a prefix of the right file
-        remove_if_there(part)
-        offset = 0
-    return offset
-
-
-def _remove_a_part_no_archive_begins_as(part):
+def _remove_a_part_no_archive_begins_as(part, spec):
     """Remove the partial download ``part`` where it does not begin as a .tgz does (gzip's magic bytes): no start of
     the archive (every archive is a .tgz: zhang_splits reads it as one). Such a .part is one an older version left:
     it decoded an archive a server labels gzip-encoded and stored the bare tar. Resumed, whatever the server sent (a
     range appended to it, the whole compared with it), it "failed verification ... run again to retry", or was
     refused as another archive's on every run. Looked at as fetch begins (a rerun's, a retry's), not before each
     piece: the first piece of something else (no .tgz: a wrong file on the mirror) was asked for again and again."""
-    if partial_size(part) and not _starts_as_the_archive(part):
+    if bytes_to_resume_from(part, spec) and not _starts_as_the_archive(part):
         os.remove(part)
 
 
@@ -124,7 +114,7 @@ def _take_up_a_staged_restart(part, spec):
     except FileNotFoundError:
         return
     refuse_a_folder(staged, "the restart of a partial download")
-    held = _bytes_to_resume_from(part, spec)
+    held = bytes_to_resume_from(part, spec)
     if stat.S_ISREG(found.st_mode) and held < found.st_size <= spec.size and _begins_with(staged, part, held):
         os.replace(staged, part)
     else:
@@ -308,7 +298,7 @@ def _part_to_write(part, body):
 
 def _opened_to_write(path, start):
     """``path`` opened to be continued from byte ``start`` (appended to), or written anew (``start`` 0)."""
-    # (O_NOFOLLOW: a link put there since partial_size looked is refused, not followed out of the cache)
+    # (O_NOFOLLOW: a link put there since bytes_to_resume_from looked is refused, not followed out of the cache)
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if start else os.O_TRUNC)
     return os.fdopen(os.open(path, flags, 0o666), "ab" if start else "wb")
 
@@ -327,7 +317,8 @@ def _replace_the_part_once_outgrown(out, body, part):
 
 
 def _opened_to_read(path):
-    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    with reading(path):  # (O_NOFOLLOW: a link put there since it was looked at is refused, not followed)
+        return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
 
 
 def _part_to_compare(part, body):
@@ -347,23 +338,26 @@ def _body_reader(response, encoding):
     return _Gunzipped(read) if encoding else read
 
 
-def _the_archive_as_sent(read, body, url, part, spec, whole):
-    """A gzip-labelled answer of no announced length whose decoded start is a tar's, not the .tgz's: the .tgz itself,
-    sent as it is by a server that only labels it gzip-encoded (download_answers.labels_the_archive_as_sent tells one
-    of a known length). Its bytes as sent are read as an unencoded answer's: ``(body, read)``; else those given. Whole
-    answering a resume (a server ignoring the Range), it is refused as any answer of unknown length is, the .part kept
-    (decoded, the tar was compared with the .part and "did not begin with" it). Asked for whole (``whole``: a range
-    answering the resume could not be used), it restarts the download as a server ignoring the Range does, the
-    .part kept until it holds more (refused, the resume failed on every run, though the answer was the one asked for
-    and no page)."""
-    if not _is_a_tar_header(read.peek(tarfile.BLOCKSIZE)):
+def _the_archive_as_sent(response, read, body, url, part, spec, whole):
+    """A whole gzip-labelled answer (download_answers.labels_the_archive_as_sent tells a range by its headers) of no
+    announced length or of the archive's, whose decoded start is a tar's, not the .tgz's: the .tgz itself, sent as it
+    is by a server that only labels it gzip-encoded. Its bytes as sent are read as an unencoded answer's: ``(body,
+    read)``; else those given, decoded (the .tgz gzipped again: its length, the encoding's, is the archive's only by
+    chance, a .tgz compressed lightly; taken for the archive by it, it was stored as sent and failed the md5 on every
+    run). One of another length is decoded too, and verified as any. Whole answering a resume (a server ignoring the
+    Range), one of no length is refused as any answer of unknown length is, the .part kept (decoded, the tar was
+    compared with the .part and "did not begin with" it). Asked for whole (``whole``: a range answering the resume
+    could not be used), it restarts the download as a server ignoring the Range does, the .part kept until it holds
+    more (refused, the resume failed on every run, though the answer was the one asked for and no page)."""
+    length = announced_length(response)
+    if length not in (None, spec.size) or not _is_a_tar_header(read.peek(tarfile.BLOCKSIZE)):
         return body, read
     sent = read.as_sent()
     if sent is None:  # (its start took too many bytes to decode to be kept: the decoded bytes are verified)
         return body, read
     if body.start and not whole:
-        _refuse_to_restart_for_another_length(None, body.start, url, part, spec)
-    return _Body(0, 0, None, "", outgrows=body.start), sent
+        _refuse_to_restart_for_another_length(length, body.start, url, part, spec)
+    return _Body(0, 0, length, "", outgrows=body.start), sent
 
 
 def _is_a_tar_header(block):

@@ -7,17 +7,69 @@ traceback. An allocation that failed is the user's settings or data, not a bug (
 said in one line too. A stop (Ctrl-C, SIGTERM, SIGHUP, SIGXCPU) is no error: stops.py turns it into a clean stop.
 
 Also here, for every module: the shared checks (:func:`check_bool`, :func:`check_positive_int`,
-:func:`refuse_standard_output`, :func:`refuse_standard_input`) and :func:`did_you_mean`, the one "did you mean" hint
-among fixed choices.
+:func:`refuse_standard_output`, :func:`refuse_standard_input`), :func:`did_you_mean`, the one "did you mean" hint
+among fixed choices, and :func:`setting_named`, how a line names a setting (``--min-count`` on the command line,
+``min_count`` in Python).
 Imports nothing heavy (numpy only inside the checks): the command line imports it as it starts.
 """
 import contextlib
+import contextvars
 import os
 import sys
 
 
 class FastTextError(Exception):
     """A user-caused failure with a one-line, actionable message."""
+
+
+# How a line names a setting (a TrainConfig field; predict's and evaluate's --ctx too): as the user of its caller
+# sets it (a warning is printed at once; a pretrained file of another dimension is refused deep inside train). A
+# refusal raised inside train() is said again on its way out only where it is a checkpoint's
+# (checkpoints.refusals_said_as_arguments, sm_train.in_job_terms). Here, not in config.py: devices.py names ctx so,
+# and serving (predict.py) imports no training module.
+SETTINGS_AS_FLAGS, SETTINGS_AS_ARGUMENTS, SETTINGS_AS_HYPERPARAMETERS = "flags", "arguments", "hyperparameters"
+_SETTINGS_SAID_AS = contextvars.ContextVar("fasttext_lib_settings_said_as", default=None)
+
+
+@contextlib.contextmanager
+def settings_said_as(form):
+    """Within the block, :func:`setting_named` and config.setting_said name settings as ``form``
+    (:data:`SETTINGS_AS_FLAGS`, :data:`SETTINGS_AS_ARGUMENTS` or :data:`SETTINGS_AS_HYPERPARAMETERS`), unless a caller
+    outside it said already: the command line's autotune calls train() as the Python API does, and its user still
+    types flags."""
+    token = _SETTINGS_SAID_AS.set(_SETTINGS_SAID_AS.get() or form)
+    try:
+        yield
+    finally:
+        _SETTINGS_SAID_AS.reset(token)
+
+
+def settings_form():
+    """How settings are said here (:func:`settings_said_as`'s ``form``); None where no caller said."""
+    return _SETTINGS_SAID_AS.get()
+
+
+def setting_named(name, value=None):
+    """The setting ``name`` (a TrainConfig field) as a line that refuses or advises it names it (``min_count must be
+    ...``, ``lower min_count``), with ``value`` if given, as the user of this run's caller sets it
+    (:func:`settings_said_as`): ``--min-count`` / ``--batch-size 64`` on the command line; else the field's own name,
+    ``min_count`` / ``batch_size=64``, both the Python API's argument and the training job's hyperparameter.
+    (config.setting_said names it as a whole call instead: "train with TrainConfig(emsize=300)".) A float is said
+    as ``%g`` (``lr=2``, not ``lr=2.0000000001``)."""
+    flags = settings_form() == SETTINGS_AS_FLAGS
+    named = flag_of(name) if flags else name
+    if value is None:
+        return named
+    if isinstance(value, float):
+        value = f"{value:g}"
+    elif isinstance(value, str) and not flags:
+        value = repr(value)
+    return f"{named} {value}" if flags else f"{named}={value}"
+
+
+def flag_of(name):
+    """The command line's option of the setting ``name``: ``--min-count``."""
+    return "--" + name.replace("_", "-")
 
 
 def refuse_standard_output(uri, named, what, give):

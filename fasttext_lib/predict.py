@@ -17,7 +17,7 @@ from . import storage
 from .bundle_format import held_out_score
 from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
 from .data import as_read_from_a_file, first_lines_as_read, lines_named, pandas_class_column, whole_number_classes
-from .devices import parse_ctx
+from .devices import parse_one_ctx
 from .errors import FastTextError, is_number, out_of_memory_naming
 from .evaluation import Evaluation, metrics_of, per_class_scores
 from .features import NoRoomToFeaturize
@@ -116,14 +116,15 @@ class Predictor:
     @classmethod
     def load(cls, src, ctx="cpu", compact_as=None):
         """The bundle at ``src`` (a directory or ``s3://`` prefix), its files verified against ``config.json``'s
-        sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx`` (``cpu``, ``gpu`` or ``gpu:N``).
+        sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx``: one device (``cpu``, ``gpu`` or
+        ``gpu:N``; ``auto``: the first GPU, else the CPU), a list of them refused.
         A missing, incomplete, foreign or damaged bundle, or one holding inf/NaN parameters, is one
         :class:`~fasttext_lib.errors.FastTextError`. One trained under other Unicode data than this Python's, with
         words outside ASCII, loads with a note on stderr (bundle_read.unicode_data_note). ``~``: the home folder.
         ``compact_as``: how a line advising a compact bundle says to make one (None: ``save_bundle(...,
         compact=...)``, this API's; the command line passes compact.COMPACT_FLAG, an endpoint COMPACT_EITHER)."""
         src = str(storage.expand_home(src))
-        device = parse_ctx(ctx)[0]
+        device = parse_one_ctx(ctx)  # (a list of devices refused: a bundle is scored on one)
         # (what the table's check, table_memory, leaves over fails so under a tight ulimit -v: the vocabulary, a
         # buffer copying the files)
         with out_of_memory_naming(f"load {src}"), storage.staging_dir() as tmp:

@@ -39,3 +39,12 @@ def describe(pretrained, rows_set, vocab_size):
     sha256, which names it whatever the file is called (checkpoints compare it)."""
     return {"file": pretrained.recorded_source or pretrained.source, "sha256": pretrained.sha256, "words_in_file": pretrained.words_in_file,
             "dim": pretrained.dim, "rows_initialized": int(rows_set), "vocab_size": int(vocab_size)}
+
+
+def start_line(record, source):
+    """The line a model started from pretrained vectors is told by (with progress on: TrainConfig.progress's help
+    names it): how many of its vocabulary's rows start from them. ``record``: :func:`describe`'s; ``source``: the
+    file as its user named it (VecFile.source). Said as training starts (train.initial_model), and by autotune once,
+    of its final model (its trials and refit run with progress off: each would say it again)."""
+    return (f"pretrained vectors: {record['rows_initialized']} of the {record['vocab_size']} vocabulary words start "
+            f"from {source} ({record['words_in_file']} words, dim {record['dim']})")

@@ -45,9 +45,8 @@ import re
 import sys
 from typing import NamedTuple
 
-from .config import CONFIG_FIELDS, NONE_WORDS, SETTINGS_AS_HYPERPARAMETERS, TrainConfig, add_config_arguments, \
-    settings_said_as
-from .errors import FastTextError
+from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
+from .errors import SETTINGS_AS_HYPERPARAMETERS, FastTextError, settings_said_as
 from .stops import failure_reason, job_failure_file
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -802,6 +801,10 @@ def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
     # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
     names = (names_of_channels(train_channel, test_channel, env.test_channel_name) if explicit_names is None
              else None)
+    if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
+        from .vec_files import check_vec_start
+
+        check_vec_start(config.pretrained_vectors, dim=config.emsize)
     # the test channel read first, then the train channel (counted: its texts never all in memory), in the log's terms
     read_test = (lambda: read_channel(test_channel, fmt, env.test_channel_name)) if test_channel else None
     trained = read_then_train(

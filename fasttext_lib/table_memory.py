@@ -32,8 +32,8 @@ import mxnet as mx
 import numpy as np
 from mxnet import nd
 
-from .devices import AFTER_TABLE_BYTES, AFTER_TABLE_BYTES_PER_ROW, address_space_left, available_memory
-from .errors import FastTextError, is_out_of_memory, reason_of
+from .devices import AFTER_TABLE_BYTES, AFTER_TABLE_BYTES_PER_ROW, address_space_left, available_memory, lower_the_table
+from .errors import FastTextError, is_out_of_memory, reason_of, setting_named
 
 
 def allocate_table(num_rows, emsize, state_tables=0, loading=None, place=None, ctxs=None):
@@ -71,14 +71,14 @@ def allocate_table(num_rows, emsize, state_tables=0, loading=None, place=None, c
         beside = f", and {beside} ({need.total / 2**30:.1f} GiB in all)" if beside else ""
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
                             f"{size / 2**30:.1f} GiB of float32{beside}, more than the {room / 2**30:.1f} GiB of "
-                            f"memory available here; lower emsize or buckets{need.advice}")
+                            f"memory available here; {lower_the_table()}{need.advice}")
     try:
         return nd.empty((num_rows, emsize), ctx=mx.cpu(), dtype="float32")
     except mx.base.MXNetError as exc:
         if not is_out_of_memory(exc):
             raise
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} = "
-                            f"{size / 2**30:.1f} GiB of float32; lower emsize or buckets") from None
+                            f"{size / 2**30:.1f} GiB of float32; {lower_the_table()}") from None
 
 
 def _check_address_space(num_rows, emsize, tables_bytes):
@@ -89,7 +89,7 @@ def _check_address_space(num_rows, emsize, tables_bytes):
     if need > left:
         raise FastTextError(f"out of memory for the embedding table: {num_rows:,} rows x emsize {emsize} need about "
                             f"{need >> 20:,} MB more address space, and this process may map {left >> 20:,} MB more "
-                            f"(ulimit -v): raise that limit, or lower emsize or buckets")
+                            f"(ulimit -v): raise that limit, or {lower_the_table()}")
 
 
 def check_room_to_load(num_rows, emsize, what, advice):
@@ -268,7 +268,8 @@ def merge_candidates(ctxs):
 class HostNeed(typing.NamedTuple):
     """The most host memory a training run holds at once for its embedding table and the tables beside it
     (:func:`host_need`): ``total`` bytes; ``beside``, the tables of the table's size in it besides the table,
-    ``(count, what)``, for the error line; ``advice``, what else lowers it (after "lower emsize or buckets")."""
+    ``(count, what)``, for the error line; ``advice``, what else lowers it (after devices.lower_the_table's "lower
+    emsize or buckets"), naming settings as the caller's user sets them (errors.setting_named: ``--optimizer sgd``)."""
     total: int
     beside: tuple = ()
     advice: str = ""
@@ -305,9 +306,9 @@ def host_need(num_rows, emsize, state_tables=0, place=None, ctxs=None):
     phases = [(built, copies), (setup, store + cast + held),
               (run, [(moments, "adam's moments")] * bool(moments) + store * (place.host_store == "run") + held)]
     total, beside = max(phases, key=lambda phase: phase[0])
-    advice = ", or use sgd" if any(what == "adam's moments" for _, what in beside) else ""
+    advice = f", or {_use_sgd()}" if any(what == "adam's moments" for _, what in beside) else ""
     if (store or cast) and len(ctxs) == 1 and any(what.startswith(("the kvstore", "kv.init")) for _, what in beside):
-        advice += ", or kvstore auto (one device: no kvstore, no copy)"
+        advice += f", or {setting_named('kvstore', 'auto')} (one device: no kvstore, no copy)"
     return HostNeed(total, tuple(beside), advice)
 
 
@@ -333,8 +334,8 @@ def adopt_table(param, table, ctxs, state_tables=0, place=None):
             size = num_rows * emsize * 4
             states = f", and {moments} more of that size for adam's moments" if moments else ""
             raise FastTextError(f"out of memory for the embedding table on {ctx}: {num_rows:,} rows x emsize {emsize} "
-                                f"= {size / 2**30:.1f} GiB of float32{states} ({reason_of(exc)}); lower emsize or "
-                                f"buckets{', or use sgd' if moments else ''}, or train on a device with more "
+                                f"= {size / 2**30:.1f} GiB of float32{states} ({reason_of(exc)}); {lower_the_table()}"
+                                f"{f', or {_use_sgd()}' if moments else ''}, or train on a device with more "
                                 f"memory") from None
         if (tried_here and (moments or place.store_copy)) or cast:
             _make_room_for_states(ctx, data.shape, moments, tried_here and place.store_copy, cast, place.row_sparse)
@@ -379,20 +380,27 @@ def _make_room_for_states(ctx, shape, state_tables, store_copy=False, cast=False
         if not state_tables and not store_copy:
             raise FastTextError(f"out of memory for kv.init's row_sparse cast of the table on {ctx}: {num_rows:,} rows "
                                 f"x emsize {emsize} = {size / 2**30:.1f} GiB of float32 beside the embedding table's "
-                                f"{size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or train on a "
-                                f"device with more memory first in ctx") from None
+                                f"{size / 2**30:.1f} GiB ({reason_of(exc)}); {lower_the_table()}, or train on a "
+                                f"device with more memory first in {setting_named('ctx')}") from None
         copy = f"the kvstore's copy of the table ({size / 2**30:.1f} GiB)"
-        local = f"kvstore local (which keeps {'them' if state_tables else 'it'} in this machine's memory), or "
+        local = (f"{setting_named('kvstore', 'local')} (which keeps {'them' if state_tables else 'it'} in this "
+                 f"machine's memory), or ")
         if not state_tables:
             raise FastTextError(f"out of memory for the kvstore's copy of the table on {ctx}: {num_rows:,} rows x "
                                 f"emsize {emsize} = {size / 2**30:.1f} GiB of float32 beside the embedding table's "
-                                f"{size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or use {local}"
+                                f"{size / 2**30:.1f} GiB ({reason_of(exc)}); {lower_the_table()}, or use {local}"
                                 f"train on a device with more memory") from None
         raise FastTextError(f"out of memory for adam's moments on {ctx}: {state_tables} tables of {num_rows:,} rows x "
                             f"emsize {emsize} = {state_tables * size / 2**30:.1f} GiB of float32"
                             f"{' and ' + copy if store_copy else ''} beside the embedding table's "
-                            f"{size / 2**30:.1f} GiB ({reason_of(exc)}); lower emsize or buckets, or use sgd, or "
+                            f"{size / 2**30:.1f} GiB ({reason_of(exc)}); {lower_the_table()}, or {_use_sgd()}, or "
                             f"{local if store_copy else ''}train on a device with more memory") from None
+
+
+def _use_sgd():
+    """Advice to use the optimizer that keeps no moments, naming it as the caller's user sets it: ``use --optimizer
+    sgd`` on the command line, ``use optimizer='sgd'`` in Python (errors.setting_named)."""
+    return f"use {setting_named('optimizer', 'sgd')}"
 
 
 def copied_to(table, ctx):

@@ -13,9 +13,9 @@ Data in, trained model + per-epoch history out:
    dense)`` compute the same numbers;
 4. with one device a local updater applies the step; with several (or several hosts, kvstore
    ``dist_sync``) an MXNet kvstore sums the devices' gradients and holds the optimizer (optim.py);
-5. after each epoch the validation split is scored (predict.py; the training split too with
-   ``score_train=True``), a history row is recorded and, if asked, a checkpoint is written from
-   which an interrupted run resumes exactly (checkpoints.py).
+5. after each epoch the validation split is scored (evaluation.evaluate_bags; the training split too with
+   ``score_train=True``, its accuracy by scoring.probabilities), a history row is recorded and, if asked, a
+   checkpoint is written from which an interrupted run resumes exactly (checkpoints.py).
 
 :func:`train` reads as its steps: :func:`_checked_inputs` (the settings no data decides, the inputs' kinds),
 :func:`_look_into_checkpoints` (a checkpoint refused before the data is featurized), :func:`_prepare_data` (every
@@ -40,11 +40,12 @@ from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, refusals_said_as_arguments,
                           remove_older_than, save_checkpoint, text_rule_of)
 from .class_checks import check_classes
-from .config import SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, TrainConfig, settings_said_as
+from .config import TrainConfig
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
                    pandas_class_column, sort_labels)
 from .devices import parse_ctx
-from .errors import FastTextError, check_bool, refuse_standard_output
+from .errors import (SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, FastTextError, check_bool, refuse_standard_output,
+                     setting_named, settings_said_as)
 from .stops import (NOT_COMPARED_CONDITION, keeping_stops, note_progress, older_condition, older_or_newer,
                     raise_if_interrupted)
 from .features import Featurizer
@@ -154,7 +155,7 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
     cannot resume from is refused naming ``checkpoint_dir`` and the ``TrainConfig`` to rerun with;
     ``said_as_flags=True`` (the CLI's, and the training job's, which says them as its hyperparameters:
     sm_train.in_job_terms): as the command line's flags; so are the settings other lines name (config.setting_said;
-    the job's said as its hyperparameters: config.settings_said_as around this call).
+    the job's said as its hyperparameters: errors.settings_said_as around this call).
     ``featurized``: :func:`featurize` of the same data and n-gram settings, made earlier; autotune
     passes it so that trials sharing ``ngrams`` / ``buckets`` / ``min_count`` featurize once.
 
@@ -362,8 +363,9 @@ def _check_features(featurizer, config):
         if config.min_count <= 1:  # (no word at all: "lower min_count" could not be followed)
             raise FastTextError("empty vocabulary: the training data holds no words, every document's text is empty "
                                 "(a file of labels alone?), so every document would get the same prediction")
-        raise FastTextError(f"empty vocabulary: no word occurs at least min_count={config.min_count} times in the "
-                            f"training data, so every document would get the same prediction; lower min_count")
+        raise FastTextError(f"empty vocabulary: no word occurs at least {config.min_count} times in the training data "
+                            f"({setting_named('min_count', config.min_count)}), so every document would get the same "
+                            f"prediction; lower {setting_named('min_count')}")
 
 
 def kvstore_type(config, ctxs):
@@ -659,7 +661,7 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     import mxnet as mx
 
     from .model import FastTextClassifier
-    from .pretrained import describe, pretrained_rows
+    from .pretrained import describe, pretrained_rows, start_line
 
     mx.random.seed(config.seed)
     model = FastTextClassifier(featurizer.num_rows, config.emsize, num_classes, dropout=config.dropout)
@@ -675,9 +677,8 @@ def initial_model(featurizer, num_classes, config, ctxs, pretrained=None, huge_p
     if rows is None:
         return model, None
     record = describe(pretrained, len(rows[0]), featurizer.vocab_size)
-    if config.progress:
-        print(f"pretrained vectors: {len(rows[0])} of the {featurizer.vocab_size} vocabulary words start from "
-              f"{pretrained.source} ({pretrained.words_in_file} words, dim {pretrained.dim})", file=sys.stderr, flush=True)
+    if config.progress:  # (with the settings line: TrainConfig.progress's help says both)
+        print(start_line(record, pretrained.source), file=sys.stderr, flush=True)
     return model, record
 
 
@@ -693,8 +694,9 @@ class Diverged(FastTextError):
 
 
 def diverged(what, epoch, step, config):
-    return Diverged(f"training diverged: {what} at epoch {epoch}, step {step} "
-                         f"(lr={config.learning_rate:g}, optimizer {config.optimizer}); try a smaller lr")
+    lr, optimizer = setting_named("lr", config.learning_rate), setting_named("optimizer", config.optimizer)
+    return Diverged(f"training diverged: {what} at epoch {epoch}, step {step} ({lr}, {optimizer}); try a smaller "
+                    f"{setting_named('lr')}")
 
 
 def resolve_settings(config, texts, num_classes, num_docs, lengths=None):

@@ -260,9 +260,15 @@ class Workspace:
         are put in place and back with the history, and their record (:data:`AUTOTUNE_RECORD`); an earlier run's (of
         the model replaced) go once the bundle is saved where this model is not a search's (:meth:`drop_autotune`), and
         so do notebook 04's files, of the bundle replaced (:meth:`remove_inference`): they were left beside the new
-        one, as if of it. Both only as recorded, and unchanged."""
-        from .bundle import save_bundle
+        one, as if of it. Both only as recorded, and unchanged.
 
+        A save that replaced an earlier bundle of ``run_name`` says so on stderr, naming that bundle (when it was saved,
+        its epochs and n-grams) and how to keep both next time: notebook 02 run again to the same ``run_name`` (the
+        dataset's, unless given) replaced it with no word of it."""
+        from .bundle import save_bundle, saved_before
+
+        dest = self.model(run_name)
+        earlier = saved_before(dest)  # (what the save replaces, if it does: read before it is gone)
         folder = self.run_folder(run_name)
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
         searched = dict(search_files) if search_model is trained else {}
@@ -273,11 +279,14 @@ class Workspace:
         # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
         # new ones where there were none removed)
         with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=lambda: saved.append(
-                save_bundle(trained, self.model(run_name), data=data))) as (table, plot, *search_outputs):
+                save_bundle(trained, dest, data=data))) as (table, plot, *search_outputs):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
             fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
             for f, content in zip(search_outputs, searched.values()):
                 f.write(content)
+        if earlier is not None:  # (said before 04's files of it are removed, below)
+            print(f"replaced the earlier bundle at {dest} ({earlier}); to keep both next time, give each run its own "
+                  f"name: -p run_name NAME", file=sys.stderr)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
         removals = [(self.remove_inference, "04's files of the model replaced")]

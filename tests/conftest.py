@@ -12,6 +12,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from unittest import mock
 
@@ -495,3 +496,74 @@ def small_train_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("small") / "train.csv"
     write_csv(LabeledTexts(data.labels, data.texts), str(path))
     return path
+
+
+def interrupted_at_the_stall(proxy, write):
+    """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy holds one of its requests
+    (``proxy.fail(..., "stall")``); returns the Interrupted it raised, the request still held."""
+    import threading
+
+    from fasttext_lib.stops import Interrupted, stop_on_signals
+
+    def interrupt():
+        assert proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            write()
+    return raised.value
+
+
+def stopped_at_the_stall(proxy, write):
+    """:func:`interrupted_at_the_stall`; then S3 answers the held request (the process lives on, as a notebook's
+    kernel does) and the abandoned transfer ends."""
+    stopped = interrupted_at_the_stall(proxy, write)
+    proxy.release()
+    wait_for_abandoned_transfers()
+    return stopped
+
+
+def wait_for_abandoned_transfers(timeout=60):
+    """Until the transfer threads that signals abandoned (s3._in_thread) have ended, and with them every request
+    of theirs. Not Thread.join: Python 3.11's join, once a signal's exception interrupted it, has marked the still
+    running thread stopped (is_alive() False, join() returns at once); it is listed until it really ends."""
+    import threading
+
+    deadline = time.monotonic() + timeout
+    while any(t.name == "fasttext-s3-transfer" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "an abandoned transfer did not end"
+        time.sleep(0.05)
+
+
+def stopped_at_a_put(event, write, key=""):
+    """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as botocore emits ``event`` for its first PutObject of a
+    key ending in ``key`` (``before-parameter-build``: before the request goes out; ``after-call``: once S3 has
+    answered it), in whichever thread sends it: a transfer's thread is held there until the caller has stopped waiting
+    for it (in the caller's own thread the signal's handler raises there). Returns the Interrupted it raised, once the
+    transfer has ended."""
+    import threading
+    from urllib.parse import unquote, urlsplit
+
+    from fasttext_lib import storage
+    from fasttext_lib.stops import Interrupted, stop_on_signals
+
+    released, fired, events = threading.Event(), [], storage.s3_client().meta.events
+
+    def stop(params=None, http_response=None, **kwargs):
+        put = (params or {}).get("Key") or unquote(urlsplit(getattr(http_response, "url", "")).path)
+        if not fired and put.endswith(key):
+            fired.append(event)
+            os.kill(os.getpid(), signal.SIGINT)
+            released.wait(60)
+    events.register(f"{event}.s3.PutObject", stop, unique_id="tests-stopped-at-a-put")
+    try:
+        with pytest.raises(Interrupted) as raised:
+            with stop_on_signals():
+                write()
+    finally:
+        released.set()
+        events.unregister(f"{event}.s3.PutObject", unique_id="tests-stopped-at-a-put")
+    wait_for_abandoned_transfers()
+    assert fired == [event]
+    return raised.value

@@ -1,4 +1,5 @@
 """Autotune: the budget, the trial table, the choice of the best trial, its model, determinism, the CLI."""
+import functools
 import importlib
 import os
 import time
@@ -925,9 +926,9 @@ def test_a_cluster_kvstore_is_refused_before_the_search(splits, data_files, tmp_
     whatever the environment (outside a cluster it said only that the DMLC_* variables were missing)."""
     r = cli_in_process("train", "--train", data_files / "train.csv", "--output", tmp_path / "o", "--kvstore", kvstore,
                        "--autotune-validation", data_files / "val.csv", "--autotune-duration", "1")
-    _assert_one_error_line(r, f"--autotune-validation cannot search with kvstore {kvstore}: each trial would join")
+    _assert_one_error_line(r, f"--autotune-validation cannot search with --kvstore {kvstore}: each trial would join")
     assert not (tmp_path / "o").exists()
-    with pytest.raises(FastTextError, match=f"^autotune cannot search with kvstore {kvstore}: "):
+    with pytest.raises(FastTextError, match=f"^autotune cannot search with kvstore='{kvstore}': "):
         autotune(*splits, duration=1, base=replace(BASE, kvstore=kvstore), verbose=False)
 
 
@@ -1446,17 +1447,22 @@ def test_a_stop_as_the_bundles_config_is_renamed_into_place_keeps_its_trial_tabl
     assert trials.read_bytes() == _trial_table_csv(tuned)
 
 
+@pytest.mark.parametrize("stopped", ["as its staging folder goes", "once S3 answered its PUT"])
 @pytest.mark.parametrize("overwrite, old_table", [(False, None), (True, b"my old trials\n"), (True, None)],
                          ids=["claimed", "replacing", "replacing-no-old-table"])
-def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucket, monkeypatch, overwrite, old_table):
+def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucket, monkeypatch, overwrite, old_table,
+                                                                 stopped):
     """On S3 the table goes first (claimed, or written first with overwrite); a stop once its PUT was applied but
     before the upload's staging folder was removed (before save_bundle_with_trials' take-back was armed) kept it:
     the earlier table lost beside the earlier bundle, or a claimed table with no bundle, which refused the rerun.
-    The table this run put there is taken back as for any save that fails before the bundle's commit."""
+    So did one in the upload's call once S3 had answered the PUT (the line said the table "may hold this run's
+    trials"). The table this run put there is taken back as for any save that fails before the bundle's commit."""
     import boto3
 
+    from conftest import stopped_at_a_put
     from fasttext_lib import storage
     from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.stops import stop_message
     from fasttext_lib.storage import atomic
 
     bucket, out, trials = s3_bucket[len("s3://"):], f"{s3_bucket}/runs/bundle", f"{s3_bucket}/runs/trials.csv"
@@ -1466,25 +1472,30 @@ def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucke
         if old_table is not None:
             boto3.client("s3").put_object(Bucket=bucket, Key="runs/trials.csv", Body=old_table)
     bundle_before = storage.read_manifest(out, "config.json") if overwrite else None
-    upload = "upload_file" if overwrite else "_upload_new"
-    real_upload, real_rmtree, steps = getattr(atomic, upload), atomic.shutil.rmtree, []
+    save = functools.partial(save_bundle_with_trials, tuned, out, trials, overwrite=overwrite)
+    if stopped == "once S3 answered its PUT":
+        stop = stopped_at_a_put("after-call", save, key="runs/trials.csv")
+        assert stop_message(stop) == "interrupted (SIGINT); stopped and cleaned up"
+    else:
+        upload = "upload_file" if overwrite else "_upload_new"
+        real_upload, real_rmtree, steps = getattr(atomic, upload), atomic.shutil.rmtree, []
 
-    def uploaded(*args, **kwargs):
-        answer = real_upload(*args, **kwargs)
-        steps.append("uploaded")
-        return answer
+        def uploaded(*args, **kwargs):
+            answer = real_upload(*args, **kwargs)
+            steps.append("uploaded")
+            return answer
 
-    def removed_then_stopped(path, *args, **kwargs):
-        real_rmtree(path, *args, **kwargs)
-        if steps == ["uploaded"]:  # (the upload's staging folder)
-            steps.append("stopped")
-            raise KeyboardInterrupt  # (what a SIGINT's handler raises as it is removed)
-    monkeypatch.setattr(atomic, upload, uploaded)
-    monkeypatch.setattr(atomic.shutil, "rmtree", removed_then_stopped)
-    with pytest.raises(KeyboardInterrupt):
-        save_bundle_with_trials(tuned, out, trials, overwrite=overwrite)
-    monkeypatch.undo()
-    assert steps[:2] == ["uploaded", "stopped"]  # (then, replacing, the earlier table uploaded back)
+        def removed_then_stopped(path, *args, **kwargs):
+            real_rmtree(path, *args, **kwargs)
+            if steps == ["uploaded"]:  # (the upload's staging folder)
+                steps.append("stopped")
+                raise KeyboardInterrupt  # (what a SIGINT's handler raises as it is removed)
+        monkeypatch.setattr(atomic, upload, uploaded)
+        monkeypatch.setattr(atomic.shutil, "rmtree", removed_then_stopped)
+        with pytest.raises(KeyboardInterrupt):
+            save()
+        monkeypatch.undo()
+        assert steps[:2] == ["uploaded", "stopped"]  # (then, replacing, the earlier table uploaded back)
     assert (storage.read_manifest(out, "config.json") if overwrite else storage.exists(out + "/config.json")) == (
         bundle_before if overwrite else False)
     assert (storage.read_bytes(trials) if storage.exists(trials) else None) == old_table
@@ -1492,48 +1503,74 @@ def test_a_stop_as_the_trial_tables_s3_upload_ends_takes_it_back(tuned, s3_bucke
 
 @pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "replacing"])
 def test_a_stop_while_s3_has_not_answered_the_trial_tables_put_says_it_may_hold_this_runs_trials(tuned, s3_bucket,
-                                                                                                 monkeypatch, overwrite):
+                                                                                                 s3_proxy, overwrite):
     """A stop while the trial table's PUT awaited S3's answer said "stopped and cleaned up", while S3 may apply that
     PUT after the stop: this run's table where the earlier one was (or a claimed one, which refuses the next run
-    without overwrite), and no bundle. Here the PUT is held at that point and S3 applies it after the stop, as a slow
-    S3 does; the line now says the table may hold this run's trials."""
+    without overwrite), and no bundle. Here S3 holds the PUT (received whole, answered late) and applies it after the
+    stop, as a slow S3 does; the line now says the table may hold this run's trials."""
+    from conftest import stopped_at_the_stall
     from fasttext_lib import storage
     from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
     from fasttext_lib.stops import stop_message
-    from fasttext_lib.storage import atomic
 
     out, trials = f"{s3_bucket}/runs/bundle", f"{s3_bucket}/runs/trials.csv"
     if overwrite:  # (claimed: only where none is there; S3 would refuse the PUT otherwise)
         with storage.atomic_write(trials, "wb") as f:
             f.write(b"my old trials\n")
-    upload = "upload_file" if overwrite else "_upload_new"
-    held = []
+    s3_proxy.fail("PUT", r"/runs/trials\.csv$", "stall")
+    stopped = stopped_at_the_stall(s3_proxy, lambda: save_bundle_with_trials(tuned, out, trials, overwrite=overwrite))
+    assert stop_message(stopped) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but the trial table {trials} may hold this run's trials, for a "
+        f"bundle that was not saved (its upload was waiting for S3's answer when the stop came)")
+    _until(lambda: storage.exists(trials) and storage.read_bytes(trials) == _trial_table_csv(tuned))  # S3 applied it
+    assert not storage.exists(out + "/config.json")
 
-    def held_unanswered(client, path, *args, **kwargs):
-        with open(path, "rb") as staged:
-            held.append(staged.read())
-        raise KeyboardInterrupt  # the stop comes while the PUT awaits S3's answer: S3 has not applied it yet
 
-    monkeypatch.setattr(atomic, upload, held_unanswered)
+def _until(done, seconds=30):
+    """Wait until ``done()``: a PUT a stop abandoned is applied as the proxy's own thread forwards it, once released."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "S3 never applied the held PUT"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("overwrite", [False, True], ids=["claimed", "replacing"])
+def test_a_stop_before_the_trial_tables_put_was_sent_says_it_cleaned_up(tuned, s3_bucket, monkeypatch, overwrite):
+    """A stop as the trial table's upload began, before its PUT went out, said the table "may hold this run's
+    trials": S3 never had that PUT (the upload abandoned sends nothing more), and the table stays as it was. The line
+    says it stopped and cleaned up."""
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.stops import stop_message
+    from fasttext_lib.storage import atomic
+
+    out, trials = f"{s3_bucket}/runs/bundle", f"{s3_bucket}/runs/trials.csv"
+    old = b"my old trials\n" if overwrite else None
+    if overwrite:
+        with storage.atomic_write(trials, "wb") as f:
+            f.write(old)
+
+    def stopped_at_once(*args, **kwargs):
+        raise KeyboardInterrupt  # the stop comes as the upload begins: nothing is sent
+    monkeypatch.setattr(atomic, "upload_file" if overwrite else "_upload_new", stopped_at_once)
     with pytest.raises(KeyboardInterrupt) as stopped:
         save_bundle_with_trials(tuned, out, trials, overwrite=overwrite)
     monkeypatch.undo()
-    assert stop_message(stopped.value) == (
-        f"interrupted (SIGINT); stopped and cleaned up, but the trial table {trials} may hold this run's trials, for a "
-        f"bundle that was not saved (its upload was waiting for S3's answer when the stop came)")
-    with storage.atomic_write(trials, "wb") as f:  # S3 applies the PUT it held
-        f.write(held[0])
-    assert storage.read_bytes(trials) == _trial_table_csv(tuned) and not storage.exists(out + "/config.json")
+    assert stop_message(stopped.value) == "interrupted (SIGINT); stopped and cleaned up"
+    assert (storage.read_bytes(trials) if storage.exists(trials) else None) == old
+    assert not storage.exists(out + "/config.json")
 
 
-def test_a_stop_while_s3_has_not_answered_the_trial_tables_put_after_the_bundle_says_both(tuned, s3_bucket,
-                                                                                           monkeypatch):
+@pytest.mark.parametrize("sent", [True, False], ids=["unanswered", "not-sent"])
+def test_a_stop_in_the_trial_tables_put_after_the_bundle_says_both(tuned, s3_bucket, s3_proxy, monkeypatch, sent):
     """With overwrite, where the earlier S3 table cannot be read (no s3:GetObject), the table is uploaded after the
     bundle is published. A stop while that PUT awaited S3's answer said only that the bundle was written (or, from
     the Python API, "stopped and cleaned up"): the table beside it may still be the earlier run's. The line says
-    both."""
+    both; and, where the stop came before the PUT went out, that the table is not the bundle's (it said S3 "may
+    still apply" a PUT S3 never had)."""
+    from conftest import interrupted_at_the_stall, wait_for_abandoned_transfers
     from fasttext_lib import autotune, storage
-    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
     from fasttext_lib.stops import stop_message
     from fasttext_lib.storage import atomic
 
@@ -1541,18 +1578,28 @@ def test_a_stop_while_s3_has_not_answered_the_trial_tables_put_after_the_bundle_
     with storage.atomic_write(trials, "wb") as f:
         f.write(b"my old trials\n")
     monkeypatch.setattr(autotune, "_previous_table", lambda uri: (False, None))  # (as S3 refusing the GET)
-
-    def unanswered(*args, **kwargs):
-        raise KeyboardInterrupt  # the stop comes while the PUT awaits S3's answer
-    monkeypatch.setattr(atomic, "upload_file", unanswered)
-    with pytest.raises(KeyboardInterrupt) as stopped:
-        save_bundle_with_trials(tuned, out, trials, overwrite=True)
-    monkeypatch.undo()
+    save = functools.partial(save_bundle_with_trials, tuned, out, trials, overwrite=True)
+    if sent:
+        s3_proxy.fail("PUT", r"/runs/trials\.csv$", "stall")
+        stopped = interrupted_at_the_stall(s3_proxy, save)  # (the PUT still held)
+    else:
+        def stopped_at_once(*args, **kwargs):
+            raise KeyboardInterrupt  # the stop comes as the upload begins: nothing is sent
+        monkeypatch.setattr(atomic, "upload_file", stopped_at_once)
+        with pytest.raises(KeyboardInterrupt) as raised:
+            save()
+        stopped = raised.value
+        monkeypatch.undo()
     assert storage.exists(out + "/config.json") and storage.read_bytes(trials) == b"my old trials\n"
-    assert stop_message(stopped.value) == (
-        f"interrupted (SIGINT); stopped after the bundle was written to {out}, but the trial table {trials} may not "
-        f"hold this bundle's trials: its upload was waiting for S3's answer when the stop came (S3 may still apply "
-        f"it)")
+    table = ("may not hold this bundle's trials: its upload was waiting for S3's answer when the stop came (S3 may "
+             "still apply it)" if sent else "does not hold this bundle's trials: the stop came before its upload was "
+                                            "sent")
+    assert stop_message(stopped) == (
+        f"interrupted (SIGINT); stopped after the bundle was written to {out}, but the trial table {trials} {table}")
+    if sent:  # S3 applies the PUT it held
+        s3_proxy.release()
+        wait_for_abandoned_transfers()
+        _until(lambda: storage.read_bytes(trials) == _trial_table_csv(tuned))
 
 
 def test_a_stop_just_after_the_local_trial_tables_claim_is_linked_takes_it_back(tuned, tmp_path, monkeypatch):

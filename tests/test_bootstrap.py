@@ -170,17 +170,7 @@ def test_make_takes_a_python_that_begins_with_a_tilde_as_under_home(tmp_path, py
     `make PYTHON=~/.pyenv/shims/python` as typed, and so does a PYTHON set in a Makefile or the environment. It
     worked while the recipes ran PYTHON unquoted, and "there is no ~/.pyenv/shims/python" once it was quoted. A
     leading ~/ is HOME's now, as the shell read it, for the check and every run of PYTHON."""
-    home, made_with = tmp_path / "home", tmp_path / "venv_made_with"
-    for program in (home / ".pyenv" / "shims" / "python", home / "bin" / "pyenv-like"):
-        program.parent.mkdir(parents=True)
-        shift = "shift 2\n" if program.name == "pyenv-like" else ""
-        program.write_text("#!/bin/sh\n" + shift + _stand_in_python(made_with))
-        program.chmod(0o755)
-    venv = tmp_path / "venv"
-    r = subprocess.run(["make", "--no-print-directory", "venv", f"PYTHON={python}", f"VENV={venv}"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env={**os.environ, "HOME": str(home)})
-    assert made_with.exists() and made_with.read_text().splitlines() == ["-m", "venv", str(venv)], r.stderr
-    assert "error:" not in r.stderr, r.stderr
+    _assert_make_venv_runs_a_python_under_home(tmp_path, python, home_programs=(".pyenv/shims/python", "bin/pyenv-like"))
 
 
 @pytest.mark.parametrize("python", ["$(HOME)/py311/bin/python3", "${HOME}/py311/bin/python3",
@@ -189,8 +179,14 @@ def test_make_takes_a_python_written_with_make_s_own_references_as_make_expands_
     """`make 'PYTHON=$(HOME)/py311/bin/python3'` (or a PYTHON set so in a Makefile or CI's environment) was make's
     expansion of it while PYTHON was not taken as written, and "there is no $(HOME)/py311/bin/python3" once it was.
     Where no program has the name as written, make's expansion of it is read, for the check and every run of PYTHON."""
+    _assert_make_venv_runs_a_python_under_home(tmp_path, python, home_programs=("py311/bin/python3", "bin/pyenv-like"))
+
+
+def _assert_make_venv_runs_a_python_under_home(tmp_path, python, home_programs):
+    """``make venv PYTHON=python`` with HOME at tmp_path/home, where each of ``home_programs`` is a stand-in Python
+    (``pyenv-like`` takes two words before its arguments): it ran ``-m venv`` with one of them, and said no error."""
     home, made_with = tmp_path / "home", tmp_path / "venv_made_with"
-    for program in (home / "py311" / "bin" / "python3", home / "bin" / "pyenv-like"):
+    for program in (home / name for name in home_programs):
         program.parent.mkdir(parents=True)
         shift = "shift 2\n" if program.name == "pyenv-like" else ""
         program.write_text("#!/bin/sh\n" + shift + _stand_in_python(made_with))

@@ -1530,7 +1530,7 @@ def test_the_command_line_refuses_a_gpu_none_is_visible_before_it_reads_the_data
     monkeypatch.setattr(mx.context, "num_gpus", lambda: 0)  # (a machine without a GPU)
     r = cli_in_process("train", "--train", tmp_path / "no-such.csv", "--output", tmp_path / "out", "--ctx", "gpu",
                        "--no-progress")
-    assert r.returncode == 2 and r.stderr.startswith("error: ctx 'gpu' asks for a GPU but none is visible"), r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("error: --ctx 'gpu' asks for a GPU but none is visible"), r.stderr
     assert len(r.stderr.splitlines()) == 1 and not (tmp_path / "out").exists()
 
 

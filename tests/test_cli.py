@@ -391,6 +391,17 @@ def test_an_s3_folder_given_as_a_file_is_named_as_a_folder_with_a_file_in_it(s3_
     assert "folder" not in r.stderr
 
 
+@pytest.mark.parametrize("flag", ["--train", "--validation", "--autotune-validation"])
+def test_an_s3_uri_of_a_bucket_alone_names_no_object_in_one_line(s3_bucket, tmp_path, sample_dir, flag):
+    """``s3://bucket/`` (no key) given as an input file was botocore's "not a valid S3 URI: ...: Invalid length for
+    parameter Key, value: 0, valid min length: 1" (the HEAD of the check before reading)."""
+    bucket_only = s3_bucket + "/"
+    inputs = {"--train": sample_dir / "train.csv", flag: bucket_only}
+    r = cli_in_process("train", *[a for pair in inputs.items() for a in pair], "--output", tmp_path / "o")
+    _assert_one_line_error(r, f"S3 URI names no object: {bucket_only}")
+    assert "Invalid length" not in r.stderr
+
+
 def test_s3_failures(s3_server, s3_bucket, tmp_path, sample_dir):
     # reading: in-process (the answer is under test); the two runs below are the CLI processes
     _assert_one_line_error(cli_in_process("train", "--train", "s3:///nobucket.csv", "--output", tmp_path / "o"), "not a valid S3 URI")
@@ -646,6 +657,22 @@ def test_adam_training_prints_no_mxnet_log_line(sample_dir, tmp_path, ctx):
                 "--emsize", "8", "--optimizer", "adam", "--ctx", ctx)
     assert r.returncode == 0, r.stderr
     assert "lazy_update" not in r.stderr and "utils.h" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("ctx, said", [("cpu:1", "cpu(1) (the same CPU as cpu(0): cpu:N is no other device)"),
+                                       ("cpu:0,1", "cpu(0), cpu(1) (2 contexts on the one CPU: cpu:N is no other "
+                                                   "device)")])
+def test_a_cpu_n_ctx_is_said_to_be_the_one_cpu(tmp_path, small_train_file, ctx, said):
+    """--ctx cpu:1 (notebook 02's -p ctx cpu:1, whose device line says the same) trains on the one CPU under another
+    context id (cpu:0,1 runs the multi-device path without GPUs, for tests): "trained on cpu(1)" read as a second
+    device. The line says it is the same CPU; the contexts are MXNet's as before (metrics.json's ctx)."""
+    from fasttext_lib.predict import Predictor
+
+    out = tmp_path / "model"
+    r = cli_in_process("train", "--train", small_train_file, "--output", out, "--epochs", "1", "--batch-size", "64",
+                       "--emsize", "8", "--no-progress", "--ctx", ctx)
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (0, f"trained on {said}; bundle written to {out}"), r.stderr
+    assert Predictor.load(out).metrics["ctx"] == [f"cpu({i})" for i in ctx[len("cpu:"):].split(",")]
 
 
 def test_progress_written_to_a_log_is_whole_lines(sample_dir, tmp_path):
@@ -1072,18 +1099,19 @@ def test_a_missing_validation_file_is_refused_before_the_training_file_is_read(t
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("flag", ["--validation", "--autotune-validation"])
+@pytest.mark.parametrize("flag", ["--validation", "--autotune-validation", None])
 @pytest.mark.parametrize("missing", ["absent.txt", "a_folder"])
 def test_a_missing_training_file_is_refused_before_the_validation_file_is_read(tmp_path, flag, missing):
     """With the validation data read first, a --train that is missing (a typo) or a folder was found only once the
     whole --validation / --autotune-validation file had been read, where it was refused at once before. It is
-    refused before it now, in the line the read gives: a validation file that cannot be read shows the order."""
+    refused before it now (a validation file that cannot be read shows the order), in the line that names the flag
+    as the validation files' do, with or without validation data (one check for the three: cli._check_input_file)."""
     (tmp_path / "a_folder").mkdir()
     (tmp_path / "v.txt").write_bytes(b"__label__1 ok\nno label here\n")
-    r = cli_in_process("train", "--train", tmp_path / missing, flag, tmp_path / "v.txt", "--output", tmp_path / "o",
-                       "--no-progress")
+    validation = [flag, tmp_path / "v.txt"] if flag else []
+    r = cli_in_process("train", "--train", tmp_path / missing, *validation, "--output", tmp_path / "o", "--no-progress")
     what = "no such file" if missing == "absent.txt" else "expected a file but got a directory"
-    _assert_one_line_error(r, f"error: {what}: {tmp_path / missing}")
+    _assert_one_line_error(r, f"error: --train: {what}: {tmp_path / missing}")
     assert "v.txt" not in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
 
@@ -1185,3 +1213,57 @@ def test_a_python_output_given_as_standard_output_is_refused_before_any_work(tmp
         call()
     assert str(err.value) == f"{named} -: writing {what} to standard output is not supported; give {give}"
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_predict_and_evaluate_refuse_a_list_of_devices_naming_one_to_pass(local_bundle, sample_dir, command):
+    """``--ctx gpu:0,1`` (or cpu:0,1) was taken, and the bundle scored on its first device alone, silently: the help
+    says "cpu (default), gpu or gpu:N". A list is refused in one line, naming one device to pass."""
+    data = ["--data" if command == "evaluate" else "--input", sample_dir / "test.csv"]
+    r = cli_in_process(command, "--model", local_bundle[0], *data, "--ctx", "cpu:1,0")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.splitlines() == [
+        "error: --ctx cpu:1,0 names 2 devices, and a bundle is loaded on one: pass one (cpu, gpu or gpu:N), such as "
+        "--ctx cpu:1"], r.stderr
+
+
+def test_predictor_load_refuses_a_list_of_devices_and_auto_is_its_first(local_bundle, monkeypatch):
+    """Predictor.load(ctx="gpu:0,1") loaded on gpu:0 alone, silently; it is refused naming the argument. ``auto``
+    still picks one: the first GPU, else the CPU."""
+    import mxnet as mx
+
+    from fasttext_lib.devices import parse_one_ctx
+    from fasttext_lib.predict import Predictor
+
+    for ctx, shown in (("cpu:0,1", "'cpu:0,1'"), (["cpu", "cpu:1"], "['cpu', 'cpu:1']")):
+        with pytest.raises(FastTextError) as refused:
+            Predictor.load(str(local_bundle[0]), ctx=ctx)
+        assert str(refused.value) == (f"ctx={shown} names 2 devices, and a bundle is loaded on one: pass one (cpu, gpu "
+                                      f"or gpu:N), such as ctx='cpu'")
+    assert Predictor.load(str(local_bundle[0]), ctx="auto").ctx == mx.cpu()  # (no GPU here)
+    monkeypatch.setattr(mx.context, "num_gpus", lambda: 2)
+    assert parse_one_ctx("auto") == mx.gpu(0) and parse_one_ctx(" AUTO ") == mx.gpu(0)
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_document_too_long_for_memory_whose_line_is_not_known_is_named_alike_by_both_commands(
+        local_bundle, tmp_path, command, monkeypatch):
+    """A document refused for the memory it needs is named by its line; where that is no longer known, by its place
+    among the documents read, the place of its answer: predict said "record N" of it (a CSV's header row is a record
+    too, so record N was not the Nth record), evaluate "document N" (one helper now, one word: cli._no_room_named)."""
+    from fasttext_lib import data as data_module, predict_input
+    from fasttext_lib.features import NoRoomToFeaturize
+    from fasttext_lib.predict import Predictor
+
+    def no_room(*args, **kwargs):
+        raise NoRoomToFeaturize(1, 5_000_000, 3, 200 << 20, 16 << 20)
+
+    for method in ("predict", "evaluate_examples"):
+        monkeypatch.setattr(Predictor, method, no_room)
+    monkeypatch.setattr(predict_input.Lines, "line_of", lambda self, index: None)
+    monkeypatch.setattr(data_module.RecentLines, "line_of", lambda self, index: None)
+    path = tmp_path / "reviews.txt"
+    path.write_text("__label__1 fine\n__label__2 long\n__label__1 fine again\n")
+    r = cli_in_process(command, "--model", local_bundle[0], "--data" if command == "evaluate" else "--input", path)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.startswith(f"error: {path}: document 2: a document of 5.0 million characters, with 2 other "
+                               f"documents, needs about 200 MB of memory to featurize"), r.stderr

@@ -185,7 +185,7 @@ def test_more_epochs_than_any_run_takes_are_refused_up_front():
         with pytest.raises(FastTextError, match=rf"^epochs must be at most {MAX_EPOCHS} .*, got {epochs}$"):
             TrainConfig(epochs=epochs)
     r = cli_in_process("train", "--train", "t", "--output", "o", "--epochs", "100000000000000000000")
-    assert r.returncode == 2 and r.stderr.startswith("error: epochs must be at most 100000 "), r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("error: --epochs must be at most 100000 "), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 
@@ -198,3 +198,34 @@ def test_a_choice_cut_short_is_told_the_choices_it_begins():
     with pytest.raises(FastTextError) as raised:
         TrainConfig(lr_schedule="Const")
     assert str(raised.value).endswith("got 'Const' (did you mean 'constant'?)")
+
+
+TABLE_TOO_LARGE = (r"{emsize} and {buckets}: 2,000,002 rows x emsize 2000 = 4,000,004,000 values, more than the "
+                   r"2,147,483,647 MXNet can hold in one tensor; lower {emsize} or {buckets}")
+
+
+@pytest.mark.parametrize("flags, kwargs, said", [
+    (["--epochs", "0"], {"epochs": 0}, "{epochs} must be a positive integer, got 0"),
+    (["--min-count", "0"], {"min_count": 0}, "{min_count} must be a positive integer, got 0"),
+    (["--lr-schedule", "cosine"], {"lr_schedule": "cosine"},
+     "{lr_schedule} must be one of linear, constant, got 'cosine'"),
+    (["--ngrams", "2", "--buckets", "0"], {"ngrams": 2, "buckets": 0},
+     "{buckets} must be a positive integer when {ngrams} > 1, got 0"),
+    (["--emsize", "2000", "--ngrams", "2"], {"emsize": 2000, "ngrams": 2}, TABLE_TOO_LARGE),
+    (["--lr", "1e39"], {"lr": 1e39}, r"{lr} must be a positive number of at most 3.4e\+38 \(MXNet steps in float32\), "
+                                     r"got 1e\+39"),
+    (["--ctx", "tpu"], {"ctx": "tpu"}, "unknown {ctx} 'tpu': use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1"),
+    (["--seed", "-1"], {"seed": -1}, "{seed} must be an integer from 0 to 4294967295, got -1"),
+])
+def test_a_refused_setting_is_named_as_its_user_gives_it(flags, kwargs, said):
+    """The command line was told TrainConfig's names, which it has no flags of: "epochs must be a positive integer",
+    "lr_schedule must be one of ...", "emsize and buckets: ...; lower emsize or buckets". It is told its flags
+    (--epochs, --lr-schedule, --emsize); a Python caller is still told the arguments (epochs, lr_schedule, emsize)."""
+    from conftest import cli_in_process
+
+    names = ("epochs", "min_count", "lr_schedule", "buckets", "ngrams", "emsize", "lr", "ctx", "seed")
+    r = cli_in_process("train", "--train", "t", "--output", "o", *flags)
+    as_flags = said.format(**{name: "--" + name.replace("_", "-") for name in names})
+    assert r.returncode == 2 and re.fullmatch(f"error: {as_flags}\n", r.stderr), r.stderr
+    with pytest.raises(FastTextError, match=f"^{said.format(**{name: name for name in names})}$"):
+        TrainConfig(**kwargs)

@@ -7,9 +7,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
+
 import pytest
 
 from conftest import ROOT, free_port, run_cli
@@ -338,7 +340,7 @@ def test_a_worker_that_fails_before_joining_ends_the_other_after_the_timeout(sam
     ended = run_workers(_common(sample_dir), outputs, each=[[], ["--train", tmp_path / "missing.csv"]],
                         env={"FASTTEXT_CLUSTER_TIMEOUT": "3"}, deadline=90)
     (status, _, err), (failed_status, _, failed_err) = ended
-    assert failed_status == 2 and _errors(failed_err) == [f"error: no such file: {tmp_path / 'missing.csv'}"]
+    assert failed_status == 2 and _errors(failed_err) == [f"error: --train: no such file: {tmp_path / 'missing.csv'}"]
     assert status == 2 and len(_errors(err)) == 1, err
     assert _errors(err)[0].startswith("error: the cluster did not move for 3 s while joining the cluster: a worker or "
                                       "server did not join"), err
@@ -390,8 +392,11 @@ def test_a_workers_port_answers_on_every_interface_whatever_its_address_resolves
         assert watch.address == node_host  # what the others are told
         assert cluster._answers({"address": "127.0.0.2", "port": watch.port})  # another interface of this host
     finally:
-        cluster._joined.remove(watch)
-        watch.listener.close()
+        watch.close()
+    for thread in threading.enumerate():  # both of its threads end (a closed watch's slept in a loop for ever)
+        if thread.name.startswith("fasttext-cluster"):
+            thread.join(timeout=5)
+            assert not thread.is_alive(), thread.name
 
 
 def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_naming_it(sample_dir, tmp_path):

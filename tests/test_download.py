@@ -1,4 +1,5 @@
 """The dataset downloader against a local HTTP server (no internet): resume, verification, caching, prepare."""
+import contextlib
 import gzip
 import hashlib
 import http.server
@@ -676,6 +677,46 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
         where, why = tmp_path / "afile" / "cache", "Not a directory"
     with pytest.raises(FastTextError, match=f"cannot write the download cache {where}: {why}"):
         download(spec, str(where), base_url=base_url, progress=False)
+
+
+@contextlib.contextmanager
+def _as_another_user():
+    """Within the block, this process reads files as a user who is not their owner (``nobody``, where the tests run as
+    root, whom no file mode stops): its paths are then given relative to the working directory, whose parents
+    (pytest's, 0700) that user may not enter. Anything the block imports must have been imported before."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+@pytest.mark.parametrize("unreadable", ["archive", "partial download"])
+def test_a_cache_file_that_may_not_be_read_is_said_so_not_that_the_cache_cannot_be_written(
+        archive, server, tmp_path, monkeypatch, unreadable):
+    """An archive another user cached, which this one may not read (a shared cache folder, the other's umask), was
+    "cannot write the download cache ...: Permission denied", though nothing was being written (and, of a .part,
+    "run again to resume", which fails the same). The line says what could not be read; the file stays as it was."""
+    spec, data = archive
+    base_url, handler = server
+    tmp_path.chmod(0o755)  # (the cache folder's own is 0755: another user may look in, not read a file of mode 0)
+    monkeypatch.chdir(tmp_path)
+    path = download(spec, "cache", base_url=base_url, progress=False)  # (as its owner: all it imports is imported)
+    if unreadable == "partial download":
+        os.replace(path, path + ".part")
+        os.truncate(path + ".part", 100)
+        path += ".part"
+    os.chmod(path, 0)
+    with _as_another_user(), pytest.raises(FastTextError) as exc:
+        download(spec, "cache", base_url=base_url, progress=False)
+    assert str(exc.value) == f"cannot read {path} in the download cache: Permission denied"
+    assert os.listdir("cache") == [os.path.basename(path)] and len(handler.log) == 1
+    os.chmod(path, 0o644)
+    with open(path, "rb") as f:
+        assert f.read() == data[:os.path.getsize(path)]
 
 
 def test_prepare_limit_caps_each_split(archive, server, tmp_path):
@@ -1965,6 +2006,42 @@ def test_an_archive_a_server_labels_gzip_encoded_is_stored_as_sent(archive, serv
         assert f.read() == data
     assert os.listdir(tmp_path / "cache") == [spec.filename]
     assert handler.log == [(f"/mirror/{spec.filename}", None)]
+
+
+def _archive_gzipping_to_its_own_length():
+    """An archive (and its spec) whose gzip encoding is exactly as long as itself: a .tgz compressed lightly, which
+    gzip shrinks by as much as its own header and trailer add. Found by trying documents of a few words more each."""
+    words = ("good", "bad", "food", "service", "slow", "great", "again", "never", "fine", "ok")
+    for count in range(3000):
+        text = " ".join(words[(i * 7 + i // 3) % 10] for i in range(count))
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
+            _add(tar, "even_csv/train.csv", csv_line("1", text).encode())
+            _add(tar, "even_csv/test.csv", csv_line("2", "bad").encode())
+        data = buf.getvalue()
+        if len(gzip.compress(data, mtime=0)) == len(data):
+            return ZhangDataset("even", "https://example.invalid/mirror/even_csv.tgz", len(data),
+                                hashlib.md5(data).hexdigest(), 2), data
+    raise AssertionError("no archive of these documents gzips to its own length")
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_an_archive_gzipped_again_to_its_own_length_is_decoded_not_stored_as_sent(server, tmp_path, resume):
+    """A server that gzips the .tgz again, where the gzip happens to be exactly as long as the archive: by its
+    length alone it was the .tgz only labelled gzip, stored as sent, and "failed verification ... run again to
+    retry" on every run. Its decoded start tells (the .tgz's gzip magic bytes, no tar): it is decoded, also as the
+    whole answering a resume (a server ignoring the Range), whose start is compared with the .part's bytes."""
+    spec, data = _archive_gzipping_to_its_own_length()
+    _serve(server, spec, data)
+    base_url, handler = server
+    handler.encoding, handler.ignore_range = "gzip", resume
+    cache = tmp_path / "cache"
+    if resume:
+        cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert os.listdir(cache) == [spec.filename] and len(handler.log) == 1
+
 
 
 @pytest.mark.parametrize("no_length", [False, True])

@@ -205,7 +205,8 @@ def test_a_plain_directory_keeps_the_plain_error(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "a.txt").write_text("x\n")
     r = cli_in_process("train", "--train", tmp_path / "d", "--output", tmp_path / "model", "--no-progress")
-    assert r.returncode == 2 and r.stderr.strip() == f"error: expected a file but got a directory: {tmp_path / 'd'}"
+    assert r.returncode == 2 and r.stderr.strip() == (f"error: --train: expected a file but got a directory: "
+                                                      f"{tmp_path / 'd'}")
 
 
 def _refusal_cases():

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import types
 import time
 
@@ -180,16 +181,16 @@ def test_sample_output_under_a_file(tmp_path):
 
 
 @pytest.mark.parametrize("flag, value, why", [
-    ("--lr", "inf", "lr must be a positive finite number"),
-    ("--wd", "inf", "wd must be a non-negative finite number"),
-    ("--dropout", "inf", "dropout must be in [0, 1)"),
-    ("--seed", "-1", "seed must be an integer from 0 to 4294967295"),
-    ("--seed", str(2**32), "seed must be an integer from 0 to 4294967295"),
-    ("--ctx", "cpu:x", "device ids must be non-negative integers"),
+    ("--lr", "inf", "error: --lr must be a positive finite number"),  # (each named by its flag: --lr, not lr)
+    ("--wd", "inf", "error: --wd must be a non-negative finite number"),
+    ("--dropout", "inf", "error: --dropout must be in [0, 1)"),
+    ("--seed", "-1", "error: --seed must be an integer from 0 to 4294967295"),
+    ("--seed", str(2**32), "error: --seed must be an integer from 0 to 4294967295"),
+    ("--ctx", "cpu:x", "error: bad --ctx 'cpu:x': device ids must be non-negative integers"),
     ("--ctx", "gpu:abc", "device ids must be non-negative integers"),
     ("--ctx", "cpu:-1", "device ids must be non-negative integers"),
     # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
-    ("--kvstore", "dist_sync", "kvstore dist_sync trains in an MXNet parameter-server cluster, and this process is in none"),
+    ("--kvstore", "dist_sync", "--kvstore dist_sync trains in an MXNet parameter-server cluster, and this process is in none"),
 ])
 def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
     r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", tmp_path / "out", flag, value, "--no-progress")
@@ -198,7 +199,8 @@ def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
 
 
 def test_bad_ctx_for_predict(bundle):
-    assert_error(run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n"), "device ids")
+    r = run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n")
+    assert_error(r, "error: bad --ctx 'cpu:x': device ids")
 
 
 def test_divergence_stops_training_and_saves_nothing(tmp_path, data, tmpdir_env):
@@ -206,14 +208,15 @@ def test_divergence_stops_training_and_saves_nothing(tmp_path, data, tmpdir_env)
     r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", tmp_path / "ckpt",
                 "--lr", "1e30", "--optimizer", "sgd", "--epochs", "2", "--batch-size", "64", "--emsize", "4",
                 "--no-progress", env=env)
-    assert_error(r, "training diverged")
-    assert "at epoch 1" in r.stderr and "try a smaller lr" in r.stderr
+    assert_error(r, "training diverged")  # (named as the command line sets them: --lr, not lr)
+    assert "at epoch 1" in r.stderr and "(--lr 1e+30, --optimizer sgd); try a smaller --lr\n" in r.stderr
     assert not (tmp_path / "out").exists() and listing(tmp_path / "ckpt") == {} and os.listdir(tmpdir) == []
 
 
 def test_empty_vocabulary_is_refused(tmp_path, data):
     r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--min-count", "100000")
-    assert_error(r, "empty vocabulary")
+    assert_error(r, "empty vocabulary: no word occurs at least 100000 times in the training data (--min-count 100000), "
+                    "so every document would get the same prediction; lower --min-count")  # (not min_count: no flag)
     assert not (tmp_path / "out").exists()
 
 
@@ -224,7 +227,7 @@ def test_data_of_labels_alone_is_named_as_such_not_told_to_lower_min_count(tmp_p
     (tmp_path / "labels.txt").write_text(content)
     r = run_cli("train", "--train", tmp_path / "labels.txt", "--output", tmp_path / "out", *TINY)
     assert_error(r, "every document's text is empty")
-    assert "lower min_count" not in r.stderr and not (tmp_path / "out").exists()
+    assert "min-count" not in r.stderr and "min_count" not in r.stderr and not (tmp_path / "out").exists()
 
 
 def test_epoch_lines_are_strict_json_without_validation(tmp_path, data):
@@ -783,7 +786,7 @@ def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data,
                         str(tmp_path / "out"), *TINY, "--emsize", "200000"], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=memory_limit(4 << 30))
     assert_error(r, "out of memory")
-    assert "emsize 200000" in r.stderr and "lower emsize or buckets" in r.stderr
+    assert "emsize 200000" in r.stderr and "lower --emsize or --buckets" in r.stderr
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
 
 
@@ -809,7 +812,7 @@ def test_a_ulimit_just_above_the_table_is_one_error_line(tmp_path, data, tmpdir_
     table = int(rows.replace(",", "")) * 100 * 4
     r = run(at_the_table + table + (24 << 20))
     assert_error(r, "out of memory for the embedding table")
-    assert "ulimit -v" in r.stderr and "lower emsize or buckets" in r.stderr
+    assert "ulimit -v" in r.stderr and "lower --emsize or --buckets" in r.stderr
     assert not (tmp_path / "out").exists() and os.listdir(tmpdir) == []
 
 
@@ -844,7 +847,7 @@ def test_an_embedding_table_larger_than_the_memory_available_is_refused_before_i
                        "--emsize", "16")
     assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
                                               r"= 0.1 GiB of float32, more than the 0.1 GiB of memory available here; "
-                                              r"lower emsize or buckets\n", r.stderr), r.stderr
+                                              r"lower --emsize or --buckets\n", r.stderr), r.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -861,11 +864,54 @@ def test_adams_moment_tables_count_in_the_memory_check(tmp_path, data, monkeypat
     r = cli_in_process(*args, "--output", tmp_path / "adam", "--optimizer", "adam")
     assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
                                               r"= 0.1 GiB of float32, and 2 more of that size for adam's moments \(0.4 GiB "
-                                              r"in all\), more than the 0.3 GiB of memory available here; lower emsize or "
-                                              r"buckets, or use sgd\n", r.stderr), r.stderr
+                                              r"in all\), more than the 0.3 GiB of memory available here; lower --emsize "
+                                              r"or --buckets, or use --optimizer sgd\n", r.stderr), r.stderr
     assert not (tmp_path / "adam").exists()
     r = cli_in_process(*args, "--output", tmp_path / "sgd")  # sgd keeps no table of its own: it fits
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("flags, kwargs, as_flags, as_arguments", [  # (each line's end, a regular expression)
+    # adam's moments beside a bigram table in 300 MB: what to lower, and the optimizer that keeps none
+    (["--optimizer", "adam"], {"optimizer": "adam"}, "lower --emsize or --buckets, or use --optimizer sgd\n",
+     "lower emsize or buckets, or use optimizer='sgd'"),
+    # a local kvstore's copy of the table on one device: the kvstore that makes none
+    (["--kvstore", "local"], {"kvstore": "local"},
+     r"lower --emsize or --buckets, or --kvstore auto \(one device: no kvstore, no copy\)\n",
+     r"lower emsize or buckets, or kvstore='auto' \(one device: no kvstore, no copy\)"),
+    # a parameter-server kvstore outside a cluster (refused before the data is read)
+    (["--kvstore", "dist_sync"], {"kvstore": "dist_sync"},
+     "--kvstore dist_sync trains in an MXNet parameter-server cluster, .* on one host leave --kvstore auto; .*",
+     "kvstore='dist_sync' trains in an MXNet parameter-server cluster, .* on one host leave kvstore='auto'; .*"),
+], ids=["adam", "kvstore local", "kvstore dist_sync"])
+def test_a_line_refusing_a_runs_memory_or_kvstore_names_the_settings_as_its_user_gives_them(
+        tmp_path, data, monkeypatch, flags, kwargs, as_flags, as_arguments):
+    """The embedding table's out-of-memory line told the command line to "lower emsize or buckets, or use sgd" (or
+    "kvstore auto"), and a dist_* kvstore outside a cluster said "leave kvstore auto": TrainConfig's names and values,
+    which it has no flags of. It is told its flags (--emsize, --optimizer sgd, --kvstore auto); a Python caller is
+    still told the arguments (emsize, optimizer='sgd', kvstore='auto'). (/proc/meminfo says 300 MB are available: a
+    ~128 MB table fits, three of it do not.)"""
+    import re
+
+    from conftest import cli_in_process
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+
+    for name in ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"):
+        monkeypatch.delenv(name, raising=False)
+    fake_memory(tmp_path, monkeypatch, 300 << 20)
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--ngrams", "2",
+                       "--emsize", "16", *flags)
+    assert r.returncode == 2 and re.fullmatch(f"error: .*; {as_flags}" if as_flags.startswith("lower") else
+                                              f"error: {as_flags}\n", r.stderr), r.stderr
+    with pytest.raises(FastTextError) as caught:
+        train(read_labeled(str(data["train"])), None, TrainConfig(epochs=1, batch_size=64, ngrams=2, emsize=16,
+                                                                  ctx="cpu", progress=False, **kwargs))
+    assert re.fullmatch(f".*; {as_arguments}" if as_arguments.startswith("lower") else as_arguments,
+                        str(caught.value)), caught.value
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_containers_memory_limit_counts_what_is_in_use_but_not_the_page_cache(tmp_path, monkeypatch):
@@ -1724,10 +1770,10 @@ def test_a_bundle_replaced_while_its_manifest_download_was_cut_is_read_again(s3_
     from conftest import cli_in_process
 
     replaced = []
-    real_sleep = time.sleep
+    real_sleep, this_thread = time.sleep, threading.get_ident()
 
     def replace_then_sleep(seconds):  # the backoff before asking for the rest: another run publishes meanwhile
-        if not replaced:
+        if not replaced and threading.get_ident() == this_thread:  # (not another test's thread left sleeping)
             # (marked first: the waits below sleep too; unmarked, each of
             # them started another training while this one ran)
             replaced.append(None)

@@ -1412,6 +1412,58 @@ def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3
     plt.close(fig)
 
 
+def test_02_saved_again_to_its_run_name_says_which_bundle_it_replaced_and_how_to_keep_both(tmp_path, s3_bucket,
+                                                                                              capsys):
+    """02 run again to the same run_name (the dataset's, unless given) replaced the earlier bundle and said only
+    "bundle: ...". ws.save_run now says it replaced one, naming it (when it was saved, its epochs and n-grams, from
+    its config.json) and how to keep both; a save where there was none says nothing of the kind."""
+    import boto3
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket = s3_bucket[len("s3://"):]
+    ws = Workspace(bucket, "p", str(tmp_path / "out"))
+    train_data, val_data = make_splits(200, 50, seed=0)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    for run_name in ("run", "other"):  # (another name: its own bundle, nothing replaced)
+        uri = ws.save_run(train(train_data, val_data, TrainConfig(epochs=1, ngrams=1, progress=False)), run_name, fig)
+        assert "replaced" not in capsys.readouterr().err
+    saved = boto3.client("s3").head_object(Bucket=bucket, Key="p/models/other/config.json")["LastModified"]
+    assert ws.save_run(train(train_data, val_data, TrainConfig(epochs=2, ngrams=2, progress=False)), "other",
+                       fig) == uri
+    assert (f"replaced the earlier bundle at {uri} (saved {saved:%Y-%m-%d %H:%M} UTC: 1 epoch, 1-grams); to keep "
+            f"both next time, give each run its own name: -p run_name NAME") in capsys.readouterr().err.splitlines()
+    plt.close(fig)
+
+
+def test_a_bundle_saved_before_is_named_by_its_config_wherever_it_is(tmp_path):
+    """bundle.saved_before, which a save that replaces a bundle names it by: a local folder's too (S3's: above), its
+    time alone where config.json cannot be read, and none where there is no bundle."""
+    import datetime
+
+    from conftest import make_splits
+    from fasttext_lib.bundle import save_bundle, saved_before
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    dest = tmp_path / "bundle"
+    assert saved_before(dest) is None
+    save_bundle(train(*make_splits(200, 50, seed=0), TrainConfig(epochs=3, ngrams=2, progress=False)), str(dest))
+    when = datetime.datetime.fromtimestamp((dest / "config.json").stat().st_mtime, datetime.timezone.utc)
+    assert saved_before(dest) == f"saved {when:%Y-%m-%d %H:%M} UTC: 3 epochs, 2-grams"
+    (dest / "config.json").write_text("{not json")
+    when = datetime.datetime.fromtimestamp((dest / "config.json").stat().st_mtime, datetime.timezone.utc)
+    assert saved_before(dest) == f"saved {when:%Y-%m-%d %H:%M} UTC"
+
+
 @pytest.mark.parametrize("fails", ["history.csv", "history.png"])
 def test_02_a_history_that_cannot_be_put_in_place_leaves_the_older_bundle_and_history(tmp_path, s3_bucket, monkeypatch,
                                                                                         fails):

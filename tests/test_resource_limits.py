@@ -948,8 +948,8 @@ def test_adams_moments_the_gpu_cannot_hold_beside_the_table_are_one_error_line(m
     message = str(caught.value)
     assert message.startswith("out of memory for adam's moments on gpu(0): 2 tables of 300,000 rows x emsize 50 = "
                               "0.1 GiB of float32 beside the embedding table's 0.1 GiB"), message
-    assert ("(cudaMalloc retry failed: out of memory); lower emsize or buckets, or use sgd, or train on a device "
-            "with more memory") in message and "\n" not in message
+    assert ("(cudaMalloc retry failed: out of memory); lower emsize or buckets, or use optimizer='sgd', or train on a "
+            "device with more memory") in message and "\n" not in message
     assert held == [(300_000, 50), (300_000, 50)], held  # (the table and one moment; nothing went there after)
 
 
@@ -1013,7 +1013,7 @@ def test_several_gpus_try_the_room_for_adams_moments_where_their_kvstore_keeps_t
     assert message.startswith("out of memory for adam's moments on gpu(0): 2 tables of 300,000 rows x emsize 50 = "
                               "0.1 GiB of float32 and the kvstore's copy of the table (0.1 GiB) beside the embedding "
                               "table's 0.1 GiB (cudaMalloc retry failed: out of memory); "), message
-    assert "or use sgd, or kvstore local" in message and "\n" not in message, message
+    assert "or use optimizer='sgd', or kvstore='local'" in message and "\n" not in message, message
 
     monkeypatch.undo()
     machine_with_memory(monkeypatch, tmp_path, 2_000_000)
@@ -1043,7 +1043,7 @@ def test_several_gpus_try_the_room_for_a_device_kvstores_copy_of_the_table_with_
     message = str(caught.value)
     assert message.startswith("out of memory for the kvstore's copy of the table on gpu(0): 300,000 rows x emsize 50 "
                               "= 0.1 GiB of float32 beside the embedding table's 0.1 GiB (cudaMalloc retry failed: "
-                              "out of memory); lower emsize or buckets, or use kvstore local"), message
+                              "out of memory); lower emsize or buckets, or use kvstore='local'"), message
     assert "\n" not in message
 
 
@@ -1208,7 +1208,7 @@ def test_a_kvstores_copy_of_the_table_counts_against_the_hosts_memory(monkeypatc
                               "and 1 more of that size for the kvstore's copy of it"), message
     assert ("1 for cpu(1)'s copy" in message) == (ctx == "cpu:0,1"), message
     assert "more than the 0.1 GiB of memory available here; lower emsize or buckets" in message, message
-    assert message.endswith(", or kvstore auto (one device: no kvstore, no copy)") == (ctx == "cpu"), message
+    assert message.endswith(", or kvstore='auto' (one device: no kvstore, no copy)") == (ctx == "cpu"), message
     assert "\n" not in message
 
 

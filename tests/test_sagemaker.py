@@ -486,8 +486,9 @@ def test_a_job_given_vectors_that_are_no_file_is_one_error_before_the_data(sourc
     ("unknown ctx", r"^error: unknown ctx 'tpu': use auto, cpu, cpu:N, gpu, gpu:N or gpu:0,1$"),
     ("too many epochs", r"^error: epochs must be at most 100000 .*, got 100000000000000000000$"),
     # MXNet's C++ CHECK on DMLC_NUM_WORKER, with its traceback, once the data had been read
-    ("dist kvstore on one host", r"kvstore dist_sync trains in an MXNet parameter-server cluster, and this process "
-                                 r"is in none \(DMLC_PS_ROOT_URI, .* not set\)"),
+    ("dist kvstore on one host", r"kvstore='dist_sync' trains in an MXNet parameter-server cluster, and this "
+                                 r"process is in none \(DMLC_PS_ROOT_URI, .* not set\): on one host leave "
+                                 r"kvstore='auto';"),
     # a job process of its own: with MXNet's operators still queued at exit it could abort (-6) after the error line
     ("diverging lr", r"training diverged"),
 ])

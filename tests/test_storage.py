@@ -19,7 +19,8 @@ import time
 import boto3
 import pytest
 
-from conftest import ROOT, as_user as _as_user, free_port
+from conftest import (ROOT, as_user as _as_user, free_port, interrupted_at_the_stall, stopped_at_a_put,
+                      stopped_at_the_stall, wait_for_abandoned_transfers)
 from fault_proxy import FaultProxy
 from fasttext_lib import storage
 from fasttext_lib.errors import FastTextError
@@ -827,32 +828,6 @@ def versions_under(s3_uri, marks=("",)):
                  for kind in ("Versions", "DeleteMarkers"))
 
 
-def interrupted_at_the_stall(proxy, write):
-    """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy holds one of its requests
-    (``proxy.fail(..., "stall")``); returns the Interrupted it raised, the request still held."""
-    import threading
-
-    from fasttext_lib.stops import Interrupted, stop_on_signals
-
-    def interrupt():
-        assert proxy.stalled.wait(120)
-        os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted) as raised:
-        with stop_on_signals():
-            write()
-    return raised.value
-
-
-def stopped_at_the_stall(proxy, write):
-    """:func:`interrupted_at_the_stall`; then S3 answers the held request (the process lives on, as a notebook's
-    kernel does) and the abandoned transfer ends."""
-    stopped = interrupted_at_the_stall(proxy, write)
-    proxy.release()
-    wait_for_abandoned_transfers()
-    return stopped
-
-
 @pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])
 @pytest.mark.parametrize("outcome", ["written", "failed", "stopped"])
 def test_a_pairs_staging_objects_leave_no_version_in_a_bucket_that_keeps_versions(s3_bucket, proxy, versioning,
@@ -1076,18 +1051,6 @@ def force_multipart(monkeypatch):
         self._manager._config.multipart_chunksize = 5 * 1024 * 1024
         return real(self, *a, **k)
     monkeypatch.setattr(boto3.s3.transfer.S3Transfer, "upload_file", upload)
-
-
-def wait_for_abandoned_transfers(timeout=60):
-    """Until the transfer threads that signals abandoned (s3._in_thread) have ended, and with them every request
-    of theirs. Not Thread.join: Python 3.11's join, once a signal's exception interrupted it, has marked the still
-    running thread stopped (is_alive() False, join() returns at once); it is listed until it really ends."""
-    import threading
-
-    deadline = time.monotonic() + timeout
-    while any(t.name == "fasttext-s3-transfer" for t in threading.enumerate()):
-        assert time.monotonic() < deadline, "an abandoned transfer did not end"
-        time.sleep(0.05)
 
 
 def multipart_uploads(s3_bucket):
@@ -3726,3 +3689,39 @@ def test_a_single_s3_write_stopped_while_s3_holds_its_put_says_the_object_may_st
         assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {uri} may still be created by its "
                         f"upload, under way when this run stopped: delete it if it is there, or run the command "
                         f"again with --overwrite"), line
+
+
+@pytest.mark.parametrize("overwrite", [True, False], ids=["replacing", "create-only"])
+@pytest.mark.parametrize("stopped", ["before its PUT was sent", "once S3 answered its PUT", "as its summary is said"])
+def test_a_single_s3_write_stopped_says_whether_s3_had_and_applied_its_put(s3_bucket, proxy, overwrite, stopped):
+    """storage.atomic_write to S3 (predict's output, export-vectors', write_csv's), Ctrl-C'd while it uploads. Any stop
+    in the upload's call said the object "may still" appear, also one before the PUT went out (the transfer abandoned
+    sends nothing more: nothing was written, nor ever will be); one once S3 had answered the PUT, the new object in
+    place (the summary line, on_written, being said), said "may still" or "stopped and cleaned up". The line now says
+    nothing was written where the PUT never went out, and that the object was written where S3 had answered it."""
+    from fasttext_lib.stops import Interrupted, stop_message, stop_on_signals
+
+    uri = f"{s3_bucket}/out/predictions.jsonl"
+    if overwrite:
+        with storage.atomic_write(uri, "wb") as f:
+            f.write(b"the user's old predictions\n")
+    sent_before = len(proxy.log)
+
+    def write(on_written=None):
+        with storage.atomic_write(uri, "wb", overwrite=overwrite, on_written=on_written) as f:
+            f.write(b"this run's predictions\n")
+    if stopped == "as its summary is said":
+        with pytest.raises(Interrupted) as raised, stop_on_signals():
+            write(on_written=lambda: os.kill(os.getpid(), signal.SIGINT))
+        stop = raised.value
+    else:
+        stop = stopped_at_a_put("before-parameter-build" if stopped.startswith("before") else "after-call", write)
+    puts = [path for method, path, _ in proxy.log[sent_before:] if method == "PUT"]
+    if stopped == "before its PUT was sent":
+        assert stop_message(stop) == "interrupted (SIGINT); stopped and cleaned up"
+        assert puts == []  # (and never will be: the transfer ended)
+        assert (storage.read_bytes(uri) if storage.exists(uri) else None) == (
+            b"the user's old predictions\n" if overwrite else None)
+    else:
+        assert stop_message(stop) == f"interrupted (SIGINT); stopped after {uri} was written"
+        assert storage.read_bytes(uri) == b"this run's predictions\n"

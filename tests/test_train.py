@@ -432,6 +432,20 @@ def test_score_train_as_text_is_refused_not_taken_as_true(splits):
         train(*splits, TrainConfig(epochs=1, progress=False, ctx="cpu"), score_train="no")
 
 
+def test_train_names_the_settings_of_its_refusals_as_the_python_api_takes_them():
+    """The lines train() says of a setting name it as its caller's user gives it: the command line's flags
+    (tests/test_hostile_cli.py), the Python API's arguments here (min_count, lr), not a flag it has none of."""
+    from fasttext_lib.train import diverged
+
+    data = LabeledTexts(["1", "2"], ["good food", "bad food"])
+    with pytest.raises(FastTextError, match=r"^empty vocabulary: no word occurs at least 3 times in the training data "
+                                            r"\(min_count=3\), so every document would get the same prediction; "
+                                            r"lower min_count$"):
+        train(data, None, TrainConfig(epochs=1, min_count=3, progress=False, ctx="cpu"))
+    said = str(diverged("the training loss became nan", 1, 2, TrainConfig(lr=2.0, optimizer="sgd")))
+    assert said.endswith("at epoch 1, step 2 (lr=2, optimizer='sgd'); try a smaller lr"), said
+
+
 def test_accuracy_on_scores_every_document_in_chunks(splits):
     from fasttext_lib.features import Featurizer
     from fasttext_lib.label_encoding import encode_labels

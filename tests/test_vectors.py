@@ -621,6 +621,22 @@ def test_pretrained_vectors_of_another_dimension_name_emsize_as_train_is_given_i
                                                             f"--emsize 5)"), r.stderr
 
 
+def test_no_progress_leaves_out_the_pretrained_vectors_line_as_its_help_says(splits, vec_file, capsys):
+    """--no-progress (progress=False) also left out the "pretrained vectors: N of the M vocabulary words start from
+    ..." line, which its help did not say: it named the bars and the settings line. The pretrained line goes with
+    them by design (how the run starts, as the settings line says it; the bundle records both; autotune's trials run
+    without them, or each would print them again), and the help names it."""
+    from fasttext_lib.cli import build_parser
+
+    train_parser = build_parser()._subparsers._group_actions[0].choices["train"]
+    said = next(a.help for a in train_parser._actions if a.dest == "progress")
+    assert "'settings from the data' and 'pretrained vectors' lines" in said, said
+    for progress in (True, False):
+        train(*splits, config(pretrained_vectors=str(vec_file), epochs=1, progress=progress))
+        err = capsys.readouterr().err
+        assert ("\npretrained vectors: " in "\n" + err) is progress and ("settings from the data" in err) is progress
+
+
 def test_export_refuses_an_existing_file_in_the_python_apis_terms(tmp_path, splits):
     """export_vectors (and write_vec) without overwrite, a file there: the refusal said "pass --overwrite", the
     command line's flag, to a caller of the Python API (notebook 04). It names the argument."""
@@ -657,6 +673,29 @@ def test_autotune_keeps_emsize_at_the_vectors_dimension(splits, vec_file):
                       max_trials=5, verbose=False)
     assert set(result.trials.emsize) == {DIM}
     assert result.trained.pretrained["rows_initialized"] > 0
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_cli_autotune_says_the_pretrained_vectors_line_once_of_its_final_model(tmp_path, splits, vec_file, progress):
+    """train --autotune-validation --pretrained-vectors never printed the "pretrained vectors: N of the M vocabulary
+    words start from ..." line, even without --no-progress: the trials and the refit run with progress off (each
+    would have said it again). It is said once, of the final model (the refit's vocabulary: training and validation
+    data), and still not with --no-progress."""
+    from fasttext_lib.writers import write_csv
+
+    write_csv(splits[0], str(tmp_path / "train.csv"))
+    write_csv(splits[1], str(tmp_path / "val.csv"))
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
+                       "--autotune-duration", "2", "--output", tmp_path / "out", "--pretrained-vectors", vec_file,
+                       "--ctx", "cpu", *([] if progress else ["--no-progress"]))
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.splitlines() if line.startswith("pretrained vectors: ")]
+    if not progress:
+        assert said == [], r.stderr
+        return
+    record = Predictor.load(str(tmp_path / "out")).config["pretrained_vectors"]  # (the final model's)
+    assert said == [f"pretrained vectors: {record['rows_initialized']} of the {record['vocab_size']} vocabulary words "
+                    f"start from {vec_file} ({record['words_in_file']} words, dim {DIM})"], r.stderr
 
 
 # ---------------------------------------------------------------- export and round trip

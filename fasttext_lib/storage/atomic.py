@@ -16,9 +16,10 @@ import tempfile
 import time
 
 from ..errors import FastTextError, could_not_remove
-from ..stops import DefaultStopsHeld, later_stops_held, note_what_a_stop_could_not_remove, note_what_a_stop_left
-from .s3 import (OVERWRITE_FLAG, AlreadyExists, _upload_new, already_exists, is_s3, replace_with, rerun_to_replace,
-                 run_again_with, s3_client, s3_errors, split_s3, upload_file)
+from ..stops import (DefaultStopsHeld, later_stops_held, note_what_a_stop_came_after, note_what_a_stop_could_not_remove,
+                     note_what_a_stop_left)
+from .s3 import (OVERWRITE_FLAG, AlreadyExists, _Transfer, _upload_new, already_exists, is_s3, replace_with,
+                 rerun_to_replace, run_again_with, s3_client, s3_errors, split_s3, upload_file)
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
 
 
@@ -432,7 +433,7 @@ def _process_exists(pid):
 
 @contextlib.contextmanager
 def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, overwrite_as=OVERWRITE_FLAG,
-                 on_undecided=None):
+                 on_unanswered=None):
     """Atomically write a local file or an S3 object (S3 PUTs are atomic: stage locally, then upload).
 
     ``overwrite=False``: never replace an existing ``uri`` (``FastTextError`` "already exists" instead).
@@ -455,9 +456,12 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, 
     new file a failed write could not remove): the command line's flag, or the caller's terms (``overwrite=True``:
     the Python API's, storage.OVERWRITE_ARGUMENT).
 
-    A stop (Ctrl-C, SIGTERM) while the S3 upload awaits S3's answer leaves it undecided: S3 may still apply the PUT
-    it has, after the stop's line said "stopped and cleaned up". That line says the object may still appear
-    (:func:`_say_undecided`), or ``on_undecided(stop)`` notes what the caller knows better (what the object is for)."""
+    A stop (Ctrl-C, SIGTERM) once the S3 upload has begun is told by what S3 was sent and answered
+    (:func:`_tell_a_stopped_upload`): an object S3 answered for is written, which the stop's line says (or, with
+    ``written``, it is appended there for the caller to take back); an upload whose request was never sent wrote
+    nothing ("stopped and cleaned up"); one whose request S3 had and had not answered may still be applied after the
+    line, which says it may still appear (:func:`_say_unanswered`), or ``on_unanswered(stop, sent)`` notes what the
+    caller knows better (what the object is for), called for both of these: ``sent``, whether S3 had its request."""
     uri = str(uri)
     if not is_s3(uri):
         if on_written is None:
@@ -470,28 +474,50 @@ def atomic_write(uri, mode="wb", overwrite=True, on_written=None, written=None, 
     bucket, key = split_s3(uri)
     if not key or key.endswith("/"):
         raise FastTextError(f"S3 URI names no object: {uri}")
-    with staging_dir() as tmpdir:
-        staged = os.path.join(tmpdir, "object")
-        with open(staged, mode) as f:
-            yield f
-        with s3_errors(uri):
-            try:
-                if overwrite:
-                    answer = upload_file(s3_client(), staged, bucket, key)
-                else:
-                    answer = _upload_new(s3_client(), staged, bucket, key, uri, overwrite_as=overwrite_as)
-            except KeyboardInterrupt as stop:  # (no answer came: the PUT may have reached S3, or not)
-                (on_undecided or functools.partial(_say_undecided, uri, overwrite, overwrite_as))(stop)
-                raise
+    transfer = _Transfer((bucket, key))  # what S3 was sent and answered, for a stop's line
+    uploading, uploaded = False, []  # (uploaded: the upload's answer, once it has returned)
+    try:
+        with staging_dir() as tmpdir:
+            staged = os.path.join(tmpdir, "object")
+            with open(staged, mode) as f:
+                yield f
+            uploading = True
+            with s3_errors(uri):
+                uploaded.append(upload_file(s3_client(), staged, bucket, key, transfer=transfer) if overwrite else
+                                _upload_new(s3_client(), staged, bucket, key, uri, overwrite_as=overwrite_as,
+                                            transfer=transfer))
             if written is not None:  # (at once: a stop as the staging folder goes must still find it to take back)
-                written.append((bucket, key, answer))
-    _call(on_written)
+                written.append((bucket, key, uploaded[0]))
+        _call(on_written)
+    except KeyboardInterrupt as stop:  # (a stop before the upload began left nothing: "stopped and cleaned up")
+        if uploading:
+            _tell_a_stopped_upload(stop, uri, transfer, uploaded, written, on_unanswered or functools.partial(
+                _say_unanswered, uri, overwrite, overwrite_as))
+        raise
 
 
-def _say_undecided(uri, overwrite, overwrite_as, stop):
-    """Note on ``stop`` that the upload to ``uri`` it cut short may still land (atomic_write's undecided PUT), as a
-    set's stopped create says it (pairs._take_back_after_a_stop): a replacing write's object may still be replaced;
-    a create-only one's may still be created, which its rerun then refuses (what to do as ``overwrite_as`` says)."""
+def _tell_a_stopped_upload(stop, uri, transfer, uploaded, written, on_unanswered):
+    """What a stop (Ctrl-C, SIGTERM) that came once atomic_write's upload to ``uri`` had begun left, told on ``stop``
+    from what S3 was sent and answered (``transfer``; ``uploaded``: the upload's answer, once it returned). Where S3
+    answered that it created the object, the object is there: the line says it was written (it said "stopped and
+    cleaned up"), unless the caller takes it back (``written``, to which it is appended if the stop came first).
+    Else ``on_unanswered(stop, sent)``: ``sent`` where S3 had the request (it may still apply it), not where the stop
+    came before it went out (the transfer abandoned, it never will: nothing was written)."""
+    if not uploaded and transfer.answer is None:
+        on_unanswered(stop, transfer.creating)
+    elif written is None:
+        note_what_a_stop_came_after(stop, f"{uri} was written")
+    elif not any(tuple(entry[:2]) == transfer.where for entry in written):
+        written.append((*transfer.where, uploaded[0] if uploaded else transfer.answer))
+
+
+def _say_unanswered(uri, overwrite, overwrite_as, stop, sent):
+    """Note on ``stop`` that the upload to ``uri`` it cut short may still land where S3 had its request (``sent``:
+    atomic_write's unanswered PUT), as a set's stopped create says it (pairs._take_back_after_a_stop): a replacing
+    write's object may still be replaced; a create-only one's may still be created, which its rerun then refuses (what
+    to do as ``overwrite_as`` says). Not sent, the upload wrote nothing, and never will: nothing to say."""
+    if not sent:
+        return
     if overwrite:
         note_what_a_stop_left(stop, f"{uri} may still be replaced by its upload, under way when this run stopped (S3 "
                                     f"had not answered it)")

@@ -64,6 +64,8 @@ def exists(uri, forbidden_is_missing=False):
     HEAD means absent: without s3:ListBucket, S3 answers 403 (not 404) for an object that does not exist."""
     if is_s3(uri):
         bucket, key = split_s3(uri)
+        if not key:  # s3://bucket/ names no object (a HEAD of no key is botocore's "Invalid length for parameter Key")
+            return False
         with s3_errors(uri):
             try:
                 head_object(s3_client(), bucket, key)
@@ -73,6 +75,20 @@ def exists(uri, forbidden_is_missing=False):
                     return False
                 raise
     return os.path.exists(uri)
+
+
+def modified_at(uri):
+    """When ``uri`` (a local file or an S3 object) was last written, as an aware UTC datetime (the file's
+    modification time, the object's Last-Modified); None where nothing is there or S3 will not say (403)."""
+    import datetime
+
+    if is_s3(uri):
+        head = _head(uri)
+        return head.get("LastModified") if head else None
+    try:
+        return datetime.datetime.fromtimestamp(os.stat(uri).st_mtime, datetime.timezone.utc)
+    except OSError:
+        return None
 
 
 def local_kind(uri):

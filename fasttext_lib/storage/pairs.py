@@ -9,9 +9,9 @@ import sys
 
 from ..errors import FastTextError
 from ..stops import note_what_a_stop_came_after, note_what_a_stop_could_not_remove, note_what_a_stop_left, stop_left
-from .s3 import (OVERWRITE_FLAG, AlreadyExists, _copy, _first_line, _is_missing, _keeps_versions, _may_delete,
-                 _operation_members, _status, _upload_new, head_object, heads_remembered, is_forbidden, is_s3,
-                 may_still_create, run_again, run_again_with, s3_client, s3_errors, split_s3, upload_file)
+from .s3 import (OVERWRITE_FLAG, AlreadyExists, _Transfer, _copy, _first_line, _is_missing, _keeps_versions,
+                 _may_delete, _operation_members, _status, _upload_new, head_object, heads_remembered, is_forbidden,
+                 is_s3, may_still_create, run_again, run_again_with, s3_client, s3_errors, split_s3, upload_file)
 from .files import (SET_BEFORE_META, SET_ID_META, SET_MEMBERS_META, _SET_MEMBERS_MAX, _set_of, bare_etag, exists,
                     write_target)
 from .atomic import _local_writes, staging_dir
@@ -378,14 +378,15 @@ def _create_each(client, targets, staged, metadata, deletable, overwrite_as=OVER
     created = []
     for done, uri in enumerate(targets):
         bucket, key = split_s3(uri)
-        sent = []
+        transfer = _Transfer((bucket, key))  # (its creating: once that is sent, S3 may apply it whatever its answer)
         try:
-            with s3_errors(uri), _creates_sent(client, sent):
-                answer = _upload_new(client, staged[uri], bucket, key, uri, metadata, overwrite_as=overwrite_as)
+            with s3_errors(uri):
+                answer = _upload_new(client, staged[uri], bucket, key, uri, metadata, overwrite_as=overwrite_as,
+                                     transfer=transfer)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):  # (the line must not say "cleaned up" beside files it left)
                 _take_back_after_a_stop(client, created, metadata[SET_ID_META], deletable, exc, (bucket, key, uri),
-                                        bool(sent), overwrite_as)
+                                        transfer.creating, overwrite_as)
                 raise
             if deletable:  # ours alone (created, never replaced): take them back
                 _warn_not_taken_back(_take_back(client, _still_ours(client, created, metadata[SET_ID_META])))
@@ -451,23 +452,6 @@ def _still_ours(client, created, set_id):
                 continue
         ours.append((bucket, key, uri, etag, created_version(answer)))
     return ours
-
-
-@contextlib.contextmanager
-def _creates_sent(client, sent):
-    """Within the block, each request sent that creates an object (a PUT, a multipart upload's completion) noted in
-    ``sent``: once one is sent, S3 may apply it whatever becomes of its answer."""
-    def note(request, **kwargs):
-        sent.append(request.url)  # (None returned: botocore sends the request)
-    unique_id = f"fasttext-creates-sent-{id(sent)}"
-    events = ("before-send.s3.PutObject", "before-send.s3.CompleteMultipartUpload")
-    for event in events:
-        client.meta.events.register(event, note, unique_id=unique_id)
-    try:
-        yield
-    finally:
-        for event in events:
-            client.meta.events.unregister(event, unique_id=unique_id)
 
 
 def _take_back_after_a_stop(client, created, set_id, deletable, stop, stopped, sent, overwrite_as):

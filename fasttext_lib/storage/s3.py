@@ -562,7 +562,9 @@ class _Transfer:
     """One upload_file call's transfer to ``where`` (bucket, key): its multipart upload's id (None: none yet, or
     completed), whether the caller abandoned it, ``creating``, set once the request that creates the object (its PUT,
     its multipart upload's completion) is sent, ``answer``, that request's answer once it created the object (its
-    ``VersionId``: versions.delete_written), and ``over``, set when its thread has ended."""
+    ``VersionId``: versions.delete_written), and ``over``, set when its thread has ended. A create-only write made in
+    the caller's own thread (:func:`_upload_new`) notes ``creating`` and ``answer`` on one too (:func:`_noted_here`),
+    so that a caller a stop (a signal) cut short can tell S3 had its request, and whether S3 said it was applied."""
 
     def __init__(self, where):
         self.where, self.upload, self.abandoned, self.over = where, None, False, threading.Event()
@@ -570,6 +572,26 @@ class _Transfer:
 
 
 _CONTEXT_KEY = "fasttext_lib_transfer"  # (botocore's request context, shared by a call's events)
+_HERE = threading.local()  # .transfer: the one this thread's own requests are noted on (_noted_here)
+
+
+@contextlib.contextmanager
+def _noted_here(transfer):
+    """Within the block, this thread's requests to ``transfer``'s key noted on it as an upload_file transfer's are
+    (``creating``, ``answer``: :func:`_transfer_hooks`), for a write made in the caller's thread: a stop raised there
+    runs after whatever the hooks noted, never amid a note made in another thread."""
+    outer = getattr(_HERE, "transfer", None)
+    try:  # (set within: a stop as it is set still puts the outer one back)
+        _HERE.transfer = transfer  # (None: nothing is noted)
+        yield
+    finally:
+        _HERE.transfer = outer
+
+
+def _noted_in_this_thread(where):
+    """The transfer this thread's requests to ``where`` are noted on (:func:`_noted_here`), or None."""
+    transfer = getattr(_HERE, "transfer", None)
+    return transfer if transfer is not None and transfer.where == where else None
 
 
 def _transfer_hooks(client):
@@ -579,11 +601,10 @@ def _transfer_hooks(client):
         where = (params.get("Bucket"), params.get("Key")) if isinstance(params, dict) else None
         with _TRANSFERS_LOCK:
             transfer = _TRANSFERS.get(where)
-            if transfer is None:
-                return
-            if transfer.abandoned:
+            if transfer is not None and transfer.abandoned:
                 raise AbandonedUpload(*where)
-        if isinstance(context, dict):
+        transfer = transfer or _noted_in_this_thread(where)
+        if transfer is not None and isinstance(context, dict):
             context[_CONTEXT_KEY] = transfer
 
     def created(parsed=None, context=None, **kwargs):
@@ -680,11 +701,12 @@ def _abort_upload(client, bucket, key, upload):
 UPLOAD_PART_BYTES = 8 << 20
 
 
-def upload_file(client, path, bucket, key, metadata=None, on_late=None):
+def upload_file(client, path, bucket, key, metadata=None, on_late=None, transfer=None):
     """``client.upload_file`` (``metadata``: the object's user metadata) in a daemon thread (:func:`_in_thread`),
     in parts of :data:`UPLOAD_PART_BYTES` from that size on; a transfer the caller abandons (a signal) sends no
     further request, and its multipart upload is aborted by its id. Returns the answer of the request that created
-    the object (its ``VersionId``; None where the client's hooks did not see it).
+    the object (its ``VersionId``; None where the client's hooks did not see it). ``transfer``: a :class:`_Transfer`
+    of ``(bucket, key)`` to use, which a caller a stop cut short asks what S3 was sent and answered.
 
     ``on_late(answer)``: for an object the caller would delete were it there (a temporary one, under a key of its
     own), called in the transfer's thread where S3 may have created it after the caller abandoned the transfer (its
@@ -695,7 +717,7 @@ def upload_file(client, path, bucket, key, metadata=None, on_late=None):
 
     extra = {"ExtraArgs": {"Metadata": metadata}} if metadata else {}
     extra["Config"] = TransferConfig(multipart_threshold=UPLOAD_PART_BYTES, multipart_chunksize=UPLOAD_PART_BYTES)
-    transfer = _Transfer((bucket, key))
+    transfer = transfer or _Transfer((bucket, key))
 
     def run():
         try:
@@ -711,16 +733,18 @@ def upload_file(client, path, bucket, key, metadata=None, on_late=None):
 CONDITIONAL_PART_BYTES = 64 << 20  # conditional uploads: one PUT up to this size, else parts of it
 
 
-def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVERWRITE_FLAG):
+def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVERWRITE_FLAG, transfer=None):
     """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3). Returns
     the answer of the request that created it (its ``VersionId``), as :func:`upload_file` does. A refusal says how to
-    replace it as ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or the caller's terms: ``overwrite=True``)."""
+    replace it as ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or the caller's terms: ``overwrite=True``). ``transfer``:
+    as :func:`upload_file` takes it; the conditional requests, made in this thread, are noted on it here."""
     import botocore.exceptions as bex
 
     if _conditional_writes(client):
         write_id = secrets.token_hex(8)
         try:
-            return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
+            with _noted_here(transfer):
+                return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
         except bex.ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             if code in ("PreconditionFailed", "412"):
@@ -743,7 +767,7 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
                 f"replacing it is fine, or grant s3:ListBucket") from None
         if not _is_missing(exc):
             raise
-        return upload_file(client, path, bucket, key, metadata)
+        return upload_file(client, path, bucket, key, metadata, transfer=transfer)
     raise already_exists(uri, replace_with(overwrite_as))
 
 
