@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from . import storage
 from . import text as text_rules
 from .bundle import json_safe
-from .errors import FastTextError, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
+from .errors import FastTextError, flag_of, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
 from .stops import (note_checkpoint_being_written, note_checkpoint_kept, note_checkpoints_kept_by_the_first_host,
                     note_what_a_stop_came_after, tell_a_late_stop)
 from .text import FORMED_BREAKS, MARKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
@@ -723,7 +723,7 @@ def refusals_said_as_arguments(as_flags=False):
 
 def _as_flag(name, value):
     """``--name value`` as the rerun suggestion gives it: a shell word (a path with a space was two)."""
-    flag = f"--{name.replace('_', '-')}"
+    flag = flag_of(name)
     return f"without {flag}" if value is None else f"{flag} {shlex.quote(value) if isinstance(value, str) else value}"
 
 

@@ -588,9 +588,10 @@ def _say_unused_search_flags(args):
     gave: ``--lr 0.5 --epochs 3`` with --autotune-validation were ignored without a word (only --help said so), the
     bundle trained with another lr and epochs than the command asked for."""
     from .autotune import SEARCHED
+    from .errors import flag_of
 
     given = _given_options(getattr(args, "argv", None), "train")
-    flags = ["--" + name.replace("_", "-") for name in ("lr", "batch_size", "epochs", "emsize", "ngrams", "optimizer")
+    flags = [flag_of(name) for name in ("lr", "batch_size", "epochs", "emsize", "ngrams", "optimizer")
              if name in SEARCHED and name in given]
     if flags:
         named = flags[0] if len(flags) == 1 else ", ".join(flags[:-1]) + " and " + flags[-1]
