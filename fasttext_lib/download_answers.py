@@ -63,14 +63,16 @@ def labels_the_archive_as_sent(response, spec):
     """Is a gzip-encoded range (a 206) one of the .tgz itself, sent as it is, labelled gzip (Apache's ``AddEncoding
     x-gzip .tgz``, an S3 object whose metadata says ContentEncoding gzip), rather than one of the .tgz gzipped again
     (a CDN)? Its Content-Range says so: its total is the archive's size (a range of the .tgz gzipped again gives the
-    encoding's, which is longer: gzip cannot shrink what deflate compressed, and adds its header). Its ranges were
-    refused as the encoding's; decoded, the whole was the bare tar, which "failed verification ... run again to
-    retry" on every run. The md5 verifies it as any download.
+    encoding's, longer but for a .tgz compressed lightly, which gzip shrinks by as much as its header and trailer
+    add: download_fetch._the_whole_instead asks for the whole once to tell). Its ranges were refused as the
+    encoding's; decoded, the whole was the bare tar, which "failed verification ... run again to retry" on every run.
+    The md5 verifies it as any download.
 
     A range of unknown total (``bytes 100-<last>/*``) that ends at the archive's last byte is one too: every resume
     asks for the bytes to the end (``bytes=100-``), so what is sent ends there, as long as the archive, which the
-    .tgz gzipped again cannot be (it was read whole again, the .part's bytes sent anew). One ending before is not
-    (download_fetch._a_range_of_the_encoding).
+    .tgz gzipped again is not, but for that lightly compressed one (it was read whole again, the .part's bytes sent
+    anew).
+    One ending before is not (download_fetch._a_range_of_the_encoding).
 
     A whole answer (200) is never told so by its headers: a .tgz compressed lightly can gzip to its own length, and
     taken for the archive by its Content-Length, it was stored as sent and failed the md5 on every run. Its decoded

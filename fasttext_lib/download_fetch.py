@@ -38,9 +38,10 @@ def fetch(url, part, spec, progress):
 
     Its steps, in order: where to resume (the .part's size; from the start where it cannot begin the archive), the
     server's answer from there (the whole archive's instead where that answer cannot be spliced onto the .part: a
-    range of the server's encoding, or one it gzips alone; from the start where the server refuses the range), where
-    that answer's body goes (the answer checked: a page, another encoding, a range from elsewhere), the body copied
-    into the .part as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to
+    range of the server's encoding, or one it gzips alone; asked for once to tell a gzip-labelled range that may be
+    the encoding's, the range asked for again where it is not; from the start where the server refuses the range),
+    where that answer's body goes (the answer checked: a page, another encoding, a range from elsewhere), the body
+    copied into the .part as it arrives, and how it ended (damaged: the .part deleted; cut short: kept for a rerun to
     resume). An answer that is one piece of the archive (a 206 ending before its end: a server that limits what one
     answer holds) is followed by a request for the rest from where it ended, under the same progress bar and the same
     stall watch; a bad piece (its headers disagree, its body runs past its range) is refused, the .part kept as it
@@ -52,6 +53,7 @@ def fetch(url, part, spec, progress):
         _remove_a_part_no_archive_begins_as(part, spec)  # (first: a restart staged beside it is then the longer)
         _take_up_a_staged_restart(part, spec)
         whole = False  # the next request asks for the whole archive: a range answering a resume could not be used
+        telling = told = False  # it asks so to tell what a gzip-labelled range is (_the_whole_instead); was asked
         while True:
             offset = bytes_to_resume_from(part, spec)
             if offset == spec.size:  # complete already, only verification is left
@@ -68,8 +70,13 @@ def fetch(url, part, spec, progress):
                 read = _body_reader(response, body.encoding)
                 if body.encoding:  # (the .tgz only labelled gzip, or gzipped again: its decoded start tells)
                     body, read = _the_archive_as_sent(response, read, body, url, part, spec, whole)
+                    if telling and not body.encoding:  # (the .tgz only labelled gzip: the range was the archive's,
+                        whole = telling = False        # asked for again, and its ranges taken as they come)
+                        continue
+                telling = False
                 if not whole:
-                    read, whole = _a_range_gzipped_alone(response, read, body)
+                    read, whole, telling = _the_whole_instead(response, read, body, told)
+                    told = told or telling
                     if whole:
                         continue
                 if body.page:  # (before the .part is opened: a page leaves it as it was, or none at all)
@@ -146,20 +153,28 @@ def _a_range_of_the_encoding(response, spec):
                                                                                                           spec)
 
 
-def _a_range_gzipped_alone(response, read, body):
-    """``(read, gzipped)``: is a gzip-labelled 206 taken for the archive's bytes as sent (its Content-Range gives the
-    archive's size, its length, if any, the range's), from after the archive's first byte, in fact the range gzipped
-    alone (a server compressing each answer's body after cutting the range)? Its body then begins with a gzip
-    header, which the archive's bytes there do not (by chance, 1 range in 16 million: the whole is read, as it
-    is then); appended, it ran past the range or failed the md5. The whole is read instead. A length tells nothing:
-    a range's gzip can be as long as the range (a tail that compresses a little), and was appended to the archive's
-    size and "failed verification ... run again to retry" once. ``read``: the body's read function, to read on with
-    (its first bytes read again)."""
+def _the_whole_instead(response, read, body, told):
+    """``(read, whole, telling)``: is a gzip-labelled 206 taken for the archive's bytes as sent (its Content-Range
+    gives the archive's size, or ends at its last byte of an unknown total; its length, if any, the range's), from
+    after the archive's first byte, to be read whole instead (``whole``), and is that to tell what it is
+    (``telling``)? ``read``: the body's read function, to read on with (its first bytes read again).
+
+    Its headers do not tell it from a range of the .tgz gzipped again where that encoding happens to be as long as
+    the archive (a .tgz compressed lightly), nor from the range gzipped alone (a server compressing each answer's
+    body after cutting the range: its length can be the range's too, a tail that compresses a little). Appended,
+    either "failed verification ... run again to retry" once (or ran past the range), and only the rerun's 200
+    worked. A range gzipped alone begins with a gzip header, which the archive's bytes there do not (by chance, 1
+    range in 16 million: the whole is read, as it is then): the whole is read instead. Else the whole is asked for
+    once (``told``: it was) to tell, by its decoded start, as any whole gzip-labelled answer is
+    (_the_archive_as_sent): the .tgz gzipped again is read whole, decoded and compared with the .part; the .tgz only
+    labelled gzip is left unread, and the range asked for again, appended as the archive's bytes."""
     if (response.status != 206 or body.encoding or body.first == 0
             or content_encoding(response) not in GZIP_ENCODINGS):
-        return read, False
+        return read, False, False
     read = _Peeked(read)
-    return read, read.peek(len(_GZIP_HEADER)) == _GZIP_HEADER
+    if read.peek(len(_GZIP_HEADER)) == _GZIP_HEADER:
+        return read, True, False
+    return read, not told, not told
 
 
 class _Peeked:

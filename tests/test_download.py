@@ -2043,19 +2043,43 @@ def test_an_archive_gzipped_again_to_its_own_length_is_decoded_not_stored_as_sen
     assert os.listdir(cache) == [spec.filename] and len(handler.log) == 1
 
 
+@pytest.mark.parametrize("total", ["given", "unknown"])
+@pytest.mark.parametrize("no_length", [False, True])
+def test_a_resume_from_a_server_gzipping_again_to_the_archive_s_own_length_reads_the_whole_in_the_first_run(
+        server, tmp_path, total, no_length):
+    """A server that gzips the .tgz again answers a resume with a range of its encoding. Where the encoding is as long
+    as the archive, its Content-Range (``bytes 100-<last>/<size>``, or ``/*`` ending at that last byte) is the one a
+    server only labelling the .tgz gzip sends: the range was appended to the .part as the archive's bytes, "failed
+    verification ... run again to retry", and only the rerun (a 200) worked. Nothing in the 206 tells it: the whole is
+    asked for, whose decoded start tells (the .tgz's, no tar's), and read decoded, the .part's bytes compared with it.
+    Nothing wrong is ever appended to the .part."""
+    spec, data = _archive_gzipping_to_its_own_length()
+    _serve(server, spec, data)
+    base_url, handler = server
+    handler.encoding, handler.no_length = "gzip", no_length
+    handler.unknown_total = "rest" if total == "unknown" else None
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None)]
+    assert os.listdir(cache) == [spec.filename]
+
 
 @pytest.mark.parametrize("no_length", [False, True])
 def test_a_resume_from_a_server_that_labels_the_archive_gzip_encoded_continues_with_its_range(archive, server,
                                                                                               tmp_path, no_length):
     """Such a server's ranges are of the archive (its Content-Range gives the archive's size): the resume's 206 was
-    thrown away for the whole, which decoded to the tar and "did not begin with" the .part. The range is appended."""
+    thrown away for the whole, which decoded to the tar and "did not begin with" the .part. The range is appended,
+    once the whole, asked for to tell it from a range of the .tgz gzipped again to the archive's length (its headers
+    are the same), decodes to a tar: that answer is left unread (a few KB of it), never written over the .part."""
     spec, data = archive
     base_url, handler = server
     handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
-    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")]
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None),
+                           (f"/mirror/{spec.filename}", "bytes=100-")]
 
 
 def test_a_resume_a_gzip_labelling_server_answers_whole_starts_over_as_from_any_server(archive, server, tmp_path):
@@ -2189,7 +2213,8 @@ def test_a_gzip_labelled_range_of_unknown_total_to_the_archive_s_end_continues_t
     """A 206 labelled gzip whose Content-Range gives no total (``bytes 100-<last>/*``) was taken for a range of the
     server's encoding and the whole read again (with no length announced, refused on every run). Asked for the bytes
     to the end, one ending at the archive's last byte sends as many bytes as the archive has, which the .tgz gzipped
-    again cannot: it is the archive's range, appended to the .part."""
+    again cannot, unless it happens to be as long (told by the whole's decoded start, a tar's: the range asked for
+    again): it is the archive's range, appended to the .part."""
     spec, data = archive
     base_url, handler = server
     handler.encoding, handler.labelled_only, handler.no_length = "gzip", True, no_length
@@ -2197,7 +2222,9 @@ def test_a_gzip_labelled_range_of_unknown_total_to_the_archive_s_end_continues_t
     cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
-    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-")] and os.listdir(cache) == [spec.filename]
+    assert handler.log == [(f"/mirror/{spec.filename}", "bytes=100-"), (f"/mirror/{spec.filename}", None),
+                           (f"/mirror/{spec.filename}", "bytes=100-")]
+    assert os.listdir(cache) == [spec.filename]
 
 
 @pytest.mark.parametrize("no_length", [False, True])
