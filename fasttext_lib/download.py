@@ -6,6 +6,7 @@ verified archive is never fetched twice (download_cache.py). A transient failure
 retried within the run, resuming the ``.part`` (download_retry.py). The datasets' table is zhang_datasets.py
 (``DATASETS`` is importable from here too), their splits are read by zhang_splits.py.
 """
+import errno
 import os
 
 from . import label_names, storage, zhang_splits
@@ -65,13 +66,23 @@ def _download(spec, cache_dir, base_url, progress):
         if is_a_file(part):  # the .part of hundreds of MB, or thought the download had to start over)
             note_what_a_stop_left(exc, f"the partial download {part} is kept: a rerun resumes it")
         raise
-    except CacheReadError as exc:  # (an archive another user cached, which this one may not read)
-        raise FastTextError(f"cannot read {exc.filename} in the download cache: {exc.strerror}") from None
+    except CacheReadError as exc:  # (an archive another user cached, which this one may not read; a failing disk)
+        raise _unreadable(exc, cache_dir) from None
     except OSError as exc:  # the cache itself: a full disk, a file in the way (fetch handles the server's errors)
         kept = " (the partial download is kept: run again to resume)" if is_a_file(part) else ""
         raise FastTextError(f"cannot write the download cache {cache_dir}: "
                             f"{storage.why_not_written(cache_dir, exc)}{kept}") from None
     return path
+
+
+def _unreadable(exc, cache_dir):
+    """The error of ``exc``, a :class:`CacheReadError` of the cache folder ``cache_dir`` or a file in it: what could
+    not be read, why, and what to do (nothing in the cache was changed)."""
+    what = (f"the download cache {cache_dir} (it is opened to lock it against another download into it at once)"
+            if exc.filename == cache_dir else f"{exc.filename} in the download cache")
+    todo = ("make it readable to this user (or ask its owner to)" if exc.errno in (errno.EACCES, errno.EPERM)
+            else "check the disk it is on")
+    return FastTextError(f"cannot read {what}: {exc.strerror}; {todo}, or choose another cache folder")
 
 
 # What a rerun of prepare is told when a file it would replace holds something else (_hints)

@@ -17,9 +17,11 @@ _CHUNK = 1 << 20  # bytes hashed at a time
 
 
 class CacheReadError(OSError):
-    """An OSError reading a file of the download cache (``filename``: which one). It was said as every OSError there,
-    "cannot write the download cache", though nothing was being written: an archive another user cached, which this
-    one may not read (a shared cache folder, the other's umask). download says what could not be read."""
+    """An OSError reading the download cache folder or a file in it (``filename``: which one). It was said as every
+    OSError there, "cannot write the download cache", though nothing was being written: an archive another user
+    cached, which this one may not read (a shared cache folder, the other's umask), a folder this user may write in
+    but not read (its lock), a read failing after the file opened (EIO: a failing disk). download says what could not
+    be read."""
 
 
 @contextlib.contextmanager
@@ -29,6 +31,35 @@ def reading(path):
         yield
     except OSError as exc:
         raise CacheReadError(exc.errno, exc.strerror or str(exc), path) from None
+
+
+def opened_to_read(path):
+    """``path``, a file of the download cache, opened to read as a :class:`_CacheFile`: the open's errors and its
+    reads' are :class:`CacheReadError`. (O_NOFOLLOW: a link put there since it was looked at is refused, not
+    followed out of the cache.)"""
+    with reading(path):
+        return _CacheFile(path, os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb"))
+
+
+class _CacheFile:
+    """A file of the download cache open to read (opened_to_read): an OSError of a read is a CacheReadError naming it
+    (raised after the open succeeded, it was "cannot write the download cache")."""
+
+    def __init__(self, path, file):
+        self._path, self._file = path, file
+
+    def read(self, size=-1):
+        with reading(self._path):
+            return self._file.read(size)
+
+    def seek(self, offset):
+        return self._file.seek(offset)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._file.close()
 
 
 def md5_of(path):
@@ -122,7 +153,8 @@ def cache_lock(cache_dir, progress):
     the second failed in a traceback once the first had put the archive in place, or the mixed .part failed its md5.
     The lock is an flock on the directory itself (no lock file to leave behind; released when the process ends, however
     it ends); a file system without locks goes unlocked, as before."""
-    fd = os.open(cache_dir, os.O_RDONLY)
+    with reading(cache_dir):  # (a folder this user may write in but not read: said so, not "cannot write")
+        fd = os.open(cache_dir, os.O_RDONLY)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -17,7 +17,7 @@ from typing import Optional
 from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding,
                                labels_the_archive_as_sent, open_from_byte, page_error, page_kind, range_sent,
                                refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
-from .download_cache import bytes_to_resume_from, fail_verification, reading, refuse_a_folder, remove_if_there
+from .download_cache import bytes_to_resume_from, fail_verification, opened_to_read, refuse_a_folder, remove_if_there
 from .download_retry import TransientError
 from .errors import FastTextError
 from .progress import bar
@@ -133,7 +133,7 @@ def _begins_with(path, part, held):
     if not held:
         return True
     # (O_NOFOLLOW: a link put there since they were looked at is refused, not followed out of the cache)
-    with _opened_to_read(path) as longer, _opened_to_read(part) as shorter:
+    with opened_to_read(path) as longer, opened_to_read(part) as shorter:
         while held:
             block = shorter.read(min(_CHUNK, held))
             if not block or longer.read(len(block)) != block:
@@ -331,17 +331,12 @@ def _replace_the_part_once_outgrown(out, body, part):
         body.outgrows = 0
 
 
-def _opened_to_read(path):
-    with reading(path):  # (O_NOFOLLOW: a link put there since it was looked at is refused, not followed)
-        return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
-
-
 def _part_to_compare(part, body):
     """``part`` opened to read the ``body.held`` bytes the body's start is compared with, from ``body.first`` (none:
     nothing opened)."""
     if not body.held:
         return contextlib.nullcontext()
-    have = _opened_to_read(part)
+    have = opened_to_read(part)
     have.seek(body.first)
     return have
 
@@ -626,5 +621,5 @@ _GZIP_HEADER = _ARCHIVE_MAGIC + b"\x08"  # how any gzip stream begins: its magic
 
 def _starts_as_the_archive(path):
     """Does ``path`` begin as a .tgz does (gzip's magic bytes)?"""
-    with _opened_to_read(path) as f:
+    with opened_to_read(path) as f:
         return f.read(2) == _ARCHIVE_MAGIC

@@ -1,5 +1,6 @@
 """The dataset downloader against a local HTTP server (no internet): resume, verification, caching, prepare."""
 import contextlib
+import errno
 import gzip
 import hashlib
 import http.server
@@ -699,7 +700,8 @@ def test_a_cache_file_that_may_not_be_read_is_said_so_not_that_the_cache_cannot_
         archive, server, tmp_path, monkeypatch, unreadable):
     """An archive another user cached, which this one may not read (a shared cache folder, the other's umask), was
     "cannot write the download cache ...: Permission denied", though nothing was being written (and, of a .part,
-    "run again to resume", which fails the same). The line says what could not be read; the file stays as it was."""
+    "run again to resume", which fails the same). The line says what could not be read and what to do; the file stays
+    as it was."""
     spec, data = archive
     base_url, handler = server
     tmp_path.chmod(0o755)  # (the cache folder's own is 0755: another user may look in, not read a file of mode 0)
@@ -712,11 +714,95 @@ def test_a_cache_file_that_may_not_be_read_is_said_so_not_that_the_cache_cannot_
     os.chmod(path, 0)
     with _as_another_user(), pytest.raises(FastTextError) as exc:
         download(spec, "cache", base_url=base_url, progress=False)
-    assert str(exc.value) == f"cannot read {path} in the download cache: Permission denied"
+    assert str(exc.value) == (f"cannot read {path} in the download cache: Permission denied; make it readable to "
+                              f"this user (or ask its owner to), or choose another cache folder")
     assert os.listdir("cache") == [os.path.basename(path)] and len(handler.log) == 1
     os.chmod(path, 0o644)
     with open(path, "rb") as f:
         assert f.read() == data[:os.path.getsize(path)]
+
+
+def test_a_cache_folder_that_may_be_written_but_not_read_is_said_so_and_what_to_do(archive, server, tmp_path,
+                                                                                  monkeypatch):
+    """A cache folder this user may write in but not read (mode -wx: a shared folder set up so) cannot be opened to
+    lock it against another download into it: that said "cannot write the download cache ...: Permission denied",
+    though it could be written, and not what to do. The line says what could not be read and what to do; nothing in
+    the folder is touched, nothing is asked of the server."""
+    spec, data = archive
+    base_url, handler = server
+    tmp_path.chmod(0o755)  # (another user may look in: _as_another_user)
+    monkeypatch.chdir(tmp_path)
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    cache.chmod(0o333)
+    with _as_another_user(), pytest.raises(FastTextError) as exc:
+        download(spec, "cache", base_url=base_url, progress=False)
+    assert str(exc.value) == ("cannot read the download cache cache (it is opened to lock it against another download "
+                              "into it at once): Permission denied; make it readable to this user (or ask its owner "
+                              "to), or choose another cache folder")
+    cache.chmod(0o755)
+    assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100] and handler.log == []
+
+
+class _FailingReads:
+    """A file whose reads fail with EIO though it opened: a disk failing under it."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def read(self, *args):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    readinto = read1 = read
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+
+
+def _reads_fail(monkeypatch, path):
+    """From here on, the file ``path`` opens (open, os.fdopen) as it does, but its reads fail with EIO."""
+    import builtins
+
+    found = os.stat(path)
+    real_open = io.open
+
+    def opened(*args, **kwargs):
+        f = real_open(*args, **kwargs)
+        same = os.fstat(f.fileno())
+        return _FailingReads(f) if (same.st_dev, same.st_ino) == (found.st_dev, found.st_ino) else f
+
+    monkeypatch.setattr(io, "open", opened)  # (os.fdopen's)
+    monkeypatch.setattr(builtins, "open", opened)
+
+
+@pytest.mark.parametrize("failing", ["archive", "partial download"])
+def test_a_cache_file_whose_reads_fail_after_it_opened_is_said_unreadable_and_kept(archive, server, tmp_path,
+                                                                                   monkeypatch, failing):
+    """A read of the cached archive or of the .part failing after the file opened (EIO: a failing disk) said "cannot
+    write the download cache ...: Input/output error (the partial download is kept: run again to resume)", though
+    nothing was written and a rerun fails the same, or, of the archive, not what to do. The line says what could not
+    be read and what to do; the file stays as it was, and nothing is asked of the server."""
+    spec, data = archive
+    base_url, handler = server
+    cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    path = part
+    if failing == "archive":
+        path = cache / spec.filename
+        part.rename(path)
+        path.write_bytes(data)
+    _reads_fail(monkeypatch, path)
+    with pytest.raises(FastTextError) as exc:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert str(exc.value) == (f"cannot read {path} in the download cache: Input/output error; check the disk it is "
+                              f"on, or choose another cache folder")
+    monkeypatch.undo()
+    assert os.listdir(cache) == [path.name] and path.read_bytes() == data[:os.path.getsize(path)]
+    assert handler.log == []
 
 
 def test_prepare_limit_caps_each_split(archive, server, tmp_path):
