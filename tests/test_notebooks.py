@@ -1240,6 +1240,24 @@ def notebook_imports(name):
     return namespace
 
 
+def _imports_of(source):
+    """The import statements of a cell's code, as code."""
+    return "\n".join(ast.unparse(n) for n in ast.parse(source).body if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+
+def test_02s_save_cell_shows_no_sagemaker_config_lines():
+    """02's save cell imports the SDK (``sagemaker.s3``), which logs each config file it looks for on stdout:
+    ``sagemaker.config INFO - Not applying SDK defaults from location: /root/.config/sagemaker/config.yaml`` (twice) was
+    committed as the cell's output, with this machine's home folder in it, which nbval then compared on another
+    machine. The library quietened that logger only inside its own functions, after the import had logged."""
+    code = _imports_of(code_cells(read(SERIES[1]))[1].source) + "\n" + _imports_of(cell_with(SERIES[1], "S3Downloader"))
+    assert "sagemaker.s3" in code
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=NOTEBOOKS,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "sagemaker.config" not in r.stdout + r.stderr
+
+
 def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path, s3_bucket):
     """01 run again with other settings (`-p train_docs 1000` for synthetic, a Yelp cap) after 02, then 04 (02 skipped,
     or stopped by a Ctrl-C or a diverged run): 04 evaluated the old model on the new test split, beside the old run's
