@@ -114,7 +114,7 @@ def test_papermill_reruns_with_parameters(tmp_path):
 
 
 @pytest.mark.parametrize("name, overrides, message", [
-    ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer, got 0"),
+    ("01_data_prep.ipynb", {"dataset": "synthetic", "train_docs": 0}, "train_docs must be a positive integer, got 0"),
     ("01_data_prep.ipynb", {"dataset": "yelp"}, "unknown dataset 'yelp'"),
     ("01_data_prep.ipynb", {"overwrite": "false"}, "overwrite must be True or False, got 'false'"),
     ("02_train_gpu.ipynb", {"epochs": 0}, "epochs must be a positive integer, got 0"),
@@ -253,6 +253,48 @@ def test_a_parameter_its_switch_leaves_unused_stops_the_check_cell(name, given, 
         run_after_papermill(name, {**local, **given, "autotune": True})  # with its switch: used
 
 
+@pytest.mark.parametrize("name, given, used, said", [
+    ("02_train_gpu.ipynb", {"autotune": True, "epochs": 25}, {"autotune": False},
+     "epochs is not used with autotune=True (it was given, and the run would not have used it): the search sets the "
+     "optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; leave "
+     "epochs out, or -p autotune False"),
+    ("02_train_gpu.ipynb", {"autotune": True, "optimizer": "adam"}, {"autotune": False}, "optimizer is not used with "
+                                                                                         "autotune=True"),
+    ("02_train_gpu.ipynb", {"autotune": True, "lr": 0.5}, {"autotune": False}, "lr is not used with autotune=True"),
+    ("02_train_gpu.ipynb", {"autotune": True, "train_accuracy": False}, {"autotune": False},
+     "train_accuracy is not used with autotune=True (it was given, and the run would not have used it): its model is "
+     "scored on its validation split alone; leave train_accuracy out, or -p autotune False"),
+    ("01_data_prep.ipynb", {"train_docs": 500}, {"dataset": "synthetic"},
+     "train_docs is used only with dataset='synthetic' or a downloaded dataset (it was given, and the run would not "
+     "have used it): dataset='sample' is always the whole built-in sample, written anew on every run; leave "
+     "train_docs out"),
+    ("01_data_prep.ipynb", {"dataset": "yelp_review_polarity", "test_docs": 500}, {"dataset": "synthetic"},
+     "test_docs is used only with dataset='synthetic' (it was given, and the run would not have used it): a "
+     "downloaded dataset's splits are each capped by train_docs; leave test_docs out"),
+    ("01_data_prep.ipynb", {"dataset": "synthetic", "overwrite": False}, {"dataset": "yelp_review_polarity"},
+     "overwrite is used only with a downloaded dataset (it was given, and the run would not have used it): "
+     "dataset='synthetic' is written anew on every run; leave overwrite out"),
+    ("01_data_prep.ipynb", {"dataset": "mine", "train_file": "reviews.csv", "train_docs": 500}, {"dataset": "synthetic",
+                                                                                                 "train_file": None},
+     "train_docs is used only with dataset='synthetic' or a downloaded dataset (it was given, and the run would not "
+     "have used it): train_file is read whole (the test split is test_file, or a seeded 20% of train_file), and its "
+     "splits are written anew on every run; leave train_docs out"),
+])
+def test_a_parameter_the_other_parameters_leave_unused_stops_the_check_cell(name, given, used, said, tmp_path,
+                                                                            s3_bucket):
+    """`papermill 02 -p autotune True -p epochs 25` ran the search from its own 10 epochs (and lr, n-grams, optimizer),
+    the 25 unused without a word (the command line warns of such flags); `papermill 01 -p train_docs 500` prepared the
+    whole sample, and `-p overwrite False` with the sample or your own file replaced its splits all the same. Each is
+    refused in one line saying when it is used; with the other parameters that use it, it passes that check."""
+    from fasttext_lib.notebook_params import check_switched_on
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out")}
+    with pytest.raises(Exception, match=f"^{re.escape(said)}"):
+        run_after_papermill(name, {**local, **given})
+    assert not (tmp_path / "out").exists()
+    check_switched_on(list(given), {**given, **used})  # where they are used: not refused
+
+
 @pytest.mark.parametrize("name, given", [
     ("02_train_gpu.ipynb", {"autotune": False, "autotune_duration": 120, "use_training_job": False,
                             "training_instance_type": "ml.g4dn.xlarge", "role": None}),
@@ -265,7 +307,7 @@ def test_a_switched_off_parameter_given_at_its_default_passes(name, given, tmp_p
 
 
 @pytest.mark.parametrize("name, refused, said", [
-    ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer"),
+    ("01_data_prep.ipynb", {"dataset": "synthetic", "train_docs": 0}, "train_docs must be a positive integer"),
     ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01"}, "S3 bucket does not exist"),
     ("02_train_gpu.ipynb", {"epochs": 0}, "epochs must be a positive integer"),
     ("02_train_gpu.ipynb", {"run_name": "a//b"}, "run_name must be folder names"),
@@ -429,7 +471,9 @@ def test_01_refuses_a_bad_seed_in_its_check_cell(seed, dataset, tmp_path, s3_buc
 
     (tmp_path / "reviews.csv").write_text("label,text\npos,good\nneg,bad\npos,great\nneg,awful\n")
     local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), "dataset": dataset,
-             "seed": seed, "train_docs": 200, "test_docs": 50}
+             "seed": seed}
+    if dataset == "synthetic":  # (the sizes only it uses)
+        local.update(train_docs=200, test_docs=50)
     if dataset == "my_reviews":
         local["train_file"] = str(tmp_path / "reviews.csv")
     with pytest.raises(FastTextError, match=rf"^seed must be an integer from 0 to 4294967295, got {seed!r}$"):
@@ -547,7 +591,7 @@ def test_without_papermill_nothing_is_checked():
 @pytest.mark.parametrize("overrides, message", [
     (["-p", "test_doc", "5"], "this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)"),
     # a check the notebook's own cell makes (it raised ValueError), and one the library makes
-    (["-p", "train_docs", "0"], "train_docs must be a positive integer, got 0"),
+    (["-p", "dataset", "synthetic", "-p", "train_docs", "0"], "train_docs must be a positive integer, got 0"),
     (["-p", "bucket", "No-Such-Bucket"], "S3 bucket does not exist: No-Such-Bucket"),
 ])
 def test_papermill_run_with_a_bad_parameter_fails_in_its_check_cell_with_one_error_line(overrides, message, tmp_path,
