@@ -1744,6 +1744,29 @@ def test_04_writes_its_files_in_the_runs_folder():
         assert f'ws.show(f"{{run_name}}/{name}")' in code
 
 
+def test_04_shows_each_classs_precision_recall_and_f1_beside_its_confusion_matrix():
+    """`evaluate` on the command line prints each class's precision, recall, F1 and support under its confusion
+    matrix; 04, whose evaluation holds them (README: "notebook 04's tables"), showed the confusion matrix alone. Its
+    confusion cell shows both now: the matrix, then the per-class table as the cell's value."""
+    import numpy as np
+
+    from fasttext_lib.evaluation import Evaluation, per_class_scores
+
+    names, counts = ["negative", "positive"], [[3, 1], [2, 4]]
+    metrics = {"confusion_matrix": {"counts": counts},
+               "per_class": [dict(label=n, **s) for n, s in zip(names, per_class_scores(counts))]}
+    classes = np.array([0] * 4 + [1] * 6)
+    evaluation = Evaluation(names, ["a review"] * 10, classes, np.full((10, 2), 0.5), metrics)
+    shown = []
+    namespace = {"evaluation": evaluation, "display": shown.append}
+    cell = ast.parse(cell_with(SERIES[3], "evaluation.confusion_frame()"))
+    exec(compile(ast.Module(cell.body[:-1], []), "04", "exec"), namespace)  # noqa: S102 - 04's committed cell
+    value = eval(compile(ast.Expression(cell.body[-1].value), "04", "eval"), namespace)  # noqa: S307 - what it shows
+    assert len(shown) == 1 and shown[0].equals(evaluation.confusion_frame())
+    assert value.equals(evaluation.per_class_frame().round(4))
+    assert list(value.columns) == ["precision", "recall", "f1", "support"] and list(value.index) == names
+
+
 def test_04s_committed_neighbours_table_tells_its_neighbours_apart():
     """With two classes every similarity is within a few thousandths of +-1: shown with 2 decimals, 04's table gave
     each neighbour '(1.00)' or '(-1.00)', a tie to a reader, where the ranking rests on the 4th decimal."""
