@@ -1767,6 +1767,27 @@ def test_04_shows_each_classs_precision_recall_and_f1_beside_its_confusion_matri
     assert list(value.columns) == ["precision", "recall", "f1", "support"] and list(value.index) == names
 
 
+def test_04s_word_pairs_table_keeps_its_columns_when_no_pair_is_in_the_vocabulary(capsys):
+    """04 on the synthetic corpus or your own data keeps its English word_pairs: none is in the vocabulary, a line
+    says so, and the table shown under it was pandas' "Empty DataFrame / Columns: [] / Index: []", which reads as a
+    failure. It is the table's header with no rows now."""
+    import types
+
+    import numpy as np
+
+    from fasttext_lib.text import TRAINING_FORM
+
+    embedding = types.SimpleNamespace(idx_to_token=["vai", "rel"], idx_to_vec=np.ones((2, 3)),
+                                      token_to_idx={"vai": 0, "rel": 1})
+    namespace = {**notebook_imports(SERIES[3]), "token_embedding": lambda learned: embedding,
+                 "learned": types.SimpleNamespace(unicode_form=TRAINING_FORM), "word_pairs": [("great", "awful")]}
+    cell = ast.parse(cell_with(SERIES[3], "vocabulary_pairs(word_pairs"))
+    exec(compile(ast.Module(cell.body[:-1], []), "04", "exec"), namespace)  # noqa: S102 - 04's committed cell
+    table = eval(compile(ast.Expression(cell.body[-1].value), "04", "eval"), namespace)  # noqa: S307 - what it shows
+    assert "none of word_pairs is, so its table is empty" in capsys.readouterr().out
+    assert list(table.columns) == ["word 1", "word 2", "cos_similarity"] and len(table) == 0
+
+
 def test_04s_committed_neighbours_table_tells_its_neighbours_apart():
     """With two classes every similarity is within a few thousandths of +-1: shown with 2 decimals, 04's table gave
     each neighbour '(1.00)' or '(-1.00)', a tie to a reader, where the ranking rests on the 4th decimal."""
