@@ -785,49 +785,86 @@ def _run_training(argv, environ):
 
 
 def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
-    """The job once its settings and checkpoints are checked: the channels read, the model trained (from the
+    """The job once its settings and checkpoints are checked: the channels listed, the model trained on them (from the
     checkpoint ``search`` found, if any), the bundle and metrics saved. ``kept``: the checkpoint the job's directory
     keeps, as a stop tells it (checkpoints.KeptCheckpoint)."""
     from . import label_names
-    from .devices import describe_ctx
-    from .read_and_train import read_then_train
 
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
+    channels = _list_channels(env, explicit_names)
+    _check_pretrained_start(config)
+    trained = _read_and_train(channels, env, config, fmt, explicit_names, train_kwargs, search, kept)
+    _say_how_it_trained(trained)
+    if env.is_first_host:
+        _save_outputs(trained, env, train_kwargs, kept, validated=channels.test is not None)
+    else:
+        print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
+    return 0
+
+
+class _Channels(NamedTuple):
+    """The job's data channels as listed before any is read (:func:`_list_channels`)."""
+    train: ChannelListing
+    test: object  # the test (or validation) channel's ChannelListing, None without one
+    names: object  # names_of_channels' (None with the label_names hyperparameter, or no names file)
+
+
+def _list_channels(env, explicit_names):
+    """The train and test channels listed (each once: the listing is passed along to the names and the read), and the
+    names files they hold (``explicit_names``: the label_names hyperparameter's, which wins over them)."""
     # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
     # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read
-    # (each listed once, the listing passed along to the names and the read)
-    train_channel = list_channel(env.train_channel, "train")
-    test_channel = list_channel(env.test_channel, env.test_channel_name) if env.test_channel else None
+    train = list_channel(env.train_channel, "train")
+    test = list_channel(env.test_channel, env.test_channel_name) if env.test_channel else None
     # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
-    names = (names_of_channels(train_channel, test_channel, env.test_channel_name) if explicit_names is None
-             else None)
-    if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
+    names = names_of_channels(train, test, env.test_channel_name) if explicit_names is None else None
+    return _Channels(train, test, names)
+
+
+def _check_pretrained_start(config):
+    """A wrong pretrained vectors file fails the job before the data is read (train reads it whole later)."""
+    if config.pretrained_vectors:
         from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=config.emsize)
-    # the test channel read first, then the train channel (counted: its texts never all in memory), in the log's terms
-    read_test = (lambda: read_channel(test_channel, fmt, env.test_channel_name)) if test_channel else None
-    trained = read_then_train(
-        read_test, lambda: read_channel(train_channel, fmt, "train", names=names, counted=True), config, kept,
-        explicit_names=explicit_names, names_as="label_names", say=lambda line: print(line, flush=True),
-        in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"),
-                                               test_name=env.test_channel_name),
+
+
+def _read_and_train(channels, env, config, fmt, explicit_names, train_kwargs, search, kept):
+    """The test channel read, then the train channel (counted: its texts never all in memory), and the model trained
+    on them (read_and_train.read_then_train, as the CLI's train), one log line per epoch, in the job's terms."""
+    from .read_and_train import read_then_train
+
+    test_name = env.test_channel_name
+    read_test = (lambda: read_channel(channels.test, fmt, test_name)) if channels.test is not None else None
+    return read_then_train(
+        read_test, lambda: read_channel(channels.train, fmt, "train", names=channels.names, counted=True), config,
+        kept, explicit_names=explicit_names, names_as="label_names", say=lambda line: print(line, flush=True),
+        in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"), test_name=test_name),
         on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search, **train_kwargs)
-    used = trained.config  # lr / batch_size left unset (or "none") came from the data
+
+
+def _say_how_it_trained(trained):
+    """The log's lines of how the model started and trained: the pretrained vectors' rows, the devices and the
+    optimizer settings used (lr / batch_size left unset, or "none", came from the data)."""
+    from .devices import describe_ctx
+
+    used = trained.config
     if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
         record = trained.pretrained
         print(f"pretrained vectors: {record['words_in_file']} words from {record['file']}; "
               f"{record['rows_initialized']} of the {record['vocab_size']} vocabulary words start from them", flush=True)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
-    if env.is_first_host:
-        save_model(trained, env.model_dir, on_commit=kept.bundle_written)  # (a stop from its commit on: says so)
-        written = write_metrics(trained, env.output_data_dir,
-                                {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs},
-                                held_out=env.test_channel_name if test_channel is not None else None)
-        print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
-    else:
-        print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
-    return 0
+
+
+def _save_outputs(trained, env, train_kwargs, kept, validated):
+    """The first host's outputs: the bundle in SM_MODEL_DIR (``kept`` told the moment it is in place: a stop from its
+    commit on says so), history.csv, metrics.json and history.png in SM_OUTPUT_DATA_DIR (``validated``: the job had
+    a test channel, which the plot names)."""
+    save_model(trained, env.model_dir, on_commit=kept.bundle_written)
+    written = write_metrics(trained, env.output_data_dir,
+                            {"train_config": trained.config.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs},
+                            held_out=env.test_channel_name if validated else None)
+    print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
 
 
 def is_synced(checkpoint_dir, synced_dir=None):
