@@ -592,8 +592,16 @@ def channel_names(channel, name):
     return names_files[0], found[0], all(any(named_for(n, f) for f in files) for n in names_files)
 
 
+class ChannelNames(NamedTuple):
+    """The label names the job's channels hold (:func:`names_of_channels`), each ``(names file, its mapping, whether
+    it is surely its data's)`` (:func:`channel_names`) or None."""
+    train: object = None  # the train channel's: read_channel keeps them for the training data's classes
+    test_only: object = None  # the test channel's, the train channel holding none: read_and_train.read_splits's
+    #                           beside_validation, checked against both channels' classes (the CLI's --validation's)
+
+
 def names_of_channels(train_channel, test_channel, test_name="test"):
-    """The label names of a job without the ``label_names`` hyperparameter (:func:`channel_names`; each channel its
+    """The label names of a job without the ``label_names`` hyperparameter (:class:`ChannelNames`; each channel its
     directory or its :class:`ChannelListing`): the train channel's, else the test channel's, as train --validation
     and notebook 01 take those beside the test data (they were skipped as not data: the bundle said the classes'
     ids). Read before any data (minutes at Yelp size); names in both that name a class differently are refused:
@@ -605,20 +613,20 @@ def names_of_channels(train_channel, test_channel, test_name="test"):
     in_train = channel_names(train, "train")
     in_test = channel_names(test, test_name) if test else None
     if in_train is None:
-        return in_test
+        return ChannelNames(test_only=in_test)
     if in_test is not None:
         refuse_disagreeing((f"the train channel's {os.path.relpath(in_train[0], train.path)}", in_train[1]),
                            (f"the {test_name} channel's {os.path.relpath(in_test[0], test.path)}", in_test[1]),
                            " (or give the label_names hyperparameter)")
-    return in_train
+    return ChannelNames(train=in_train)
 
 
 def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     """All documents of a channel (its directory or its :class:`ChannelListing`): its files read together by
     :func:`~fasttext_lib.data.read_labeled`, in order.
 
-    ``names``: the label names found before any data was read (:func:`names_of_channels`: the train channel's, else
-    the test channel's), kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
+    ``names``: the label names found in the channel before any data was read (:func:`names_of_channels`'s ``train``),
+    kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
     counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
     from .columns import LEFT_OUT_READ_BY, ColumnsToName
     from .data import read_counted, read_labeled
@@ -806,7 +814,7 @@ class _Channels(NamedTuple):
     """The job's data channels as listed before any is read (:func:`_list_channels`)."""
     train: ChannelListing
     test: object  # the test (or validation) channel's ChannelListing, None without one
-    names: object  # names_of_channels' (None with the label_names hyperparameter, or no names file)
+    names: object  # names_of_channels' ChannelNames (none with the label_names hyperparameter)
 
 
 def _list_channels(env, explicit_names):
@@ -817,7 +825,7 @@ def _list_channels(env, explicit_names):
     train = list_channel(env.train_channel, "train")
     test = list_channel(env.test_channel, env.test_channel_name) if env.test_channel else None
     # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
-    names = names_of_channels(train, test, env.test_channel_name) if explicit_names is None else None
+    names = names_of_channels(train, test, env.test_channel_name) if explicit_names is None else ChannelNames()
     return _Channels(train, test, names)
 
 
@@ -831,14 +839,17 @@ def _check_pretrained_start(config):
 
 def _read_and_train(channels, env, config, fmt, explicit_names, train_kwargs, search, kept):
     """The test channel read, then the train channel (counted: its texts never all in memory), and the model trained
-    on them (read_and_train.read_then_train, as the CLI's train), one log line per epoch, in the job's terms."""
+    on them (read_and_train.read_then_train, as the CLI's train), one log line per epoch, in the job's terms. Names
+    found in the test channel only name the training data's classes once checked against both channels' (as the CLI
+    checks those beside --validation: read_and_train.read_splits's ``beside_validation``)."""
     from .read_and_train import read_then_train
 
     test_name = env.test_channel_name
     read_test = (lambda: read_channel(channels.test, fmt, test_name)) if channels.test is not None else None
     return read_then_train(
-        read_test, lambda: read_channel(channels.train, fmt, "train", names=channels.names, counted=True), config,
+        read_test, lambda: read_channel(channels.train, fmt, "train", names=channels.names.train, counted=True), config,
         kept, explicit_names=explicit_names, names_as="label_names", say=lambda line: print(line, flush=True),
+        beside_validation=channels.names.test_only,
         in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"), test_name=test_name),
         on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search, **train_kwargs)
 
