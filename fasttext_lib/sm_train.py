@@ -114,6 +114,7 @@ JOB_COLUMN_SETTINGS = ("label_column", "text_column")
 JOB_COLUMNS_ADVICE = "the job's hyperparameters label_column=NAME and text_column=NAME"  # (ColumnsToName.advising)
 JOB_FORMAT_SETTING = "the hyperparameter format"  # a file a format would read: format='csv' (formats.FormatToGive)
 JOB_LEFT_OUT_READ_BY = "the hyperparameter text_column=NAME"  # (columns.LEFT_OUT_READ_BY in the job's log)
+JOB_NAMES_SETTING = "label_names"  # how a refusal of the label names says to give them (the CLI's --label-names)
 SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names": (dict, "a dict of classes to names")}
 
 
@@ -654,7 +655,7 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if names is not None:  # a classes.txt must fit the data, a.classes.txt beside a.train need only name its classes
         names_file, found, subset = names
-        data.names = kept_for_data(found, data.labels, names_file, subset=subset)
+        data.names = kept_for_data(found, data.labels, names_file, subset=subset, option=JOB_NAMES_SETTING)
     return data
 
 
@@ -848,7 +849,7 @@ def _read_and_train(channels, env, config, fmt, explicit_names, train_kwargs, se
     read_test = (lambda: read_channel(channels.test, fmt, test_name)) if channels.test is not None else None
     return read_then_train(
         read_test, lambda: read_channel(channels.train, fmt, "train", names=channels.names.train, counted=True), config,
-        kept, explicit_names=explicit_names, names_as="label_names", say=lambda line: print(line, flush=True),
+        kept, explicit_names=explicit_names, names_as=JOB_NAMES_SETTING, say=lambda line: print(line, flush=True),
         beside_validation=channels.names.test_only,
         in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"), test_name=test_name),
         on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search, **train_kwargs)

@@ -3621,12 +3621,15 @@ def test_a_leading_bom_is_no_part_of_the_first_review(body, content_type):
 
 def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(source_dir, tmp_path):
     """A channel with classes 0 and 1 and a Zhang classes.txt (line 1 names class 1): the job stored
-    1=bad and the endpoint then called class 1 'bad', silently."""
+    1=bad and the endpoint then called class 1 'bad', silently. The remedy names the job's hyperparameter, as the
+    test channel's refusal does (read_and_train.read_splits): it said the command line's --label-names."""
     channels = {"train": {"a.train": _write(b"__label__0 bad food\n__label__1 good food\n" * 20),
                           "classes.txt": _write(b"bad\ngood\n")}}
     env = make_container(tmp_path, channels)
     r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16))
-    assert r.returncode == 2 and "numbering is not the data's" in (tmp_path / "output" / "failure").read_text()
+    said = (tmp_path / "output" / "failure").read_text()
+    assert r.returncode == 2 and "numbering is not the data's" in said
+    assert said.endswith("name the classes one by one: label_names 0=bad,1=good") and "--label-names" not in said, said
     assert not (tmp_path / "model" / "config.json").exists()
 
 
