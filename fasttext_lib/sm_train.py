@@ -852,7 +852,8 @@ def _read_and_train(channels, env, config, fmt, explicit_names, train_kwargs, se
         kept, explicit_names=explicit_names, names_as=JOB_NAMES_SETTING, say=lambda line: print(line, flush=True),
         beside_validation=channels.names.test_only,
         in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"), test_name=test_name),
-        on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search, **train_kwargs)
+        on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search,
+        val_name=f"the {test_name} channel", **train_kwargs)  # (as the CLI names its --validation file)
 
 
 def _say_how_it_trained(trained):

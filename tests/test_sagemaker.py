@@ -354,6 +354,18 @@ def test_a_test_channel_names_file_is_checked_against_both_channels_classes_as_t
 
 
 @pytest.mark.parametrize("test_name", ["test", "validation"])
+def test_a_class_the_train_channel_lacks_is_said_of_the_test_channel_by_its_name(source_dir, tmp_path, test_name):
+    """A test channel's class the training data lacks was said of "validation data" (train()'s default name for its
+    validation data), which the CLI says as its --validation file: the job names its channel, as given."""
+    channels = {"train": {"a.train": GOOD}, test_name: {"a.test": _write(b"__label__3 so-so food\n" + b"__label__1 bad\n")}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: the {test_name} channel has label(s) '3' (line 1 of {tmp_path}/input/data/"
+                           f"{test_name}/a.test) not seen in training"), last
+
+
+@pytest.mark.parametrize("test_name", ["test", "validation"])
 def test_training_job_refuses_names_files_in_both_channels_that_disagree_before_reading_data(source_dir, tmp_path,
                                                                                             monkeypatch, test_name):
     """Names files in the train and test channels naming a class differently: the test channel's went unread and
