@@ -8,7 +8,8 @@ with the source_dir as cwd; this module
   ones, the hidden ones and Hadoop's, Spark's and Hive's markers (``_SUCCESS``, ...: :func:`is_job_marker`), in any
   format the CLI reads (docs/INPUT.md), one or many files (concatenated in path order); a ``classes.txt`` /
   ``*.classes.txt`` file in the train channel, else in the test channel, is not data but the label names
-  (label_names.py; two channels' that differ are refused: :func:`names_of_channels`), which the ``label_names``
+  (label_names.py; two channels' that differ are refused: :func:`names_of_channels`; the test channel's checked
+  against both channels' classes, as the CLI checks those beside ``--validation``), which the ``label_names``
   hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
 * starts the word rows from pretrained vectors (``.vec``) when asked: the ``pretrained_vectors``
   hyperparameter (an ``s3://`` URI, read directly; or a file name inside the ``pretrained`` channel),
