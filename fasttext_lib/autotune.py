@@ -323,10 +323,27 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
         _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
-    if show_progress and chosen.pretrained is not None:  # (the trials and the refit said nothing: progress off)
-        print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
+    if show_progress:  # the lines a train says as it starts, of the final model (its trials and refit said none)
+        print(_final_settings_line(chosen.config, search.start, start is None, len(train_data)), file=sys.stderr,
+              flush=True)
+        if chosen.pretrained is not None:
+            print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
+
+
+def _final_settings_line(final, start, start_from_data, n_train):
+    """The ``settings ...`` line a train says of its lr and batch size (train.settings_line), of autotune's final
+    setting ``final``: train() says none of a search's trials or refit, which run with progress off and have both set
+    (the search steps from the start's values), so there is nothing for it to take from the data. Those still the
+    ``start``'s came from the data (``start_from_data``: starting_config's rule, for the ``n_train`` documents of the
+    training split at the start's epochs) or were given (a ``start`` of the caller's); the search chose the others."""
+    from .train import settings_line
+
+    kept = [name for name in ("lr", "batch_size") if getattr(final, name) == getattr(start, name)]
+    as_set = replace(final, **{name: None for name in kept}) if start_from_data else final
+    return settings_line(as_set, replace(final, epochs=start.epochs), n_train,
+                         searched=[name for name in ("lr", "batch_size") if name not in kept])
 
 
 def _checked_splits(train_data, val_data, val_name):

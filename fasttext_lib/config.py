@@ -80,7 +80,7 @@ class TrainConfig:
                                                        "(fastText's -pretrainedVectors); its dimension must equal emsize")
     # (the two lines say how the run starts, which the bundle records too: config.json's settings and pretrained
     # record; autotune's trials and refit run without them, as without bars, or each trial would print them again:
-    # autotune says the pretrained line once, of its final model, pretrained.start_line)
+    # autotune says both once, of its final model: autotune._final_settings_line, pretrained.start_line)
     progress: bool = _setting(True, "progress bars, and the 'settings from the data' and 'pretrained vectors' lines, "
                                     "on stderr")
 

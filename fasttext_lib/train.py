@@ -715,23 +715,27 @@ def resolve_settings(config, texts, num_classes, num_docs, lengths=None):
     return resolved
 
 
-def settings_line(config, resolved, num_docs):
+def settings_line(config, resolved, num_docs, searched=()):
     """``settings from the data: batch=16 (2888 documents, 5 epochs); given: sgd lr=0.25``: which of ``resolved``'s lr
     and batch size came from the data, which were ``config``'s own, and adam's fixed lr. It said "from the data" of
-    them all, an lr the user had given too (02's -p lr 0.25)."""
+    them all, an lr the user had given too (02's -p lr 0.25). ``searched``: those of ``("lr", "batch_size")`` an
+    autotune search chose (``config``'s own, said as searched, not given: autotune's final model)."""
     from .config import DEFAULT_LR
 
     lr, batch = f"{resolved.optimizer} lr={resolved.lr:g}", f"batch={resolved.batch_size}"
     lr_fixed = config.lr is None and config.optimizer in DEFAULT_LR  # (adam's 0.01: neither the data's nor given)
     from_data = [s for s, of_data in ((lr, config.lr is None and not lr_fixed), (batch, config.batch_size is None))
                  if of_data]
-    given = [s for s, value in ((lr, config.lr), (batch, config.batch_size)) if value is not None]
+    own = [(s, name in searched) for s, name, value in ((lr, "lr", config.lr), (batch, "batch_size", config.batch_size))
+           if value is not None]
     parts = []
     if from_data:
         epochs = f"{resolved.epochs} epoch{'' if resolved.epochs == 1 else 's'}"
         parts.append(f"from the data: {' '.join(from_data)} ({num_docs} documents, {epochs})")
-    if given:
-        parts.append(f"given: {' '.join(given)}")
+    for said, by_search in (("given", False), ("searched by autotune", True)):
+        of_kind = [s for s, chosen in own if chosen is by_search]
+        if of_kind:
+            parts.append(f"{said}: {' '.join(of_kind)}")
     if lr_fixed:
         parts.append(f"{resolved.optimizer}'s default: lr={resolved.lr:g}")
     return "settings " + "; ".join(parts)

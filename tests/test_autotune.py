@@ -337,6 +337,49 @@ def test_cli_end_to_end(data_files, tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_autotune_says_which_of_its_final_models_settings_came_from_the_data(splits, capsys):
+    """A plain train says ``settings from the data: sgd lr=... batch=... (N documents, E epochs)``; autotune never
+    did, with progress on too: its trials and refit run with progress off, and each trial's lr and batch size are set
+    (the start computes them from the data: starting_config), so train() resolved nothing to say. It says the line
+    once, of its final model: from the data where the search kept the start's (the library's rule for the training
+    split at the start's epochs), given where the caller gave the start, searched where the search moved them."""
+    capsys.readouterr()
+    base = replace(BASE, progress=True)
+    result = autotune(*splits, duration=600, base=base, max_trials=1, verbose=False)  # the start is the final setting
+    start = starting_config(splits[0], base)
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("settings ")]
+    assert said == [f"settings from the data: sgd lr={start.lr:g} batch={start.batch_size} ({len(splits[0])} "
+                    f"documents, 10 epochs)"], said
+    assert (result.trained.config.lr, result.trained.config.batch_size) == (start.lr, start.batch_size)
+    autotune(*splits, duration=600, base=BASE, max_trials=1, verbose=False)  # progress off: no line, as train's
+    assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("settings ")]
+    from fasttext_lib.autotune import _final_settings_line
+
+    moved = replace(start, lr=start.lr * 4, epochs=20)
+    assert _final_settings_line(moved, start, True, 800) == (
+        f"settings from the data: batch={start.batch_size} (800 documents, 10 epochs); searched by autotune: "
+        f"sgd lr={start.lr * 4:g}")
+    assert _final_settings_line(replace(START, batch_size=16), START, False, 800) == (
+        "settings given: sgd lr=2; searched by autotune: batch=16")
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_cli_autotune_says_the_settings_line_of_its_final_model(data_files, tmp_path, progress):
+    """train --autotune-validation printed no 'settings ...' line, which a plain train prints: one now, naming the
+    bundle's lr and batch size; none with --no-progress, as a plain train."""
+    out = tmp_path / "bundle"
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "3", "--buckets", "50000", "--output", out, "--ctx", "cpu",
+                       *([] if progress else ["--no-progress"]))
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.splitlines() if line.startswith("settings ")]
+    if not progress:
+        assert said == [], r.stderr
+        return
+    used = Predictor.load(out).config["train_config"]
+    assert len(said) == 1 and f"sgd lr={used['lr']:g}" in said[0] and f"batch={used['batch_size']}" in said[0], said
+
+
 def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path, monkeypatch):
     out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
     csv.write_text("an older run's trials\n")  # replaced, as --overwrite asks

@@ -322,6 +322,49 @@ def test_training_job_refuses_a_test_channel_names_file_numbered_unlike_the_trai
     assert os.listdir(tmp_path / "model") == []
 
 
+def test_a_test_channel_names_file_is_checked_against_both_channels_classes_as_the_cli_checks_it(source_dir, tmp_path):
+    """A names file beside the test channel only named the training data's classes after a check against the train
+    channel's classes alone, where train --validation checks it against both files' (read_and_train.read_splits): a
+    classes.txt (line 1 names class 1) beside test data of classes 0, 1 and 2, the train channel holding 1 and 2, was
+    taken ('label names: 1=bad, 2=ok', each name one class off), and the job then failed on the test channel's
+    class 0 'not seen in training (known: 1 (bad), 2 (ok))'. It is refused as the CLI refuses it: the same line."""
+    from conftest import cli_in_process
+
+    train = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
+    test = _write(b"__label__0 awful\n__label__1 bad food\n__label__2 good food\n" * 5)
+    names = _write(b"bad\nok\ngood\n")
+    r = job_in_process(source_dir, make_container(tmp_path / "job", {"train": {"a.train": train},
+                                                                      "test": {"a.test": test, "classes.txt": names}}),
+                       args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "label names:" not in r.stdout, r.stdout
+    last = r.stderr.strip().splitlines()[-1]
+    (tmp_path / "cli" / "test").mkdir(parents=True)
+    train(str(tmp_path / "cli" / "a.train"))
+    test(str(tmp_path / "cli" / "test" / "a.test"))
+    names(str(tmp_path / "cli" / "test" / "classes.txt"))
+    cli = cli_in_process("train", "--train", tmp_path / "cli" / "a.train", "--validation",
+                         tmp_path / "cli" / "test" / "a.test", "--output", tmp_path / "cli" / "out", "--epochs", "1")
+    assert cli.returncode == 2, cli.stderr
+    said_by_cli = cli.stderr.strip().splitlines()[-1].replace(str(tmp_path / "cli"), str(tmp_path / "job/input/data"))
+    assert last == said_by_cli.replace("--label-names", "label_names"), (last, said_by_cli)
+    assert re.search(r"classes\.txt names class\(es\) '3' .* but not its class\(es\) '0': its numbering is not the "
+                     r"data's .*: label_names 0=bad,1=ok,2=good$", last), last
+    assert (tmp_path / "job" / "output" / "failure").read_text() == last
+
+
+@pytest.mark.parametrize("test_name", ["test", "validation"])
+def test_a_class_the_train_channel_lacks_is_said_of_the_test_channel_by_its_name(source_dir, tmp_path, test_name):
+    """A test channel's class the training data lacks was said of "validation data" (train()'s default name for its
+    validation data), which the CLI says as its --validation file: the job names its channel, as given."""
+    channels = {"train": {"a.train": GOOD}, test_name: {"a.test": _write(b"__label__3 so-so food\n" + b"__label__1 bad\n")}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: the {test_name} channel has label(s) '3' (line 1 of {tmp_path}/input/data/"
+                           f"{test_name}/a.test) not seen in training"), last
+
+
 @pytest.mark.parametrize("test_name", ["test", "validation"])
 def test_training_job_refuses_names_files_in_both_channels_that_disagree_before_reading_data(source_dir, tmp_path,
                                                                                             monkeypatch, test_name):
@@ -3590,12 +3633,15 @@ def test_a_leading_bom_is_no_part_of_the_first_review(body, content_type):
 
 def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(source_dir, tmp_path):
     """A channel with classes 0 and 1 and a Zhang classes.txt (line 1 names class 1): the job stored
-    1=bad and the endpoint then called class 1 'bad', silently."""
+    1=bad and the endpoint then called class 1 'bad', silently. The remedy names the job's hyperparameter, as the
+    test channel's refusal does (read_and_train.read_splits): it said the command line's --label-names."""
     channels = {"train": {"a.train": _write(b"__label__0 bad food\n__label__1 good food\n" * 20),
                           "classes.txt": _write(b"bad\ngood\n")}}
     env = make_container(tmp_path, channels)
     r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16))
-    assert r.returncode == 2 and "numbering is not the data's" in (tmp_path / "output" / "failure").read_text()
+    said = (tmp_path / "output" / "failure").read_text()
+    assert r.returncode == 2 and "numbering is not the data's" in said
+    assert said.endswith("name the classes one by one: label_names 0=bad,1=good") and "--label-names" not in said, said
     assert not (tmp_path / "model" / "config.json").exists()
 
 
