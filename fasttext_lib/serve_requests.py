@@ -1082,15 +1082,17 @@ def _labeled_rows(records, quoted, names, classes):
     """Are a ``text/csv`` body's ``records`` labeled rows of the model's ``classes`` (the class first:
     formats.labeled_csv_records; ``quoted``: the first one's first field is quoted), to be read for their text? Under a
     header of one text column (``names``: ``text`` over ``"2","great food"``), as predict reads the same file
-    (header_row.labeled_rows_under_one_name)."""
+    (header_row.labeled_rows_under_one_name). The records judged are those predict judges: the first that are not
+    blank (the first HEADER_LOOKAHEAD + 1 records, blank ones among them, made rows far apart reviews)."""
     from .columns import HEADER_LOOKAHEAD, one_column_text_header
     from .formats import labeled_csv_records
     from .header_row import labeled_rows_under_one_name
 
+    rows = (record for record in records if record)
     if names is not None and one_column_text_header(names):
-        rows = list(itertools.islice((record for record in records if record), HEADER_LOOKAHEAD))
+        rows = list(itertools.islice(rows, HEADER_LOOKAHEAD))
         return labeled_rows_under_one_name([(names, 0)] + [(row, 0) for row in rows], classes, quoted)
-    return labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, classes, header=False)
+    return labeled_csv_records(list(itertools.islice(rows, HEADER_LOOKAHEAD + 1)), quoted, classes, header=False)
 
 
 def _refuse_lone_cr_in_table(reviews, predictor, numbering):

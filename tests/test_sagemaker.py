@@ -4304,13 +4304,17 @@ def test_reviews_that_hold_semicolons_are_answered_by_the_endpoint_as_by_predict
     "label\ttext\n2\tgreat food\n" + "\n" * 49 + "1\tcold\tsoup\n" * 30,
     "text\tlabel\ngreat food\t2\n \n \n",  # lines of spaces after a TSV's rows: blank records, as both read them
     "label,text\n2,great food\n \n \n",  # and after a CSV's
-], ids=["tsv-blank-lines", "tsv-lines-of-spaces", "csv-lines-of-spaces"])
+    # labeled rows far apart: predict judges the first 51 records that are not blank, the endpoint judged the first 51
+    # records, blank ones among them
+    ("2,great food\n" + "\n" * 30 + "1,cold soup\n" + "\n" * 30) * 3,
+], ids=["tsv-blank-lines", "tsv-lines-of-spaces", "csv-lines-of-spaces", "csv-rows-among-blank-lines"])
 def test_predict_and_the_endpoint_tell_a_table_by_the_same_lines(tmp_path, bundle, served, body):
     """Whether an input is a TSV, a CSV or a semicolon-separated table, predict and the endpoint decide by one rule
     (formats.tsv_with_header, labeled_csv_records, semicolon_table) over the same lines: the first that is not blank
-    and the HEADER_LOOKAHEAD lines after it, a line of spaces a blank one. The endpoint took the first lines that were
-    not blank for a TSV's, and predict counted a line of spaces as a record of one field: the same bytes were a table
-    to one and reviews, one a line, to the other (different answers, and a different count)."""
+    and the HEADER_LOOKAHEAD lines after it (a CSV's labeled rows: the first HEADER_LOOKAHEAD + 1 records that are not
+    blank), a line of spaces a blank one. The endpoint took the first lines that were not blank for a TSV's, and
+    predict counted a line of spaces as a record of one field: the same bytes were a table to one and reviews, one a
+    line, to the other (different answers, and a different count)."""
     from conftest import cli_in_process
 
     path = tmp_path / "body.csv"
