@@ -4277,13 +4277,18 @@ _SEMICOLON_ROWS = "positive;great food\nnegative;cold soup\npositive;would go ag
     ('"sentiment";"review"\r\n' + _SEMICOLON_ROWS.replace("\n", "\r\n"), 1),  # R's write.csv2, CRLF
     (_SEMICOLON_ROWS, 1),  # the same rows without a header: each starts with a class and a semicolon
     ("\n" + _SEMICOLON_ROWS.replace(";", ";\"", 1).replace("food", "food, really\"", 1), 2),  # after a blank line
-], ids=["header", "quoted-header-crlf", "headerless", "after-a-blank-line"])
+    ("".join(f'"{c}";"{t}"\n' for c, t in (line.split(";") for line in _SEMICOLON_ROWS.splitlines())), 1),
+    ('"positive";"great\nfood"\n' + _SEMICOLON_ROWS, 1),  # a quoted field over lines: no valid CSV read with commas
+], ids=["header", "quoted-header-crlf", "headerless", "after-a-blank-line", "headerless-quoted", "quoted-over-lines"])
 def test_a_semicolon_separated_csv_body_is_refused_as_predict_refuses_the_file(tmp_path, monkeypatch, bundle, served,
                                                                                body, line):
     """A semicolon-separated table (European Excel's CSV, ``to_csv(sep=";")``): predict refuses the file in one line,
     and docs/SERVING.md promises text/csv is read "as predict reads the file"; the endpoint answered its header as a
     review and each row whole, its class a word of its text. It is a 400 for the same reason, header=present or
-    not, in Batch Transform too, with text/plain as the way to answer each line as it is."""
+    not, in Batch Transform too, with text/plain as the way to answer each line as it is. Headerless rows whose fields
+    are quoted (``"positive";"great food"``, R's write.csv2 without its header) are no valid CSV read with commas:
+    with header=present, or a field quoted over lines, that was the 400 ("not valid CSV"), where predict, which asks
+    before it reads the file as CSV, names the table."""
     from conftest import cli_in_process
 
     path = tmp_path / "reviews.csv"
@@ -4303,6 +4308,23 @@ def test_a_semicolon_separated_csv_body_is_refused_as_predict_refuses_the_file(t
                 (content_type, batch)
 
 
+def test_header_absent_reads_a_semicolon_first_line_as_a_review_and_names_no_header_when_it_refuses(served):
+    """``header=absent`` says the body's first line is no header: ``label;text`` was refused all the same as "the
+    header row of a semicolon-separated table". It is a review now, each line answered as it is, as ``header=absent``
+    answers ``label,text`` over rows; a body whose lines are a semicolon-separated table without its header, its first
+    line among them (formats.semicolon_table's rows), is still refused, by that reason, which calls no line a
+    header."""
+    body = "label;text\n" + _SEMICOLON_ROWS
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv; header=absent"), served[0])
+    assert answers == served[1].predict(body.splitlines())
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.predict_fn(sm_serve.input_fn(_SEMICOLON_ROWS.encode(), "text/csv; header=absent"), served[0])
+    assert caught.value.status_code == 400 and caught.value.message.startswith(
+        "text/csv: line 1 and the lines after it start with one of the model's classes and a semicolon "
+        "(positive;...): a semicolon-separated table;"), caught.value.message
+    assert "header row" not in caught.value.message
+
+
 @pytest.mark.parametrize("body", [
     "Review;Loved it\ngreat food\nawful\n",  # a first review that reads as a header, plain reviews after it
     "positive;would buy again\ngreat\nawful\nok\nfine\n",  # one review that opens with a class and a semicolon
@@ -4318,6 +4340,34 @@ def test_reviews_that_hold_semicolons_are_answered_by_the_endpoint_as_by_predict
     assert got.returncode == 0, got.stderr
     answers = [json.loads(answer) for answer in got.stdout.splitlines()]
     assert answers == served[1].predict(body.splitlines())
+    assert sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv"), served[0]) == answers
+
+
+@pytest.mark.parametrize("body", [
+    # a TSV's header, a row, blank lines that fill predict's look-ahead, then rows wider than the header (the class
+    # first: every field after it text): the endpoint looked at the first lines that were not blank, predict at the
+    # lines after the first, blank ones among them
+    "label\ttext\n2\tgreat food\n" + "\n" * 49 + "1\tcold\tsoup\n" * 30,
+    "text\tlabel\ngreat food\t2\n \n \n",  # lines of spaces after a TSV's rows: blank records, as both read them
+    "label,text\n2,great food\n \n \n",  # and after a CSV's
+    # labeled rows far apart: predict judges the first 51 records that are not blank, the endpoint judged the first 51
+    # records, blank ones among them
+    ("2,great food\n" + "\n" * 30 + "1,cold soup\n" + "\n" * 30) * 3,
+], ids=["tsv-blank-lines", "tsv-lines-of-spaces", "csv-lines-of-spaces", "csv-rows-among-blank-lines"])
+def test_predict_and_the_endpoint_tell_a_table_by_the_same_lines(tmp_path, bundle, served, body):
+    """Whether an input is a TSV, a CSV or a semicolon-separated table, predict and the endpoint decide by one rule
+    (formats.tsv_with_header, labeled_csv_records, semicolon_table) over the same lines: the first that is not blank
+    and the HEADER_LOOKAHEAD lines after it (a CSV's labeled rows: the first HEADER_LOOKAHEAD + 1 records that are not
+    blank), a line of spaces a blank one. The endpoint took the first lines that were not blank for a TSV's, and
+    predict counted a line of spaces as a record of one field: the same bytes were a table to one and reviews, one a
+    line, to the other (different answers, and a different count)."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "body.csv"
+    path.write_text(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
     assert sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv"), served[0]) == answers
 
 
