@@ -59,7 +59,7 @@ from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, pandas_class_column, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output, setting_named
-from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_what_a_stop_came_after,
+from .stops import (carry_on_after_ctrl_c, files_written, keeping_stops, note_stop_line, note_what_a_stop_came_after,
                     note_what_a_stop_could_not_remove, note_what_a_stop_left, stops_held)
 from .lean_import import forget_an_interrupted_import
 from .pretrained import start_line
@@ -751,6 +751,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             # in place, the table is its)
             if (claimed or written) and not committed:
                 _take_back_the_table(trials_uri, exc, written, storage.rerun_to_replace(False, overwrite_as))
+            elif committed:
+                _say_both_written(exc, committed[0], trials_uri)
             raise
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
@@ -776,8 +778,16 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             note_what_a_stop_came_after(exc, f"the bundle was written to {committed[0]}")
         raise
     if after_the_commit is not None:
+        _say_both_written(after_the_commit, committed[0], trials_uri)  # (the table put in place above)
         raise after_the_commit
     return where
+
+
+def _say_both_written(exc, bundle, trials_uri):
+    """A stop ``exc`` once the bundle is in place at ``bundle`` and its trial table at ``trials_uri``: its line says
+    both (stops.files_written). The command line's said the bundle alone, the Python API's "stopped and cleaned up"."""
+    if isinstance(exc, KeyboardInterrupt):
+        note_what_a_stop_came_after(exc, files_written([("the bundle", bundle), ("the trial table", trials_uri)]))
 
 
 def _check_autotuned(trained):
@@ -910,6 +920,8 @@ def _save_table_first(trained, output, compact, hint, uri, table, previous, on_c
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit,
                            compact_as=compact_as)
     except BaseException as exc:
+        if committed:  # (the table went first: both are in place)
+            _say_both_written(exc, committed[0], uri)
         if committed or not written:  # (not written: the upload failed, or a stop cut in before it was answered)
             raise
         try:

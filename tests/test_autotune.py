@@ -1283,6 +1283,7 @@ def test_a_stop_once_the_bundle_is_in_place_keeps_its_trial_table(tmp_path, s3_b
 
     from fasttext_lib import bundle, storage
     from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
+    from fasttext_lib.stops import stop_message
 
     base = str(tmp_path) if where == "local" else f"{s3_bucket}/runs"
     trials, out = f"{base}/trials.csv", f"{base}/bundle"
@@ -1296,10 +1297,44 @@ def test_a_stop_once_the_bundle_is_in_place_keeps_its_trial_table(tmp_path, s3_b
     monkeypatch.setattr(bundle, "save_bundle", committed_then_stopped)
     trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
     told = []
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as stopped:
         save_bundle_with_trials(trained, out, trials, overwrite=overwrite, on_commit=told.append)
     assert told == [out]
     assert storage.read_bytes(trials) == _trial_table_csv(trained)
+    # (it said "stopped and cleaned up", with the bundle and its table both written)
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped after the bundle was written to {out} and the trial table to {trials}")
+
+
+@pytest.mark.parametrize("where", ["as the save ends", "as the last line is said"])
+def test_a_ctrl_c_once_the_cli_has_written_the_bundle_and_its_trial_table_names_both(data_files, tmp_path,
+                                                                                     monkeypatch, where):
+    """train --autotune-trials writes the trial table and the bundle, each on its own. A Ctrl-C once both were in
+    place (as save_bundle removed its staging folder, or as the 'bundle written to' line was said) said "stopped after
+    the bundle was written to ...": the table, written and kept, went unsaid. The line names it too."""
+    from fasttext_lib import bundle
+    import fasttext_lib.devices as devices_module
+
+    csv, out = tmp_path / "trials.csv", tmp_path / "bundle"
+    if where == "as the save ends":
+        real = bundle.save_bundle
+
+        def saved_then_stopped(*args, **kwargs):
+            real(*args, **kwargs)
+            raise KeyboardInterrupt
+        monkeypatch.setattr(bundle, "save_bundle", saved_then_stopped)
+    else:
+        def describe(ctx):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(devices_module, "describe_ctx", describe)
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress", "--ctx", "cpu")
+    monkeypatch.undo()
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (
+        130, f"error: interrupted (SIGINT); stopped after the bundle was written to {out} and the trial table to "
+             f"{csv}"), r.stderr
+    assert csv.read_bytes().startswith(b"trial,") and (out / "config.json").is_file()
 
 
 @pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])

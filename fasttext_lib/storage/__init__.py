@@ -9,8 +9,9 @@ One module per layer, each using only those before it:
   output file gets before any work (``check_replaceable``, ``refuse_existing``, ``why_not_written``).
 * :mod:`.versions`: what a run wrote and deletes again (staging objects, a failed publish's files) deleted by the
   version its write created, so that a bucket that keeps versions keeps none of it.
-* :mod:`.atomic`: a file appears whole or not at all (``atomic_write``, ``atomic_local_file``), the private
-  ``staging_dir``, a full TMPDIR as one line.
+* :mod:`.atomic`: a file appears whole or not at all (``atomic_write``, ``atomic_local_file``; ``one_of_several_files``
+  for files written one after the other, which a stop's line names), the private ``staging_dir``, a full TMPDIR as
+  one line.
 * :mod:`.pairs`: several files written together (``atomic_writes``: a train/test pair, none put in place until all
   are written; ``files.reading_together`` refuses a pair mixed by failed or concurrent writes).
 * :mod:`.sets`: published sets, a model bundle or a checkpoint: ``publish``, ``read_set``, ``remove``,
@@ -27,8 +28,8 @@ from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, Written,
                     open_read, read_bytes, reading_together, refuse_existing, remove_file, same_location,
                     why_not_written, within, would_replace, write_target)
 from .atomic import (NO_ROOM, OLD_TEMPORARY_GRACE_SECONDS, STAGING_PREFIX, atomic_local_file, atomic_write,  # noqa: F401
-                     is_old_temporary_of, is_temporary_of, remove_dead_staging, remove_dead_temporary,
-                     remove_stale_temporaries, room_in_tmpdir, staging_dir, temporary_file,
+                     is_old_temporary_of, is_temporary_of, one_of_several_files, remove_dead_staging,
+                     remove_dead_temporary, remove_stale_temporaries, room_in_tmpdir, staging_dir, temporary_file,
                      temporary_root, temporary_root_named)
 from .pairs import atomic_writes, staging_key  # noqa: F401
 from .versions import delete_replaced, take_back_version  # noqa: F401
