@@ -72,7 +72,9 @@ class TrainConfig:
     dropout: float = _setting(0.0, "dropout on the document vectors, in [0, 1)")
     lr_schedule: str = _setting("linear", "linear: decay to zero over the run, as fastText does; or constant")
     wd: float = _setting(0.0, "weight decay (lazy: only the rows a batch touches)")
-    ctx: str = _setting("auto", "auto, cpu, cpu:N, gpu, gpu:N or a list such as gpu:0,1 (auto: every GPU, else the CPU)")
+    # (cpu:N said as what it is: listed beside gpu:N, it read as another device; devices.describe_ctx says it too)
+    ctx: str = _setting("auto", "auto, cpu, gpu, gpu:N or a list such as gpu:0,1 (auto: every GPU, else the CPU); "
+                                "cpu:N (cpu:1, cpu:0,1) is the same CPU under another id, no other device")
     kvstore: str = _setting("auto", "auto: none for one device, device for several; dist_sync for several hosts")
     seed: int = _setting(42, "seed of the initialization, the shuffles and dropout")
     pretrained_vectors: Optional[str] = _setting(None, "a .vec text file (local or s3://, may be gzipped) whose vectors "

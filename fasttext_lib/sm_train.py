@@ -684,17 +684,22 @@ def save_model(trained, model_dir, on_commit=None):
 
 
 @contextlib.contextmanager
-def _public_file(path, mode="wb"):
-    """An atomically written file, readable by all (the serving container may not run as root)."""
+def _public_file(path, mode="wb", on_written=None):
+    """An atomically written file, readable by all (the serving container may not run as root). ``on_written(path)``:
+    it is one of the job's files written one after the other (its metrics), and this is called once it is in place
+    (storage.one_of_several_files: a stop during its write says it was cleaned up)."""
     from . import storage
 
-    with storage.atomic_local_file(path, mode) as f:
+    with (storage.atomic_local_file(path, mode) if on_written is None
+          else storage.one_of_several_files(path, on_written, mode)) as f:
         yield f
         os.chmod(f.fileno(), 0o644)
 
 
-def write_metrics(trained, output_dir, extra=None, held_out="test"):
-    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``.
+def write_metrics(trained, output_dir, extra=None, held_out="test", on_written=lambda name: None):
+    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``, each on
+    its own, ``on_written(name)`` called as each is in place (the job's KeptCheckpoint.also_written: a stop's line
+    names those written, and the one whose write it cleaned up).
 
     The table and the plot are notebook 02's (``TrainedModel.history_frame``, figures.plot_history): ``held_out``
     names the split the validation columns were scored on (the job's channel: ``test`` or ``validation``; None: the
@@ -702,20 +707,23 @@ def write_metrics(trained, output_dir, extra=None, held_out="test"):
     cell empty, and the plot called a validation channel "test" and ticked a one-epoch run at fractions of an epoch."""
     from .bundle import metrics_summary
 
+    def written(path):
+        on_written(os.path.basename(path))
+
     os.makedirs(output_dir, exist_ok=True)
-    with _public_file(os.path.join(output_dir, "history.csv"), "w") as f:
+    with _public_file(os.path.join(output_dir, "history.csv"), "w", written) as f:
         f.write(trained.history_frame().to_csv())
     metrics = {**metrics_summary(trained), "labels": list(trained.labels), "label_names": dict(trained.label_names),
                **(extra or {})}
-    with _public_file(os.path.join(output_dir, "metrics.json"), "w") as f:
+    with _public_file(os.path.join(output_dir, "metrics.json"), "w", written) as f:
         json.dump(metrics, f, indent=2)
-    written = ["history.csv", "metrics.json"]
-    if _plot_history(trained, held_out, os.path.join(output_dir, "history.png")):
-        written.append("history.png")
-    return written
+    names = ["history.csv", "metrics.json"]
+    if _plot_history(trained, held_out, os.path.join(output_dir, "history.png"), written):
+        names.append("history.png")
+    return names
 
 
-def _plot_history(trained, held_out, path):
+def _plot_history(trained, held_out, path, on_written):
     """``history.png``: figures.plot_history of ``trained``'s history, drawn off screen (the job has no display)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -729,7 +737,7 @@ def _plot_history(trained, held_out, path):
     fig = Figure(figsize=(10, 3.5))
     FigureCanvasAgg(fig)
     plot_history(fig, trained.history_frame(), held_out, f"{used.optimizer}, {used.ngrams}-grams, emsize {used.emsize}")
-    with _public_file(path, "wb") as f:
+    with _public_file(path, "wb", on_written) as f:
         fig.savefig(f, format="png", dpi=100)
     return True
 
@@ -877,7 +885,8 @@ def _save_outputs(trained, env, train_kwargs, kept, validated):
     save_model(trained, env.model_dir, on_commit=kept.bundle_written)
     written = write_metrics(trained, env.output_data_dir,
                             {"train_config": trained.config.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs},
-                            held_out=env.test_channel_name if validated else None)
+                            held_out=env.test_channel_name if validated else None,
+                            on_written=lambda name: kept.also_written(name, env.output_data_dir))
     print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
 
 

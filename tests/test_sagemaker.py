@@ -5100,3 +5100,48 @@ def test_a_stop_once_the_bundle_is_written_says_so_and_not_how_a_job_resumes(sou
     assert (r.returncode, last) == (
         143, f"error: terminated (SIGTERM); stopped after the bundle was written to {root / 'model'}"), r.stderr
     assert (root / "output" / "failure").read_text() == last
+
+
+def _stop_in_the_metrics_json(monkeypatch, stop):
+    real = json.dump
+
+    def dump(obj, fp, **kwargs):  # (the job's metrics.json: written, then stopped before its rename)
+        real(obj, fp, **kwargs)
+        if isinstance(obj, dict) and "label_names" in obj:
+            stop()
+    monkeypatch.setattr(sm_train.json, "dump", dump)
+
+
+def _stop_in_the_history_png(monkeypatch, stop):
+    from matplotlib.figure import Figure
+
+    real = Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        stop()
+    monkeypatch.setattr(Figure, "savefig", savefig)
+
+
+@pytest.mark.parametrize("stopping, written, cleaned", [
+    (_stop_in_the_metrics_json, "the bundle was written to {model} and history.csv to {data}", "metrics.json"),
+    (_stop_in_the_history_png, "the bundle was written to {model}, history.csv to {data} and metrics.json to {data}",
+     "history.png")], ids=["metrics.json", "history.png"])
+def test_a_stop_amid_the_jobs_metrics_names_the_files_written_and_the_one_cleaned_up(source_dir, tmp_path,
+                                                                                     monkeypatch, stopping, written,
+                                                                                     cleaned):
+    """The job writes its bundle, then history.csv, metrics.json and history.png, each on its own. A SIGTERM amid
+    metrics.json said only "stopped after the bundle was written to ...": history.csv, written and kept, went unsaid,
+    and so did metrics.json, whose write was cleaned up. The line names both now."""
+    stopping(monkeypatch, _sigterm)
+    root = tmp_path / "job"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args_for(epochs=1))
+    monkeypatch.undo()
+    data = root / "output" / "data"
+    last = r.stderr.strip().splitlines()[-1]
+    assert (r.returncode, last) == (
+        143, f"error: terminated (SIGTERM); stopped after {written.format(model=root / 'model', data=data)} (kept); "
+             f"{data / cleaned}, being written when the stop came, was cleaned up"), r.stderr
+    assert (root / "output" / "failure").read_text() == last
+    kept = [name for name in ("history.csv", "metrics.json") if name != cleaned]
+    assert sorted(os.listdir(data)) == kept  # (no temporary left beside them)
