@@ -9,12 +9,13 @@
   endpoint; in Batch Transform answered with :class:`~fasttext_lib.serve_responses.FieldNames`, so that each record
   of a mini-batch has its answer. Without the parameter, a header row predict would recognize is read as one, and
   answered as with it: not by an endpoint, with ``FieldNames`` in Batch Transform. A body whose first line is a
-  TSV's header row is read tab-separated. Every decision about a table's first row and columns looks at the rows
-  predict looks at (:func:`_rows_ahead`). A record ends at ``\\n`` only (:func:`_lines_of`), as SageMaker's line
-  splitting does: a lone ``\\r`` inside a line is whitespace in its review, or, in a field of a CSV that is no review
-  a line, a 400, as predict reads and refuses it. A semicolon-separated table is a 400, as predict refuses it
-  (formats.semicolon_table, the rule of both, on the same lines), named before any other 400 of the body's CSV, as
-  predict asks first; with ``header=absent`` only its rows tell, the first line among them.
+  TSV's header row is read tab-separated (that row a record when the rows after it say so: :func:`_tsv_header`).
+  Every decision about a table's first row and columns looks at the rows predict looks at (:func:`_rows_ahead`). A
+  record ends at ``\\n`` only (:func:`_lines_of`), as SageMaker's line splitting does: a lone ``\\r`` inside a line
+  is whitespace in its review, or, in a field of a CSV that is no review a line, a 400, as predict reads and refuses
+  it. A semicolon-separated table is a 400, as predict refuses it (formats.semicolon_table, the rule of both, on the
+  same lines), named before any other 400 of the body's CSV, as predict asks first; with ``header=absent`` only its
+  rows tell, the first line among them.
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -71,6 +72,8 @@ class Reviews(list):
     lines = False
     records = None  # text/csv: each record's fields (the review is its fields joined with its delimiter: , or tab)
     quoted = False  # text/csv: the first record's first field is quoted
+    class_first = False  # text/csv: every record is a labeled row, the class first, whatever the model's classes: a TSV
+    # whose first row is no header (serve_requests._tsv_header), every record of which predict reads so
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
     may_follow_header = False  # text/csv: a Batch Transform mini-batch without a header row, not header=absent: a
     # later one of a file whose header the first mini-batch held (recognized there without header=present)
@@ -756,7 +759,7 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     from .columns import header_columns, header_layout
     from .formats import header_alone
 
-    undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and (
+    undeclared = names is None and header == "" and (_tsv_header(records) if delimiter == "\t" else not fell_back and (
         _undeclared_header(records) or header_alone(records)))
     if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
@@ -768,6 +771,22 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
         # and every answer after it one off
         records, names, start, blank = [[]] * blank + [names] + records, None, 0, 0
     return records, names, start, blank
+
+
+def _tsv_header(records):
+    """Is the first row of a ``text/csv`` body read tab-separated (its first line a TSV's header row, by the rows after
+    it: formats.tsv_with_header) its header, as predict reads the same file (data.examples_of_lines)? Not when the
+    rows after it (:func:`_rows_ahead`) say it is a record, its first value or a text column's name recurring below it
+    in its column (columns.text_header, columns.header_columns: ``positive<TAB>review`` over ``negative<TAB>cold soup``,
+    ...): predict reads it as the first labeled row, every record's class first (:attr:`Reviews.class_first`),
+    whatever the model's classes. It was taken for the header: unanswered, one answer fewer than predict gives."""
+    from .columns import header_columns, index_header_start, text_header
+
+    rows = _rows_ahead(records, HEADER_LOOKAHEAD + 1)
+    if len(rows) < 2 or index_header_start(rows[0]):  # (pandas' index first: its rows tell, _csv_reviews)
+        return True
+    first, rest = rows[0], rows[1:]
+    return text_header(first, rest, predicting=True) or header_columns(first, rest) is not None
 
 
 def _csv_reviews(text, records, names, start, numbering, header, delimiter):
@@ -801,6 +820,7 @@ def _csv_reviews(text, records, names, start, numbering, header, delimiter):
     if layout is None:
         texts = Reviews(delimiter.join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
+        texts.class_first = names is None and delimiter == "\t"  # (a TSV whose first row is a record: _tsv_header)
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
         # (plain text/csv, as docs/SERVING.md's transform() sends a file: its first mini-batch's header is recognized
         # without header=present, and the later ones were answered whole, row numbers and classes as words)
@@ -1022,13 +1042,15 @@ def csv_texts(reviews, predictor):
     (``,label,text``), its records begin with the row numbers (``8123,2,the food was great``). When every record does
     (columns.headless_index_rows), they are left out, as the first mini-batch's header had them left out, and the rest
     is read as above (a labeled row: its class first). Records with the class last (``text,label``:
-    formats.class_last_rows) are read for their other columns, as under the header."""
+    formats.class_last_rows) are read for their other columns, as under the header. A TSV whose first row is a record
+    (``reviews.class_first``: :func:`_tsv_header`) is read as labeled rows whatever the model's classes, as predict
+    reads it."""
     from .columns import csv_text, headless_index_rows
     from .formats import class_last_rows, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
-    header_names = reviews.header_names
+    header_names, class_first = reviews.header_names, reviews.class_first
     numbering = (reviews.first_number, reviews.repeats_at)
     _refuse_semicolon_table(reviews.semicolon_lines, predictor.class_values)
     if reviews.unread is not None:  # (no semicolon-separated table: the body's own error, as predict says it)
@@ -1053,7 +1075,7 @@ def csv_texts(reviews, predictor):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
-    if not _labeled_rows(records, quoted, header_names, predictor.class_values):
+    if not (class_first or _labeled_rows(records, quoted, header_names, predictor.class_values)):
         if after_header and class_last_rows(_without_header_rows(records, predictor.class_values),
                                             predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of

@@ -4457,6 +4457,24 @@ def test_a_line_of_an_empty_quoted_field_is_read_by_predict_and_the_endpoint_ali
     assert _served_answers(body, served) == answers
 
 
+@pytest.mark.parametrize("body", [
+    "positive\treview\n" + "negative\tcold soup\npositive\tgreat food\n" * 5,  # the model's classes
+    "good\treview\n" + "bad\tcold soup\ngood\tgreat food\n" * 5,  # classes that are not the model's
+    "positive\treview\n" + "negative\tcold soup\n\n\npositive\tgreat food\n" * 5,  # blank records among them
+    "title\tbody\n" + "title\tcold soup\nnice\tgreat food\n" * 5,  # its first value recurs (columns.text_header)
+], ids=["models-classes", "other-classes", "blank-records", "first-value-recurs"])
+def test_a_tsv_whose_first_row_its_rows_say_is_a_record_is_read_by_predict_and_the_endpoint_alike(tmp_path, bundle,
+                                                                                                 served, body):
+    """A TSV (its first line a TSV's header row, as formats.tsv_with_header says) whose first row's class or a text
+    column's name recurs below it in its column is read by predict with that row as its first record, every record a
+    labeled row (header_row.class_and_text_columns, columns.header_columns), whatever the model's classes; the
+    endpoint took every TSV's first line for its header: unanswered, one answer fewer."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert len(answers) == len([line for line in body.splitlines()])
+    assert _served_answers(body, served) == answers
+
+
 @pytest.mark.parametrize("body", [b"label,text\n2,good food\n1,\"awful\n", b"2,good food\n1,\"awful\nservice, sadly\n"])
 def test_batch_transform_says_when_split_type_line_cut_a_review_quoted_over_lines(monkeypatch, body):
     """SplitType=Line cuts a file at every line break, inside quotes too: a review pandas quoted over two lines ends
