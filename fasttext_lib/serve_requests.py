@@ -9,11 +9,13 @@
   endpoint; in Batch Transform answered with :class:`~fasttext_lib.serve_responses.FieldNames`, so that each record
   of a mini-batch has its answer. Without the parameter, a header row predict would recognize is read as one, and
   answered as with it: not by an endpoint, with ``FieldNames`` in Batch Transform. A body whose first line is a
-  TSV's header row is read tab-separated. A record ends at ``\\n`` only (:func:`_lines_of`), as SageMaker's line
-  splitting does: a lone ``\\r`` inside a line is whitespace in its review, or, in a field of a CSV that is no
-  review a line, a 400, as predict reads and refuses it. A semicolon-separated table is a 400, as predict refuses it
-  (formats.semicolon_table, the rule of both, on the same lines), named before any other 400 of the body's CSV, as
-  predict asks first; with ``header=absent`` only its rows tell, the first line among them.
+  TSV's header row is read tab-separated (that row a record when the rows after it say so: :func:`_tsv_header`).
+  Every decision about a table's first row and columns looks at the rows predict looks at (:func:`_rows_ahead`). A
+  record ends at ``\\n`` only (:func:`_lines_of`), as SageMaker's line splitting does: a lone ``\\r`` inside a line
+  is whitespace in its review, or, in a field of a CSV that is no review a line, a 400, as predict reads and refuses
+  it. A semicolon-separated table is a 400, as predict refuses it (formats.semicolon_table, the rule of both, on the
+  same lines), named before any other 400 of the body's CSV, as predict asks first; with ``header=absent`` only its
+  rows tell, the first line among them.
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -30,7 +32,9 @@ import json
 import os
 from typing import NamedTuple
 
+from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError
+from .formats import predicted_record  # (module-level: _blank_or asks it of every record of a body)
 from .jsonl import json_integer, missing_json, whole_characters
 from .quoted_spans import QUOTED_FIELD  # (what predict reads as a quoted field too)
 from .serve_limits import in_batch_transform
@@ -68,6 +72,8 @@ class Reviews(list):
     lines = False
     records = None  # text/csv: each record's fields (the review is its fields joined with its delimiter: , or tab)
     quoted = False  # text/csv: the first record's first field is quoted
+    class_first = False  # text/csv: every record is a labeled row, the class first, whatever the model's classes: a TSV
+    # whose first row is no header (serve_requests._tsv_header), every record of which predict reads so
     after_header = False  # text/csv: a Batch Transform mini-batch after the first of a header=present file
     may_follow_header = False  # text/csv: a Batch Transform mini-batch without a header row, not header=absent: a
     # later one of a file whose header the first mini-batch held (recognized there without header=present)
@@ -528,9 +534,12 @@ def _csv_records(text, header, delimiter):
             names, start, blank = None, 0, 0
             if header == "present":
                 reader, names, start, blank = _declared_header(stream, reader, delimiter, quoting)
-            line = reader.line_num
+            line, seen = reader.line_num, names is not None  # seen: a row read (a header too: _blank_or's leading)
             for record in reader:
-                records.append(_blank_or(record))
+                if len(record) == 1:  # (only a record of one field may be blank: no call for the others)
+                    record = _blank_or(record, leading=not seen)
+                records.append(record)
+                seen = seen or bool(record)
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
             if _sdk_reviews(text, records, spanned, header, delimiter, error=False):
                 # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
@@ -600,7 +609,7 @@ def _lone_cr_in_csv(exc, records, text):
     table (``label,text`` over reviews without a class) every line is a review, the \\r whitespace in it, and the
     body was a 400 (in Batch Transform, a failed job) where the same body with a space for the \\r was answered. A
     body read a line at a time has each line whole as one review, as predict reads it as text."""
-    from .columns import HEADER_LOOKAHEAD, index_header_start, short_header
+    from .columns import index_header_start, short_header
     from .lines import lone_cr_as_space
 
     if not _lone_cr(exc):
@@ -612,7 +621,7 @@ def _lone_cr_in_csv(exc, records, text):
     ahead = []  # (not strict, as predict reads the first lines: the strict reading's 400s are said after)
     with contextlib.suppress(csv.Error):
         for record in csv.reader(lines):
-            if _blank_or(record):
+            if _blank_or(record, leading=not ahead):
                 ahead.append(record)
             if len(ahead) > HEADER_LOOKAHEAD:
                 break
@@ -634,12 +643,28 @@ def _cut_hint(exc):
             'over several lines between mini-batches; write each review on one line, or send JSON Lines)')
 
 
-def _blank_or(record):
-    """``record`` (a CSV reader's, or None), or ``[]`` when it is one field of spaces only: a line of spaces is a blank
-    record, as an empty line is ([]), as predict reads a file (formats.csv_rows). Read as a field, it was a record of
-    one column: under a header of two (label,text), or among labeled rows, a 400 that failed a whole Batch Transform
-    job, where predict answers it as an empty review; above a header, taken for the header itself."""
-    return [] if record is not None and len(record) == 1 and record[0].isspace() else record
+def _blank_or(record, leading=False):
+    """``record`` (a CSV reader's, or None), or ``[]`` when it is one field without text (formats.predicted_record: a
+    line of spaces, or ``""``), a blank record as an empty line is ([]), as predict reads a table's records
+    (formats.csv_rows). Read as a field, it was a record of one column: under a header of two (label,text), or among
+    labeled rows, a 400 that failed a whole Batch Transform job, where predict answers it as an empty review; above a
+    header, taken for the header itself. ``leading``: no row before it, where predict reads lines, not records
+    (lines.leading_blank_lines): only a line of spaces is blank there, and a line ``""`` is the input's first, which
+    starts no table (predict answers each line as a review): it stays a record of one field, no header or labeled
+    row, as the look-ahead's first row (:func:`_rows_ahead`)."""
+    if record is None or len(record) != 1:
+        return record
+    return [] if (record[0].isspace() if leading else not predicted_record(record)) else record
+
+
+def _rows_ahead(records, count=HEADER_LOOKAHEAD):
+    """The first ``count`` rows of a ``text/csv`` body's ``records`` (blank ones, ``[]``, left out: every record
+    predict does not read as a row, :func:`_blank_or`), those its look-ahead holds (header_row.table_lookahead, whose
+    rows after a table's first one decide what that one is and which columns are text; formats.labeled_csv_records'
+    first records). Each of the endpoint's decisions takes its rows from here: they took the first records, blank
+    ones among them, and a body with many blank lines was judged by fewer rows than predict judges the same file by
+    (a header taken for a review, a column of ids or of prose read otherwise)."""
+    return list(itertools.islice(filter(None, records), count))
 
 
 def _declared_header(stream, reader, delimiter, quoting):
@@ -672,14 +697,14 @@ def _header_line_record(stream, reader):
 
     at = stream.tell()
     try:
-        return _blank_or(next(reader, None))
+        return _blank_or(next(reader, None), leading=True)
     except csv.Error as exc:
         line = stream.getvalue()[at:stream.tell()]
         line = line[:-1] if line.endswith("\n") else line
         spaced = _one_record(lone_cr_as_space(line)) if _lone_cr(exc) and "\n" not in line else None
         if spaced is None or len(spaced) != 1:
             raise
-        return _blank_or(spaced)
+        return _blank_or(spaced, leading=True)
 
 
 def _sdk_reviews(text, records, spanned, header, delimiter, error):
@@ -731,16 +756,16 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     """The header row of a ``text/csv`` body read by :func:`_csv_records`: one not declared taken from the records,
     one declared that only reads like one (a later Batch Transform mini-batch's review) given back to them ->
     (``records``, ``names``, ``start``, ``blank``)."""
-    from .columns import HEADER_LOOKAHEAD, header_columns, header_layout
+    from .columns import header_columns, header_layout
     from .formats import header_alone
 
-    undeclared = names is None and header == "" and (delimiter == "\t" or not fell_back and (
+    undeclared = names is None and header == "" and (_tsv_header(records) if delimiter == "\t" else not fell_back and (
         _undeclared_header(records) or header_alone(records)))
     if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
     if (names is not None and in_batch_transform(os.environ) and header_layout(names) is not None
-            and header_columns(names, records[:HEADER_LOOKAHEAD]) is None):
+            and header_columns(names, _rows_ahead(records)) is None):
         # a later mini-batch whose first record only reads like a header: a review that is one word naming a class
         # column (2,Stars; positive,Score: its class recurs below it, columns.header_columns) was skipped, unanswered,
         # and every answer after it one off
@@ -748,12 +773,28 @@ def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
     return records, names, start, blank
 
 
+def _tsv_header(records):
+    """Is the first row of a ``text/csv`` body read tab-separated (its first line a TSV's header row, by the rows after
+    it: formats.tsv_with_header) its header, as predict reads the same file (data.examples_of_lines)? Not when the
+    rows after it (:func:`_rows_ahead`) say it is a record, its first value or a text column's name recurring below it
+    in its column (columns.text_header, columns.header_columns: ``positive<TAB>review`` over ``negative<TAB>cold soup``,
+    ...): predict reads it as the first labeled row, every record's class first (:attr:`Reviews.class_first`),
+    whatever the model's classes. It was taken for the header: unanswered, one answer fewer than predict gives."""
+    from .columns import header_columns, index_header_start, text_header
+
+    rows = _rows_ahead(records, HEADER_LOOKAHEAD + 1)
+    if len(rows) < 2 or index_header_start(rows[0]):  # (pandas' index first: its rows tell, _csv_reviews)
+        return True
+    first, rest = rows[0], rows[1:]
+    return text_header(first, rest, predicting=True) or header_columns(first, rest) is not None
+
+
 def _csv_reviews(text, records, names, start, numbering, header, delimiter):
     """The reviews of a ``text/csv`` body's ``records`` under its header row ``names`` (None: none), numbered as
     :func:`_record_numbers` (``numbering``: its arguments) numbers them: each record whole, or, under a header
     training recognizes, its text columns."""
-    from .columns import (HEADER_LOOKAHEAD, header_layout, header_text_columns, index_column, index_rows,
-                          table_text_columns, table_texts, text_header_columns)
+    from .columns import (header_layout, header_text_columns, index_column, index_rows, table_text_columns,
+                          table_texts, text_header_columns)
 
     shown = names  # the header as the request writes it
     index = names is not None and index_column(names, records)
@@ -769,16 +810,17 @@ def _csv_reviews(text, records, names, start, numbering, header, delimiter):
         # answered, the title dropped as if it were a class)
         try:
             return Reviews(table_texts(zip(records, _record_numbers(*numbering)), names,
-                                       table_text_columns(names, records[:HEADER_LOOKAHEAD]),
+                                       table_text_columns(names, _rows_ahead(records)),
                                        lambda number: f"CSV record {number}"))
         except FastTextError as exc:
             raise RequestError(400, str(exc)) from None
     layout = header_layout(names) if names is not None else None
     if layout is not None:  # a table's prose columns beside its named text columns are text, as training reads them
-        layout = header_text_columns(names, layout, records[:HEADER_LOOKAHEAD])
+        layout = header_text_columns(names, layout, _rows_ahead(records))
     if layout is None:
         texts = Reviews(delimiter.join(record) for record in records)
         texts.records, texts.quoted = records, text[start:].lstrip()[:1] == '"'
+        texts.class_first = names is None and delimiter == "\t"  # (a TSV whose first row is a record: _tsv_header)
         texts.after_header = header == "present" and names is None  # (its header was in the first mini-batch)
         # (plain text/csv, as docs/SERVING.md's transform() sends a file: its first mini-batch's header is recognized
         # without header=present, and the later ones were answered whole, row numbers and classes as words)
@@ -823,14 +865,14 @@ def _undeclared_header(records):
     ``1,bad``: a labeled file whose header names its text only) are read by :func:`csv_texts` as without it, reviews
     with unquoted commas whole. Over records wider than it, the header was answered as a review, one answer more than
     predict gives for the same bytes."""
-    from .columns import (HEADER_LOOKAHEAD, header_columns, header_layout, index_header_start, one_column_text_header,
-                          prose_commas, short_header, text_header)
+    from .columns import (header_columns, header_layout, index_header_start, one_column_text_header, prose_commas,
+                          short_header, text_header)
     from .formats import labeled_csv_records
 
-    rows = [record for record in records if record]
+    rows = _rows_ahead(records, HEADER_LOOKAHEAD + 1)
     if len(rows) < 2:  # a header alone: formats.header_alone
         return False
-    first, rest = rows[0], rows[1:HEADER_LOOKAHEAD + 1]
+    first, rest = rows[0], rows[1:]
     if one_column_text_header(first):
         return text_header(first, rest, predicting=True)
     if not (short_header(first) or index_header_start(first)):
@@ -938,11 +980,12 @@ def _csv_lines(text):
 
     lines = split_lines(text)
     _refuse_lone_cr(lines)  # an old Mac file's lines: one line for SageMaker and predict, which refuses it
-    records = []
+    records, seen = [], False  # seen: a row read (_blank_or's leading)
     for line in lines:
         if not line.strip():  # (a line of spaces too: _blank_or)
             records.append([])
-        elif "\r" in line and has_lone_cr(line):
+            continue
+        if "\r" in line and has_lone_cr(line):
             # Its \r inside a quoted field is the field's: the line is that record. Else (without a quotation mark,
             # surely) it stands in an unquoted field, which no CSV record holds: the line is read whole, parsed once
             # with the \r a space (it was parsed as it is first, to fail: each such line twice, a body of them read
@@ -950,7 +993,9 @@ def _csv_lines(text):
             record = _one_record(line) if '"' in line else None
             records.append(record or WholeLine([line], _one_record(lone_cr_as_space(line))))
         else:
-            records.append(_one_record(line) or [line])
+            record = _one_record(line)  # ("": blank, as read as CSV, but for a first row: _blank_or)
+            records.append([line] if record is None else _blank_or(record, leading=not seen))
+        seen = seen or bool(records[-1])
     return records
 
 
@@ -973,14 +1018,15 @@ class WholeLine(list):
         self.fields = fields
 
 
-def _refuse_metadata_columns(records, layout, names=None):
+def _refuse_metadata_columns(records, layout, names=None, under_header=True):
     """A 400 for a CSV request whose columns after the class hold ids, dates or user names (Sentiment140's),
     refused as training and predict refuse them (``layout``: a header's (class column, text columns), or None:
-    the class first)."""
-    from .columns import HEADER_LOOKAHEAD, check_text_columns
+    the class first), over the rows predict's look-ahead holds (:func:`_rows_ahead`): the first HEADER_LOOKAHEAD
+    after a header (``under_header``), else HEADER_LOOKAHEAD + 1 with the first row."""
+    from .columns import check_text_columns
 
     try:
-        check_text_columns(records[:HEADER_LOOKAHEAD + 1], layout, "request", names)
+        check_text_columns(_rows_ahead(records, HEADER_LOOKAHEAD + (not under_header)), layout, "request", names)
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
 
@@ -996,13 +1042,15 @@ def csv_texts(reviews, predictor):
     (``,label,text``), its records begin with the row numbers (``8123,2,the food was great``). When every record does
     (columns.headless_index_rows), they are left out, as the first mini-batch's header had them left out, and the rest
     is read as above (a labeled row: its class first). Records with the class last (``text,label``:
-    formats.class_last_rows) are read for their other columns, as under the header."""
+    formats.class_last_rows) are read for their other columns, as under the header. A TSV whose first row is a record
+    (``reviews.class_first``: :func:`_tsv_header`) is read as labeled rows whatever the model's classes, as predict
+    reads it."""
     from .columns import csv_text, headless_index_rows
     from .formats import class_last_rows, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
-    header_names = reviews.header_names
+    header_names, class_first = reviews.header_names, reviews.class_first
     numbering = (reviews.first_number, reviews.repeats_at)
     _refuse_semicolon_table(reviews.semicolon_lines, predictor.class_values)
     if reviews.unread is not None:  # (no semicolon-separated table: the body's own error, as predict says it)
@@ -1027,7 +1075,7 @@ def csv_texts(reviews, predictor):
         records = [record[1:] for record in records]
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
-    if not _labeled_rows(records, quoted, header_names, predictor.class_values):
+    if not (class_first or _labeled_rows(records, quoted, header_names, predictor.class_values)):
         if after_header and class_last_rows(_without_header_rows(records, predictor.class_values),
                                             predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
@@ -1043,7 +1091,7 @@ def csv_texts(reviews, predictor):
         raise RequestError(400, f"CSV record {_record_number(short, numbering)} has one column, but record "
                                 f"{_record_number(labeled, numbering)} is a labeled row (class "
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
-    _refuse_metadata_columns(records, None)
+    _refuse_metadata_columns(records, None, under_header=typed is not None or header_names is not None)
     return [csv_text(record[1:]) for record in records]
 
 
@@ -1084,15 +1132,14 @@ def _labeled_rows(records, quoted, names, classes):
     header of one text column (``names``: ``text`` over ``"2","great food"``), as predict reads the same file
     (header_row.labeled_rows_under_one_name). The records judged are those predict judges: the first that are not
     blank (the first HEADER_LOOKAHEAD + 1 records, blank ones among them, made rows far apart reviews)."""
-    from .columns import HEADER_LOOKAHEAD, one_column_text_header
+    from .columns import one_column_text_header
     from .formats import labeled_csv_records
     from .header_row import labeled_rows_under_one_name
 
-    rows = (record for record in records if record)
     if names is not None and one_column_text_header(names):
-        rows = list(itertools.islice(rows, HEADER_LOOKAHEAD))
+        rows = _rows_ahead(records)
         return labeled_rows_under_one_name([(names, 0)] + [(row, 0) for row in rows], classes, quoted)
-    return labeled_csv_records(list(itertools.islice(rows, HEADER_LOOKAHEAD + 1)), quoted, classes, header=False)
+    return labeled_csv_records(_rows_ahead(records, HEADER_LOOKAHEAD + 1), quoted, classes, header=False)
 
 
 def _refuse_lone_cr_in_table(reviews, predictor, numbering):
@@ -1133,7 +1180,7 @@ def _typed_header_at(records, classes):
     (files joined with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the
     review ``Review Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row
     whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
-    from .columns import HEADER_LOOKAHEAD, class_and_text_names, prose_commas
+    from .columns import class_and_text_names, prose_commas
     from .formats import typed_header, unnamed_class_header
 
     at = next((i for i, record in enumerate(records) if record), None)
@@ -1144,6 +1191,6 @@ def _typed_header_at(records, classes):
     if not (typed or class_and_text_names(first)):
         return None
     repeats = _repeats_of(first, records[at + 1:])
-    ahead = _left_out(records[at + 1:], repeats)[:HEADER_LOOKAHEAD]  # (the repeats out of the look-ahead, as predict's)
+    ahead = _rows_ahead(_left_out(records[at + 1:], repeats))  # (the repeats out of the look-ahead, as predict's)
     header = (typed and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
     return (at, repeats) if header else None

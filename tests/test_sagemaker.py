@@ -4361,14 +4361,118 @@ def test_predict_and_the_endpoint_tell_a_table_by_the_same_lines(tmp_path, bundl
     blank), a line of spaces a blank one. The endpoint took the first lines that were not blank for a TSV's, and
     predict counted a line of spaces as a record of one field: the same bytes were a table to one and reviews, one a
     line, to the other (different answers, and a different count)."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv"), served[0]) == answers
+
+
+def _predicted(tmp_path, bundle, body):
+    """``(answers, None)``: CLI predict's answers for ``body`` written to a file; ``(None, its error line)`` when it
+    refuses the file."""
     from conftest import cli_in_process
 
     path = tmp_path / "body.csv"
     path.write_text(body)
     got = cli_in_process("predict", "--model", bundle, "--input", path)
-    assert got.returncode == 0, got.stderr
-    answers = [json.loads(line) for line in got.stdout.splitlines()]
-    assert sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv"), served[0]) == answers
+    if got.returncode:
+        return None, got.stderr.strip().splitlines()[-1]
+    return [json.loads(line) for line in got.stdout.splitlines()], None
+
+
+def _served_answers(body, served, content_type="text/csv"):
+    """The endpoint's answers for ``body`` (input_fn, then predict_fn)."""
+    return sm_serve.predict_fn(sm_serve.input_fn(body.encode(), content_type), served[0])
+
+
+_TEN_LABELED_ROWS = "".join(f"{1 + i % 2},review {i} of the food\n" for i in range(10))
+_PROSE_ROWS = "".join(f"{1 + i % 2},food {i},the waiter said the kitchen closed early on day {i}\n" for i in range(40))
+
+
+@pytest.mark.parametrize("body", [
+    # a header typed with a space after its comma over labeled rows (formats.typed_header: 4 rows at least), two of
+    # them before blank lines that filled the endpoint's look-ahead
+    "Sentiment, Review Body\n2,great food\n1,cold soup\n" + "\n" * 48 + _TEN_LABELED_ROWS,
+    # a column beside the named text column whose values read as prose (columns.header_text_columns), one word in the
+    # rows before the blank lines
+    "label,text,staff_reply\n" + "2,food,ok\n1,soup,ok\n2,wine,ok\n" + "\n" * 48 + _PROSE_ROWS,
+    # and beside a header of text columns and no class (columns.table_text_columns)
+    "review_id,text,staff_reply\n" + "r1,food,ok\nr2,soup,ok\nr3,wine,ok\n" + "\n" * 48 + _PROSE_ROWS,
+], ids=["typed-header", "prose-column-beside-a-class", "prose-column-of-a-table-of-texts"])
+def test_predict_and_the_endpoint_judge_a_table_by_the_same_rows_among_blank_lines(tmp_path, bundle, served, body):
+    """The rows that decide what a table's first row is and which of its columns are text are the first
+    HEADER_LOOKAHEAD records predict reads, blank ones left out (header_row.table_lookahead); the endpoint took the
+    first HEADER_LOOKAHEAD records, blank ones among them, and judged a body with many blank lines by fewer rows: a
+    typed header answered as a review, a column of prose left out, where predict reads the same file otherwise."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert _served_answers(body, served) == answers
+
+
+@pytest.mark.parametrize("body", [
+    "".join(f'"{1 + i % 2}","{5000 + i}","review {i} of the food"\n' + "\n" * 3 for i in range(60)),  # no header
+    "label,title,text\n" + "".join(f"{1 + i % 2},{5000 + i},review {i} of the food\n" + "\n" * 3 for i in range(60)),
+], ids=["labeled-rows", "under-a-header"])
+def test_predict_and_the_endpoint_refuse_a_column_of_ids_among_blank_lines_alike(tmp_path, bundle, served, body):
+    """A column of ids among the text columns (columns.check_text_columns: 20 values at least over the look-ahead) is
+    refused by predict over its first rows that are not blank; over the first records, blank ones among them, the
+    endpoint saw too few ids to tell, and answered each record with its id as a word."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert answers is None
+    with pytest.raises(sm_serve.RequestError) as caught:
+        _served_answers(body, served)
+    reason = caught.value.message.split("request: ", 1)[1]
+    assert caught.value.status_code == 400 and "column 2 holds only whole numbers" in reason and reason in error
+
+
+def test_batch_transform_gives_back_a_first_record_whose_class_recurs_after_blank_lines(monkeypatch, tmp_path, bundle,
+                                                                                       served):
+    """A later Batch Transform mini-batch of a ``header=present`` file whose first record only reads like a header
+    (``2,Stars``: its class recurs below it, columns.header_columns) is a record, answered as predict answers it in
+    the same file: the rows that tell are those after it that are not blank (the first HEADER_LOOKAHEAD records were
+    all blank, and it was taken for the header, answered with the answer's field names)."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = "2,Stars\n" + "\n" * 50 + _TEN_LABELED_ROWS
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert _served_answers(body, served, "text/csv; header=present") == answers
+
+
+@pytest.mark.parametrize("body", [
+    'label,text\n2,great food\n""\n1,cold soup\n""\n',  # under a header
+    '"2","great food"\n""\n"1","cold soup"\n',  # among labeled rows
+    'label\ttext\n2\tgreat food\n""\n1\tcold soup\n',  # in a TSV
+    "Sentiment, Review Body\n" + "".join(f'{1 + i % 2},review {i}\n""\n' for i in range(6)),  # under a typed header
+    'text\n""\n' + "".join(f'"{1 + i % 2}","review {i}"\n""\n' for i in range(6)),  # labeled rows under text
+    '""\nlabel,text\n2,great food\n1,cold soup\n',  # the first line: no table to predict, every line a review
+], ids=["under-a-header", "among-labeled-rows", "in-a-tsv", "under-a-typed-header", "under-one-text-column",
+        "first-line"])
+def test_a_line_of_an_empty_quoted_field_is_read_by_predict_and_the_endpoint_alike(tmp_path, bundle, served, body):
+    """A line ``""`` (pandas' empty string, quoted) among a table's records is a blank record to predict (no text, one
+    field: formats.predicted_record), answered as an empty review in its place; the endpoint read it as a record of
+    one field: a 400 under a header of two columns or among labeled rows, and a row of the look-ahead. Above the
+    table's first row it is the input's first line to predict (a line of spaces is blank there, ``""`` is not), which
+    starts no table: every line a review, as the endpoint answers it."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert _served_answers(body, served) == answers
+
+
+@pytest.mark.parametrize("body", [
+    "positive\treview\n" + "negative\tcold soup\npositive\tgreat food\n" * 5,  # the model's classes
+    "good\treview\n" + "bad\tcold soup\ngood\tgreat food\n" * 5,  # classes that are not the model's
+    "positive\treview\n" + "negative\tcold soup\n\n\npositive\tgreat food\n" * 5,  # blank records among them
+    "title\tbody\n" + "title\tcold soup\nnice\tgreat food\n" * 5,  # its first value recurs (columns.text_header)
+], ids=["models-classes", "other-classes", "blank-records", "first-value-recurs"])
+def test_a_tsv_whose_first_row_its_rows_say_is_a_record_is_read_by_predict_and_the_endpoint_alike(tmp_path, bundle,
+                                                                                                 served, body):
+    """A TSV (its first line a TSV's header row, as formats.tsv_with_header says) whose first row's class or a text
+    column's name recurs below it in its column is read by predict with that row as its first record, every record a
+    labeled row (header_row.class_and_text_columns, columns.header_columns), whatever the model's classes; the
+    endpoint took every TSV's first line for its header: unanswered, one answer fewer."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert len(answers) == len([line for line in body.splitlines()])
+    assert _served_answers(body, served) == answers
 
 
 @pytest.mark.parametrize("body", [b"label,text\n2,good food\n1,\"awful\n", b"2,good food\n1,\"awful\nservice, sadly\n"])
