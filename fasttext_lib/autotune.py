@@ -146,15 +146,27 @@ def starting_config(train_data, base=None):
     distinct n-grams: a 3k-sentence set then gets a 131k-row table instead of 2M rows, which
     allocates and initializes in a fraction of the time.
     """
+    from .class_signal import rare_class_signal
     from .schedule import default_schedule, mean_tokens
 
     base = base or TrainConfig()
     tokens = sum(len(text.split()) for text in train_data.texts)
     buckets = min(base.buckets, 2 ** math.ceil(math.log2(max(2 * tokens, 1024))))
     rule = default_schedule(len(train_data), mean_tokens(train_data.texts[:SAMPLE_DOCS]), len(set(train_data.labels)),
-                            ngrams=2, epochs=10)
+                            ngrams=2, epochs=10, rare_class=rare_class_signal(train_data.labels, texts_pairs(train_data)))
     return replace(base, optimizer=rule["optimizer"], lr=rule["lr"], batch_size=rule["batch_size"], epochs=10,
                    emsize=100, ngrams=2, buckets=buckets)
+
+
+def texts_pairs(data):
+    """class_signal's ``pairs_of`` for LabeledTexts ``data``: its documents ``docs`` (sorted indices), as the training
+    splits their words (by position: texts may be a pandas Series, whose [i] is its index's label i)."""
+    from .class_signal import pairs_of_texts
+
+    def pairs_of(docs):
+        wanted = set(docs.tolist())
+        return pairs_of_texts([text for i, text in enumerate(data.texts) if i in wanted])
+    return pairs_of
 
 
 def work(config, n_train):
