@@ -59,8 +59,8 @@ from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, pandas_class_column, sort_labels
 from .devices import table_fits
 from .errors import FastTextError, check_bool, check_positive_int, is_number, refuse_standard_output, setting_named
-from .stops import (carry_on_after_ctrl_c, keeping_stops, note_stop_line, note_what_a_stop_came_after,
-                    note_what_a_stop_left, stops_held)
+from .stops import (carry_on_after_ctrl_c, files_written, keeping_stops, note_stop_line, note_what_a_stop_came_after,
+                    note_what_a_stop_could_not_remove, note_what_a_stop_left, stops_held)
 from .lean_import import forget_an_interrupted_import
 from .pretrained import start_line
 from .evaluation import evaluate_bags
@@ -335,10 +335,29 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
         chosen.autotune["refit_diverged"] = refit_diverged
     if verbose:
         _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
-    if show_progress and chosen.pretrained is not None:  # (the trials and the refit said nothing: progress off)
-        print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
+    if show_progress:  # the lines a train says as it starts, of the final model (its trials and refit said none)
+        print(_final_settings_line(chosen.config, search.start, start is None, train_data), file=sys.stderr, flush=True)
+        if chosen.pretrained is not None:
+            print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
+
+
+def _final_settings_line(final, start, start_from_data, train_data):
+    """The ``settings ...`` line a train says of its lr and batch size (train.settings_line), of autotune's final
+    setting ``final``: train() says none of a search's trials or refit, which run with progress off and have both set
+    (the search steps from the start's values), so there is nothing for it to take from the data. Those still the
+    ``start``'s came from the data (``start_from_data``: starting_config's rule, for the documents of the training
+    split ``train_data`` at the start's epochs; an lr it lowered for a skewed class's weak words said so, as train
+    says it) or were given (a ``start`` of the caller's); the search chose the others."""
+    from .class_signal import rare_class_signal
+    from .train import settings_line
+
+    kept = [name for name in ("lr", "batch_size") if getattr(final, name) == getattr(start, name)]
+    as_set = replace(final, **{name: None for name in kept}) if start_from_data else final
+    signal = rare_class_signal(train_data.labels, texts_pairs(train_data)) if as_set.lr is None else None
+    return settings_line(as_set, replace(final, epochs=start.epochs), len(train_data), rare_class=signal,
+                         searched=[name for name in ("lr", "batch_size") if name not in kept])
 
 
 def _checked_splits(train_data, val_data, val_name):
@@ -762,13 +781,15 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             # (a stop once the claim is in place but before it returns: known by written on S3; once the bundle is
             # in place, the table is its)
             if (claimed or written) and not committed:
-                _take_back_the_table(trials_uri, exc, written)
+                _take_back_the_table(trials_uri, exc, written, storage.rerun_to_replace(False, overwrite_as))
+            elif committed:
+                _say_both_written(exc, committed[0], trials_uri)
             raise
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
         if readable:
             return _save_table_first(trained, output, compact, hint, trials_uri, table, previous, commit, committed,
-                                     compact_as)
+                                     compact_as, overwrite_as=overwrite_as)
     after_the_commit = None
     # (the table is put in place after the bundle here: a stop in its S3 upload leaves the bundle beside either table)
     try:
@@ -788,8 +809,16 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             note_what_a_stop_came_after(exc, f"the bundle was written to {committed[0]}")
         raise
     if after_the_commit is not None:
+        _say_both_written(after_the_commit, committed[0], trials_uri)  # (the table put in place above)
         raise after_the_commit
     return where
+
+
+def _say_both_written(exc, bundle, trials_uri):
+    """A stop ``exc`` once the bundle is in place at ``bundle`` and its trial table at ``trials_uri``: its line says
+    both (stops.files_written). The command line's said the bundle alone, the Python API's "stopped and cleaned up"."""
+    if isinstance(exc, KeyboardInterrupt):
+        note_what_a_stop_came_after(exc, files_written([("the bundle", bundle), ("the trial table", trials_uri)]))
 
 
 def _check_autotuned(trained):
@@ -803,21 +832,35 @@ def _check_autotuned(trained):
                             "trained without autotune: save it with save_bundle(trained, ...)")
 
 
-def _take_back_the_table(uri, cause, written):
+def _take_back_the_table(uri, cause, written, rerun):
     """Remove the trial table claimed at ``uri`` for a bundle whose save failed (``cause``); on S3 by the version its
     write created (``written``: atomic_write's), which a plain DELETE left behind a delete marker in a bucket that
-    keeps versions. A removal that fails too must not hide the cause (nor go unsaid: the table of a bundle never saved
-    stays, and refuses the next run without --overwrite): after a :class:`FastTextError` it is a second clause of the
-    same one line; after an interrupt or a bug, which goes on as it was, a ``warning:`` line."""
+    keeps versions. A removal that fails too must not hide the cause, nor go unsaid: the table of a bundle never saved
+    stays, and refuses the next run without --overwrite (:func:`_say_a_failed_take_back`; ``rerun``: how to replace
+    it, in the caller's user's terms)."""
     try:
         storage.remove_file(uri, written)
     except FastTextError as failed:
-        consequence = "it holds the trials of a bundle that was not saved"
-        if isinstance(cause, FastTextError):
-            raise FastTextError(f"{cause}; removing the trial table {uri} this run wrote failed too ({failed}): "
-                                f"{consequence}") from None
-        print(f"warning: removing the trial table {uri} this run wrote failed ({failed}): {consequence}",
-              file=sys.stderr, flush=True)
+        _say_a_failed_take_back(cause, uri, failed, rerun)
+
+
+def _say_a_failed_take_back(cause, uri, failed, rerun, put_back=False):
+    """The take-back of the trial table at ``uri`` after ``cause`` (its removal; ``put_back``: the earlier table's
+    return) failed (``failed``). After a :class:`FastTextError` it is a second clause of its one line; after a stop,
+    in the stop's line (stops.stop_message: a warning line said it, then the stop's line "stopped and cleaned up"),
+    what to do as ``rerun`` says; after a bug, which goes on as it was, a ``warning:`` line."""
+    what = "putting the earlier trial table back" if put_back else f"removing the trial table {uri} this run wrote"
+    holds = f"{uri} holds this run's trials, of a bundle that was not saved" if put_back else (
+        "it holds the trials of a bundle that was not saved")
+    if isinstance(cause, FastTextError):
+        raise FastTextError(f"{cause}; {what} failed too ({failed}): {holds}") from None
+    if not isinstance(cause, KeyboardInterrupt):
+        print(f"warning: {what} failed ({failed}): {holds}", file=sys.stderr, flush=True)
+    elif put_back:  # (the earlier table is gone: "cleaned up, but", as a set's file not put back is said)
+        note_what_a_stop_left(cause, f"{what} failed ({failed}): {holds}")
+    else:
+        note_what_a_stop_could_not_remove(cause, [(f"the trial table {uri}", getattr(failed, "reason", str(failed)))],
+                                          rerun)
 
 
 def _say_an_unanswered_upload(uri, exc, sent):
@@ -890,12 +933,14 @@ def _previous_table(uri):
         return False, None
 
 
-def _save_table_first(trained, output, compact, hint, uri, table, previous, on_commit, committed, compact_as=None):
+def _save_table_first(trained, output, compact, hint, uri, table, previous, on_commit, committed, compact_as=None,
+                      overwrite_as=storage.OVERWRITE_ARGUMENT):
     """``overwrite`` with the table on S3: its upload is the step that can fail (a 500, a reset), and, made after the
     bundle was published, such a failure ended the run in an error with the old bundle already replaced. So the
     table goes first, and a bundle that then fails puts ``previous`` (None: no table) back: in a bucket that keeps
     versions by deleting the version this write created (``previous`` is current again, no version is added), else
-    by writing it again (not once the bundle is in place: ``committed``, which ``on_commit`` fills)."""
+    by writing it again (not once the bundle is in place: ``committed``, which ``on_commit`` fills). A take-back that
+    fails is said (:func:`_say_a_failed_take_back`; how to replace a table left, as ``overwrite_as`` says)."""
     from .bundle import save_bundle
 
     written = []  # (the version this write created: a take-back deletes it, leaving none in a bucket keeping versions)
@@ -906,6 +951,8 @@ def _save_table_first(trained, output, compact, hint, uri, table, previous, on_c
         return save_bundle(trained, output, compact=compact, overwrite=True, hint=hint, on_commit=on_commit,
                            compact_as=compact_as)
     except BaseException as exc:
+        if committed:  # (the table went first: both are in place)
+            _say_both_written(exc, committed[0], uri)
         if committed or not written:  # (not written: the upload failed, or a stop cut in before it was answered)
             raise
         try:
@@ -918,7 +965,6 @@ def _save_table_first(trained, output, compact, hint, uri, table, previous, on_c
                     with storage.atomic_write(uri, "wb", overwrite=True) as f:
                         f.write(previous)
         except FastTextError as failed:
-            if isinstance(exc, FastTextError):
-                raise FastTextError(f"{exc}; putting the earlier trial table back failed too ({failed}): {uri} holds "
-                                    f"this run's trials") from None
+            _say_a_failed_take_back(exc, uri, failed, storage.rerun_to_replace(True, overwrite_as),
+                                    put_back=previous is not None)
         raise

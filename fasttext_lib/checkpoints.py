@@ -28,8 +28,8 @@ from . import storage
 from . import text as text_rules
 from .bundle import json_safe
 from .errors import FastTextError, flag_of, is_out_of_memory, out_of_memory_naming, reason_of, refuse_standard_output
-from .stops import (note_checkpoint_being_written, note_checkpoint_kept, note_checkpoints_kept_by_the_first_host,
-                    note_what_a_stop_came_after, tell_a_late_stop)
+from .stops import (files_written, note_checkpoint_being_written, note_checkpoint_kept,
+                    note_checkpoints_kept_by_the_first_host, note_what_a_stop_came_after, tell_a_late_stop)
 from .text import FORMED_BREAKS, MARKS, NFC_FIRST, NFC_TOKENS, QUOTES_AND_BREAKS, TRAINING_FORM, UNICODE_FORMS
 
 CHECKPOINT_MARKER = "checkpoint.json"
@@ -361,6 +361,7 @@ class KeptCheckpoint:
     def __init__(self, checkpoint_dir, search=None):
         self.checkpoint_dir, self.epoch, self.compared = checkpoint_dir, None, False
         self.bundle = None  # where the run wrote its bundle (None: not yet)
+        self.written_since = []  # the files the run wrote after it, (what, where) each (also_written)
         self.rank = 0  # this worker's in a dist_* cluster (joined_as): only the first one (0) writes checkpoints
         if checkpoint_dir and search is not None:
             self.found(search)
@@ -386,6 +387,12 @@ class KeptCheckpoint:
         as ``where`` held a bundle. Its line now says that it stopped after the bundle was written there."""
         self.bundle = where
 
+    def also_written(self, what, where):
+        """Once the bundle is written, ``what`` (the trial table, history.csv) is too, at ``where``: a stop's line names
+        it after the bundle (stops.files_written). Said only as 'stopped after the bundle was written to ...', a file
+        written and kept beside it went unsaid."""
+        self.written_since.append((what, where))
+
     @contextlib.contextmanager
     def told_on_a_stop(self):
         """A stop within this block carries what the run keeps (:meth:`tell`); so does one that ends the stop block
@@ -402,7 +409,7 @@ class KeptCheckpoint:
         """Note on the stop ``exc`` where the bundle is, or which checkpoint a rerun resumes from, or, on a cluster's
         other workers, that the first one keeps them."""
         if self.bundle is not None:
-            note_what_a_stop_came_after(exc, f"the bundle was written to {self.bundle}")
+            note_what_a_stop_came_after(exc, files_written([("the bundle", self.bundle), *self.written_since]))
         elif self.checkpoint_dir and self.rank:
             note_checkpoints_kept_by_the_first_host(exc, self.checkpoint_dir)
         elif self.checkpoint_dir and self.epoch is not None:

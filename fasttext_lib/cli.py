@@ -513,6 +513,7 @@ def _save(args, trained, kept):
                                         overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT,
                                         overwrite_as=storage.OVERWRITE_FLAG, compact_as=COMPACT_FLAG,
                                         on_commit=kept.bundle_written)
+        kept.also_written("the trial table", args.autotune_trials)  # (a stop in the lines below names it too)
     else:  # without --overwrite also a bundle another run saved there meanwhile is kept (this save fails instead)
         where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT,
                             on_commit=kept.bundle_written, compact_as=COMPACT_FLAG)

@@ -72,7 +72,9 @@ class TrainConfig:
     dropout: float = _setting(0.0, "dropout on the document vectors, in [0, 1)")
     lr_schedule: str = _setting("linear", "linear: decay to zero over the run, as fastText does; or constant")
     wd: float = _setting(0.0, "weight decay (lazy: only the rows a batch touches)")
-    ctx: str = _setting("auto", "auto, cpu, cpu:N, gpu, gpu:N or a list such as gpu:0,1 (auto: every GPU, else the CPU)")
+    # (cpu:N said as what it is: listed beside gpu:N, it read as another device; devices.describe_ctx says it too)
+    ctx: str = _setting("auto", "auto, cpu, gpu, gpu:N or a list such as gpu:0,1 (auto: every GPU, else the CPU); "
+                                "cpu:N (cpu:1, cpu:0,1) is the same CPU under another id, no other device")
     kvstore: str = _setting("auto", "auto: none for one device, device for several; dist_sync for several hosts")
     seed: int = _setting(42, "seed of the initialization, the shuffles and dropout")
     pretrained_vectors: Optional[str] = _setting(None, "a .vec text file (local or s3://, may be gzipped) whose vectors "
@@ -80,7 +82,7 @@ class TrainConfig:
                                                        "(fastText's -pretrainedVectors); its dimension must equal emsize")
     # (the two lines say how the run starts, which the bundle records too: config.json's settings and pretrained
     # record; autotune's trials and refit run without them, as without bars, or each trial would print them again:
-    # autotune says the pretrained line once, of its final model, pretrained.start_line)
+    # autotune says both once, of its final model: autotune._final_settings_line, pretrained.start_line)
     progress: bool = _setting(True, "progress bars, and the 'settings from the data' and 'pretrained vectors' lines, "
                                     "on stderr")
 

@@ -156,18 +156,32 @@ def did_you_mean(value, choices, most=1, key=None):
     (a dataset's own name, without its folder: ``drug`` for ``exp/drug``); every choice of a key found is offered,
     whole. The one rule of every such hint: a setting's choices (config.check_choice), notebook 01's datasets, those
     prepared (workspace.Workspace.prepared) and the notebooks' parameter names (notebook_params)."""
+    return said_as_meant(close_choices(value, choices, most, key))
+
+
+def close_choices(value, choices, most=1, key=None):
+    """What :func:`did_you_mean` offers for ``value`` (its arguments), closest first: ``[(how close, [the choices of
+    one key])]``, how close as difflib rates it (1.0: the value itself), so that the choices of two lists compared
+    by different keys can be offered together in order (workspace.Workspace.prepared: a folder's names, and those one
+    folder deeper by their own)."""
     import difflib
 
     key = key or (lambda text: text)
     text = key(value.lower().replace("-", "_")) if isinstance(value, str) else ""
     if not text:
-        return ""
+        return []
     keyed = {}
     for choice in choices:
         keyed.setdefault(key(choice), []).append(choice)
     close = [text] if text in keyed else (difflib.get_close_matches(text, keyed, most)
                                           or [k for k in keyed if k.startswith(text)])
-    return f" (did you mean {' or '.join(repr(choice) for k in close for choice in keyed[k])}?)" if close else ""
+    # (rated as get_close_matches rates them, the choice first)
+    return [(difflib.SequenceMatcher(None, k, text).ratio(), keyed[k]) for k in close]
+
+
+def said_as_meant(close):
+    """``" (did you mean 'drug' or 'drugs'?)"`` of :func:`close_choices`' answer, in its order; ``""`` for none."""
+    return f" (did you mean {' or '.join(repr(choice) for _, of_key in close for choice in of_key)}?)" if close else ""
 
 
 def error_line(message):

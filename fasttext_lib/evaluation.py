@@ -63,6 +63,18 @@ class Evaluation:
         return pd.DataFrame(counts, index=pd.Index(self.names, name="true"),
                             columns=pd.Index(self.names, name="predicted"))
 
+    def per_class_frame(self):
+        """Each class's ``precision``, ``recall``, ``f1`` and ``support`` (its documents) as a pandas DataFrame, one row
+        per class by name, as :meth:`confusion_frame` names them: the table ``evaluate`` prints on the command line
+        (notebook 04 showed the confusion matrix alone). NaN where a ratio is 0/0 (the precision of a class never
+        predicted, the recall of a class absent from the data)."""
+        import pandas as pd
+
+        ratios = ["precision", "recall", "f1"]
+        rows = self.metrics["per_class"]
+        return pd.DataFrame([{k: row[k] for k in [*ratios, "support"]} for row in rows],
+                            index=pd.Index(self.names, name="class")).astype({k: float for k in ratios})
+
     def documents_frame(self, text_chars=80):
         """A pandas DataFrame of one row per document, in order: its ``true`` and ``predicted`` class by name (as
         the bundle shows them: ``World``, ``Sports`` where it knows what the classes mean, else as written), the

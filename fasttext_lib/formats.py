@@ -550,12 +550,13 @@ def semicolon_class(line, classes):
             and (cell in classes or whole_number(cell) in classes))
 
 
-def semicolon_table(first, lines, classes):
+def semicolon_table(first, lines, classes, header=True):
     """Is an input to label whose first line that is not blank is ``first`` a semicolon-separated table (European
     Excel's CSV, ``to_csv(sep=";")``, R's ``write.csv2``)? Read a line at a time, its header row was answered as a
     review and each row's class as a word of its text; training refuses such a file (:func:`detect_format`). ``predict``
     and the endpoint's ``text/csv`` refuse it alike: this is their one rule. ``lines``: an iterator of the lines after
-    ``first``; ``classes``: the model's class ids and names.
+    ``first``; ``classes``: the model's class ids and names; ``header``: False when the input is told that ``first`` is
+    no header row (the endpoint's ``header=absent``): then only rows tell, as without a header.
 
     It is when ``first`` is such a table's header row (columns.semicolon_header) and at least half of the lines after it
     in the look-ahead that are not blank have as many fields (a first review ``Review;Loved it`` above plain reviews is
@@ -565,11 +566,10 @@ def semicolon_table(first, lines, classes):
     -> ``(what, lines)``: what it is, said after "line N" (``first``'s) by the caller's error, which goes on to the
     caller's own way out (None: no such table); and ``lines`` as they were (:data:`HEADER_LOOKAHEAD` of them read
     ahead, and put back, only when ``first`` may start such a table: a bad byte later is said as it was)."""
-    header, labeled = semicolon_header(first), semicolon_class(first, classes)
+    header, labeled = header and semicolon_header(first), semicolon_class(first, classes)
     if not (header or labeled):
         return None, lines
-    following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
-    lines = itertools.chain(following, lines)
+    following, lines = lines_ahead(lines)
     rows = [line for line in following if line.strip()]
     first = first.lstrip("\ufeff")
     conversion = (f"; only comma- and tab-separated ones are read: convert it (e.g. pandas: "
@@ -580,6 +580,25 @@ def semicolon_table(first, lines, classes):
         return (f"and the lines after it start with one of the model's classes and a semicolon "
                 f"({first.split(';', 1)[0].strip()};...): a semicolon-separated table{conversion}"), lines
     return None, lines
+
+
+def lines_ahead(lines):
+    """``(ahead, lines)``: the next :data:`HEADER_LOOKAHEAD` lines of the iterator ``lines`` (fewer at its end), blank
+    ones among them, and ``lines`` with them put back. An input to label is judged a table by its first line that is
+    not blank and these after it (:func:`tsv_with_header`, :func:`semicolon_table`), by ``predict`` and the endpoint
+    alike: the endpoint looked at the first lines that were not blank for a TSV's, and a body with blank lines among
+    its first ones was a TSV to one and reviews, one a line, to the other."""
+    ahead = list(itertools.islice(lines, HEADER_LOOKAHEAD))
+    return ahead, itertools.chain(ahead, lines)
+
+
+def predicted_record(row):
+    """Is the CSV record ``row`` one that ``predict`` answers, not a blank one: text in it, or two fields or more (a
+    row of empty fields, pandas' row of NaNs: :func:`csv_rows` with ``empty_fields``)? A line of spaces is blank, as
+    the endpoint reads it too. The records that tell a table (:func:`tsv_with_header`, predict's first records) are
+    counted so: a line of spaces counted as a row of one field made a TSV or CSV with such lines among its first ones
+    reviews to predict and a table to the endpoint."""
+    return has_text(row) or len(row) > 1
 
 
 def header_alone(records):
@@ -736,13 +755,14 @@ def class_last_rows(records, classes):
 
 def tsv_with_header(lines, classes=()):
     """Is an input to label a TSV with a header row, as ``predict`` reads one (and the endpoint a ``text/csv`` body)?
-    ``lines``: its first line (after blank ones) and up to :data:`HEADER_LOOKAHEAD` lines after it, with or without
-    their line ends. It is when the first is a TSV's header row (columns.tsv_header_line: a tab before any comma, its
-    fields column names) and the records after it are as wide as it (:func:`labeled_csv_records`; ``classes``: the
-    model's). A review holding a tab (``great food<TAB>loved it``) is no header row."""
+    ``lines``: its first line (after blank ones) and the :data:`HEADER_LOOKAHEAD` lines after it (:func:`lines_ahead`:
+    blank ones among them, and counted), with or without their line ends. It is when the first is a TSV's header row
+    (columns.tsv_header_line: a tab before any comma, its fields column names) and the records after it
+    (:func:`predicted_record`: a line of spaces is none) are as wide as it (:func:`labeled_csv_records`; ``classes``:
+    the model's). A review holding a tab (``great food<TAB>loved it``) is no header row."""
     if not lines or not tsv_header_line(lines[0]):
         return False
     records = []
     with contextlib.suppress(csv.Error):
         records = list(csv.reader((line.rstrip("\r\n") + "\n" for line in lines), delimiter="\t"))
-    return labeled_csv_records(records, False, classes)
+    return labeled_csv_records([r for r in records if predicted_record(r)], False, classes)

@@ -2,8 +2,8 @@
 
 papermill passes ``-p`` values as text or numbers (``-p autotune false`` is the text ``'false'``, true in Python) and
 only warns about a name the notebook does not have; a kernel keeps no trace of what papermill injected except the
-cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks, or one its yes/no switch
-leaves unused: :func:`check_switched_on`), :func:`check_flags` (yes/no parameters), :func:`check_tuning` (02's tune
+cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks, or one the run would leave
+unused, by its yes/no switch, 02's autotune or 01's data: :func:`check_switched_on`), :func:`check_flags` (yes/no parameters), :func:`check_tuning` (02's tune
 without its training job), :func:`check_dataset` (01's datasets), :func:`prepared_dataset` (02's to 04's), :func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and
 :func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run name as S3 key parts: workspace.py builds its
 paths from them).
@@ -146,24 +146,70 @@ def assigned_names(source):
 # (role is 02's training job's and 04's endpoint's).
 USED_ONLY_WITH = {"autotune_duration": ("autotune",), "training_instance_type": ("use_training_job",),
                   "endpoint_instance_type": ("deploy",), "role": ("use_training_job", "deploy")}
+# 02's settings that its autotune search sets itself (autotune.starting_config: the library's setting for the data,
+# then the search's steps), and train accuracy, which the search's model has none of: with autotune=True a value given
+# for them went unused without a word (the command line warns of such flags: cli._say_unused_search_flags).
+SET_BY_AUTOTUNE = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams", "train_accuracy")
+# 01's parameters that only some kinds of data use (_data_kind): train_docs sizes the synthetic corpus and caps each
+# split of a downloaded set; test_docs sizes the synthetic corpus's test split; overwrite=False keeps a downloaded set's
+# files. Given for other data, they went unused without a word.
+USED_BY_DATA = {"train_docs": (("synthetic", "downloaded"), "dataset='synthetic' or a downloaded dataset"),
+                "test_docs": (("synthetic",), "dataset='synthetic'"),
+                "overwrite": (("downloaded",), "a downloaded dataset")}
+# Why each kind of data leaves a parameter of USED_BY_DATA it is not listed for unused.
+UNSIZED_DATA = {"own": "train_file is read whole (the test split is test_file, or a seeded 20% of train_file), and its "
+                       "splits are written anew on every run",
+                "sample": "dataset='sample' is always the whole built-in sample, written anew on every run",
+                "synthetic": "dataset='synthetic' is written anew on every run",
+                "downloaded": "a downloaded dataset's splits are each capped by train_docs"}
+
+
+def _data_kind(namespace):
+    """What notebook 01 prepares, as :data:`USED_BY_DATA` names it: ``own`` (a ``train_file``), ``sample``,
+    ``synthetic`` or ``downloaded`` (any other name: a misspelt one is check_dataset's to refuse)."""
+    if namespace.get("train_file") is not None:
+        return "own"
+    return namespace.get("dataset") if namespace.get("dataset") in BUILT_IN_DATASETS else "downloaded"
+
+
+def _unused(name, namespace):
+    """``(when it is used, what to do)`` where the run, its other parameters as ``namespace`` has them, would not use
+    the parameter ``name``; else None."""
+    switches = [s for s in USED_ONLY_WITH.get(name, ()) if s in namespace]
+    if switches and all(namespace[s] is False for s in switches):
+        return f"used only with {switches[0]}=True", f"-p {switches[0]} True too, or leave {name} out"
+    if name in SET_BY_AUTOTUNE and namespace.get("autotune") is True:
+        set_by = ("its model is scored on its validation split alone" if name == "train_accuracy" else
+                  "the search sets the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the "
+                  "library's setting for the data")
+        return "not used with autotune=True", f"{set_by}; leave {name} out, or -p autotune False"
+    if name in USED_BY_DATA and "dataset" in namespace:
+        kinds, uses = USED_BY_DATA[name]
+        kind = _data_kind(namespace)
+        if kind not in kinds:
+            return f"used only with {uses}", f"{UNSIZED_DATA[kind]}; leave {name} out"
+    return None
 
 
 def check_switched_on(injected, namespace, defaults=None):
-    """Refuse a parameter papermill injected (``injected``: its names) whose switch in ``namespace`` is False:
-    ``-p autotune_duration 60`` without ``-p autotune True`` ran in full and said only after the training that
-    autotune was False. A switch that is not a bool is left to check_flags, which names it. Not refused: a value
-    of None, or the notebook's own default (``defaults``: :func:`literal_defaults` of its parameters cell) — a
-    papermill ``-f params.yaml`` that lists every parameter asks for nothing the run leaves unused."""
+    """Refuse a parameter papermill injected (``injected``: its names) that the run would not use, as the other
+    parameters in ``namespace`` have it: one whose switch is False (``-p autotune_duration 60`` without ``-p autotune
+    True`` ran in full and said only after the training that autotune was False), one of 02's settings the autotune
+    search sets (:data:`SET_BY_AUTOTUNE`), or one of 01's that its data does not use (:data:`USED_BY_DATA`). A switch
+    that is not a bool is left to check_flags, which names it. Not refused: a value of None, or the notebook's own
+    default (``defaults``: :func:`literal_defaults` of its parameters cell) — a papermill ``-f params.yaml`` that lists
+    every parameter asks for nothing the run leaves unused."""
     defaults = defaults or {}
     for name in injected:
-        switches = [s for s in USED_ONLY_WITH.get(name, ()) if s in namespace]
         value = namespace.get(name)
         if value is None or (name in defaults and type(value) is type(defaults[name]) and value == defaults[name]):
             continue
-        if switches and all(namespace[s] is False for s in switches):
-            switch = switches[0]
-            raise FastTextError(f"{name} is used only with {switch}=True (it was given, and the run would not have "
-                                f"used it): -p {switch} True too, or leave {name} out")
+        if isinstance(defaults.get(name), bool) and not isinstance(value, bool):
+            continue  # (a yes/no parameter given as text, -p overwrite false: check_flags names it)
+        unused = _unused(name, namespace)
+        if unused:
+            when, remedy = unused
+            raise FastTextError(f"{name} is {when} (it was given, and the run would not have used it): {remedy}")
 
 
 def literal_defaults(source):

@@ -301,11 +301,11 @@ class _Opening:
         self.line = len(blank) + 1  # the first's, as errors say it
 
     def ahead(self):
-        """The next HEADER_LOOKAHEAD lines after the first (fewer at the end), put back."""
-        from .columns import HEADER_LOOKAHEAD
+        """The next HEADER_LOOKAHEAD lines after the first (fewer at the end), put back (formats.lines_ahead: what the
+        endpoint judges a body by too)."""
+        from .formats import lines_ahead
 
-        following = list(itertools.islice(self.rest, HEADER_LOOKAHEAD))
-        self.rest = itertools.chain(following, self.rest)
+        following, self.rest = lines_ahead(self.rest)
         return following
 
     def lines(self):
@@ -439,10 +439,12 @@ def _labeled_start(opening, given):
 
 
 def _first_records(opening):
-    """``(records, malformed)``: the input's first records read as CSV (blank ones skipped, HEADER_LOOKAHEAD + 1 at
-    most), each lone \\r read as a space, not strictly (all are read strictly after), and whether a malformed one (an
-    unclosed quote) ended them: the records before it are judged. The lines read are put back."""
+    """``(records, malformed)``: the input's first records read as CSV (blank ones skipped, a line of spaces too, as
+    they are read after: formats.predicted_record; HEADER_LOOKAHEAD + 1 at most), each lone \\r read as a space, not
+    strictly (all are read strictly after), and whether a malformed one (an unclosed quote) ended them: the records
+    before it are judged. The lines read are put back."""
     from .columns import HEADER_LOOKAHEAD
+    from .formats import predicted_record
     from .lines import lone_cr_as_space
 
     read = []
@@ -455,7 +457,7 @@ def _first_records(opening):
     reader = csv.reader(itertools.chain([lone_cr_as_space(opening.first) + "\n"], kept(opening.rest)))
     records, malformed = [], False
     try:
-        for record in filter(None, reader):
+        for record in filter(predicted_record, reader):
             records.append(record)
             if len(records) > HEADER_LOOKAHEAD:
                 break

@@ -21,8 +21,9 @@ def read_splits(read_validation, read_training, *, explicit_names, names_as, say
 
     ``explicit_names``: label_names.from_option of what the caller's user gave as ``names_as`` (``--label-names``,
     ``label_names``), which wins over names found beside the data. ``beside_validation``: ``(names file, its mapping,
-    subset)`` found beside the validation data and not beside the training data (the CLI's): they name the training
-    data's classes (label_names.kept_for_data's ``subset``)."""
+    subset)`` found beside the validation data and not beside the training data (the CLI's; the job's test channel's,
+    sm_train.ChannelNames): checked against both data's classes, they name the training data's
+    (label_names.kept_for_data's ``subset``)."""
     # The validation data first: nothing in the training data changes how it is read, and a file that cannot be read
     # was refused only once the whole training data had been (minutes at Yelp size). Its texts are held through that
     # read (~30 MB for Yelp's 38k test reviews; train() frees them once encoded); the label names are settled from the

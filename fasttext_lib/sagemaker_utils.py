@@ -24,6 +24,12 @@ import shutil
 import tempfile
 import weakref
 
+# The SDK logs each config file it looks for, on stdout, as it is imported and on every session, unless its logger has
+# a level already (sagemaker.config.config_utils). Set at this module's import, which notebooks 02 and 04 make in their
+# check cell: set inside this module's functions, it came after 02's save cell had imported sagemaker.s3, whose output
+# was then two "sagemaker.config INFO - Not applying SDK defaults from location: /root/.config/..." lines.
+logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
+
 FRAMEWORK_VERSION = "1.9.0"
 PY_VERSION = "py38"
 DEFAULT_TRAINING_INSTANCE = "ml.m5.xlarge"
@@ -48,8 +54,6 @@ def _opted_out_config():
     """The SDK defaults config (files, as the SDK would load them) with telemetry turned off."""
     from sagemaker.config import load_sagemaker_config
 
-    # The SDK logs each config file it looks for; its logger is (re)configured on import, so quiet it here.
-    logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     config = dict(load_sagemaker_config() or {})
     config.setdefault("SchemaVersion", "1.0")
     modules = config.setdefault("SageMaker", {}).setdefault("PythonSDK", {}).setdefault("Modules", {})
@@ -62,7 +66,6 @@ def sagemaker_session(default_bucket=None):
 
     ``default_bucket`` is the bucket the SDK falls back on (it is never derived from the account).
     """
-    logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
     import boto3
     import sagemaker
 

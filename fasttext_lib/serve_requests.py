@@ -12,7 +12,8 @@
   TSV's header row is read tab-separated. A record ends at ``\\n`` only (:func:`_lines_of`), as SageMaker's line
   splitting does: a lone ``\\r`` inside a line is whitespace in its review, or, in a field of a CSV that is no
   review a line, a 400, as predict reads and refuses it. A semicolon-separated table is a 400, as predict refuses it
-  (formats.semicolon_table, the rule of both).
+  (formats.semicolon_table, the rule of both, on the same lines), named before any other 400 of the body's CSV, as
+  predict asks first; with ``header=absent`` only its rows tell, the first line among them.
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -27,6 +28,7 @@ import io
 import itertools
 import json
 import os
+from typing import NamedTuple
 
 from .errors import FastTextError
 from .jsonl import json_integer, missing_json, whole_characters
@@ -76,8 +78,10 @@ class Reviews(list):
     repeats_at = ()        # before it counted), and where the header's repeats stood among them (numbered, unanswered)
     header_names = None    # text/csv: the header row, as the body writes it (a 400 for a header without rows names it)
     body_lines = None      # text/csv in Batch Transform: the lines of the mini-batch (SplitType=Line joins answers to them)
-    semicolon_lines = None  # text/csv: (number, line, the lines after it) when its first line that is not blank holds a
-    # semicolon, for csv_texts to ask whether it is a semicolon-separated table (the model's classes tell)
+    semicolon_lines = None  # text/csv: _Opening (its first line that is not blank, the lines after it) when that line
+    # holds a semicolon, for csv_texts to ask whether it is a semicolon-separated table (the model's classes tell)
+    unread = None  # text/csv: the 400 the body's reading as CSV ended in, when semicolon_lines may start such a table:
+    # raised by csv_texts once the model's classes tell it is none, as predict asks before it reads a file as CSV
 
 
 # ---- The body: its media type and charset, its text
@@ -414,12 +418,29 @@ def csv_request(text, header):
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
-    delimiter = "\t" if header != "absent" and _body_is_tsv_with_header(text) else ","
+    opening = _opening(text, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
+    delimiter = "\t" if header != "absent" and _tsv_with_header(opening) else ","
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
-    semicolons = _semicolon_lines(text) if delimiter == "," else None
+    semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None
     # Its header row is known without the model's classes: refused before the body is read as CSV, which
     # R's "sentiment";"review" is not (a 400 that named no semicolon). Rows with a class first: csv_texts.
     _refuse_semicolon_table(semicolons, ())
+    try:
+        texts = _csv_body(text, header, delimiter)
+    except RequestError as exc:
+        if semicolons is None:
+            raise
+        # Rows with a class first may be a semicolon-separated table, which predict names before it reads the file
+        # as CSV (headerless quoted rows, "positive";"great food", are no valid CSV read with commas: with
+        # header=present that 400 was said instead): csv_texts asks with the model's classes, then says this
+        texts = Reviews([semicolons.first])
+        texts.records, texts.unread = [[semicolons.first]], exc
+    texts.semicolon_lines = semicolons
+    return texts
+
+
+def _csv_body(text, header, delimiter):
+    """:func:`csv_request`'s reading of a ``text/csv`` body whose fields ``delimiter`` separates -> :class:`Reviews`."""
     records, names, start, blank, fell_back = _csv_records(text, header, delimiter)
     records, names, start, blank, repeats = _header_row_repeated(records, names, start, blank, header, delimiter,
                                                                  fell_back)
@@ -440,7 +461,6 @@ def csv_request(text, header):
     # (csv_texts' 400s number its records as the body does: without a header, from 1)
     texts.first_number, texts.repeats_at = (first_number, repeats) if names is not None else (1, ())
     texts.header_names = names
-    texts.semicolon_lines = semicolons
     if in_batch_transform(os.environ):  # (text.split_lines' count, without a copy of every line of a 6 MB body)
         texts.body_lines = text.count("\n") + (not text.endswith("\n") and text != "")
     return texts
@@ -456,20 +476,29 @@ def _after_lines(text, count):
     return at
 
 
-def _semicolon_lines(text):
-    """A ``text/csv`` body's first line that is not blank, when it holds a semicolon, as predict reads a file's lines
-    (at ``\\n``, a CRLF's ``\\r`` dropped: text.split_lines) -> (its number, it, the
-    :data:`~fasttext_lib.columns.HEADER_LOOKAHEAD` lines after it that formats.semicolon_table reads); else None (no
-    semicolon-separated table)."""
-    from .columns import HEADER_LOOKAHEAD
+class _Opening(NamedTuple):
+    """The start of a ``text/csv`` body, as predict's of a file (predict_input._Opening): its first line that is not
+    blank (``first``, ``number``), the lines after it that tell what it starts (``following``: formats.lines_ahead),
+    and whether that line may be a header row (``header``: not told ``header=absent``)."""
+
+    number: int
+    first: str
+    following: list
+    header: bool
+
+
+def _opening(text, header):
+    """The :class:`_Opening` of a ``text/csv`` body, its lines read as predict reads a file's (at ``\\n``, a CRLF's
+    ``\\r`` dropped: text.split_lines), under the Content-Type's ``header`` parameter; None when every line is blank."""
+    from .formats import lines_ahead
     from .lines import leading_blank_lines
 
     lines = (line[:-1] if line.endswith("\r") else line
              for line in (line[:-1] if line.endswith("\n") else line for line in _lines_of(text)))
     blank, first = leading_blank_lines(lines)
-    if first is None or ";" not in first:
+    if first is None:
         return None
-    return len(blank) + 1, first, list(itertools.islice(lines, HEADER_LOOKAHEAD))
+    return _Opening(len(blank) + 1, first, lines_ahead(lines)[0], header != "absent")
 
 
 def _record_numbers(first_number, repeats):
@@ -818,15 +847,14 @@ def _undeclared_header(records):
     return labeled_csv_records([first] + rest, False, (), header=True)
 
 
-def _body_is_tsv_with_header(text):
-    """Is a ``text/csv`` body tab-separated, as ``predict`` reads an input (formats.tsv_with_header, which
-    predict_input.input_check asks too): its first line (after blank ones) a TSV's header row and the records after it as
-    wide as it? A review holding a tab (``great food<TAB>loved it``) is no header row: its line is not split."""
-    from .columns import HEADER_LOOKAHEAD
+def _tsv_with_header(opening):
+    """Is a ``text/csv`` body that starts with ``opening`` (:class:`_Opening`) tab-separated, as ``predict`` reads an
+    input (formats.tsv_with_header, which predict_input.input_check asks of the same lines): its first line (after
+    blank ones) a TSV's header row and the records after it as wide as it? A review holding a tab (``great
+    food<TAB>loved it``) is no header row: its line is not split."""
     from .formats import tsv_with_header
 
-    lines = (line for line in _lines_of(text) if line.strip())
-    return tsv_with_header(list(itertools.islice(lines, HEADER_LOOKAHEAD + 1)))
+    return opening is not None and tsv_with_header([opening.first] + opening.following)
 
 
 def _unwritten(records):
@@ -977,6 +1005,8 @@ def csv_texts(reviews, predictor):
     header_names = reviews.header_names
     numbering = (reviews.first_number, reviews.repeats_at)
     _refuse_semicolon_table(reviews.semicolon_lines, predictor.class_values)
+    if reviews.unread is not None:  # (no semicolon-separated table: the body's own error, as predict says it)
+        raise reviews.unread
     _refuse_lone_cr_in_table(reviews, predictor, numbering)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
@@ -1021,13 +1051,14 @@ def _refuse_semicolon_table(semicolon_lines, classes):
     """A 400 for a ``text/csv`` body that is a semicolon-separated table (formats.semicolon_table: ``sentiment;review``
     over its rows, or rows that start with one of the model's ``classes`` and a semicolon), as predict refuses such a
     file, for the same reason: its header was answered as a review, and each row whole, its class a word of its
-    text. ``semicolon_lines``: :func:`_semicolon_lines`' (None: nothing to judge)."""
+    text. ``semicolon_lines``: the body's :class:`_Opening` (None: nothing to judge); told ``header=absent``, only its
+    rows tell, its first line among them, and the refusal calls none of them a header."""
     if semicolon_lines is None:
         return
     from .formats import semicolon_table
 
-    number, first, following = semicolon_lines
-    what, _ = semicolon_table(first, iter(following), classes)
+    number, first, following, header = semicolon_lines
+    what, _ = semicolon_table(first, iter(following), classes, header)
     if what:
         raise RequestError(400, f"text/csv: line {number} {what}, or send it as text/plain to answer each line as it "
                                 f"is")
@@ -1051,15 +1082,17 @@ def _labeled_rows(records, quoted, names, classes):
     """Are a ``text/csv`` body's ``records`` labeled rows of the model's ``classes`` (the class first:
     formats.labeled_csv_records; ``quoted``: the first one's first field is quoted), to be read for their text? Under a
     header of one text column (``names``: ``text`` over ``"2","great food"``), as predict reads the same file
-    (header_row.labeled_rows_under_one_name)."""
+    (header_row.labeled_rows_under_one_name). The records judged are those predict judges: the first that are not
+    blank (the first HEADER_LOOKAHEAD + 1 records, blank ones among them, made rows far apart reviews)."""
     from .columns import HEADER_LOOKAHEAD, one_column_text_header
     from .formats import labeled_csv_records
     from .header_row import labeled_rows_under_one_name
 
+    rows = (record for record in records if record)
     if names is not None and one_column_text_header(names):
-        rows = list(itertools.islice((record for record in records if record), HEADER_LOOKAHEAD))
+        rows = list(itertools.islice(rows, HEADER_LOOKAHEAD))
         return labeled_rows_under_one_name([(names, 0)] + [(row, 0) for row in rows], classes, quoted)
-    return labeled_csv_records(records[:HEADER_LOOKAHEAD + 1], quoted, classes, header=False)
+    return labeled_csv_records(list(itertools.islice(rows, HEADER_LOOKAHEAD + 1)), quoted, classes, header=False)
 
 
 def _refuse_lone_cr_in_table(reviews, predictor, numbering):

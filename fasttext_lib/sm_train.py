@@ -8,7 +8,8 @@ with the source_dir as cwd; this module
   ones, the hidden ones and Hadoop's, Spark's and Hive's markers (``_SUCCESS``, ...: :func:`is_job_marker`), in any
   format the CLI reads (docs/INPUT.md), one or many files (concatenated in path order); a ``classes.txt`` /
   ``*.classes.txt`` file in the train channel, else in the test channel, is not data but the label names
-  (label_names.py; two channels' that differ are refused: :func:`names_of_channels`), which the ``label_names``
+  (label_names.py; two channels' that differ are refused: :func:`names_of_channels`; the test channel's checked
+  against both channels' classes, as the CLI checks those beside ``--validation``), which the ``label_names``
   hyperparameter (``1=negative,2=positive``, a known dataset, an ``s3://`` file, ``none``) overrides;
 * starts the word rows from pretrained vectors (``.vec``) when asked: the ``pretrained_vectors``
   hyperparameter (an ``s3://`` URI, read directly; or a file name inside the ``pretrained`` channel),
@@ -114,6 +115,7 @@ JOB_COLUMN_SETTINGS = ("label_column", "text_column")
 JOB_COLUMNS_ADVICE = "the job's hyperparameters label_column=NAME and text_column=NAME"  # (ColumnsToName.advising)
 JOB_FORMAT_SETTING = "the hyperparameter format"  # a file a format would read: format='csv' (formats.FormatToGive)
 JOB_LEFT_OUT_READ_BY = "the hyperparameter text_column=NAME"  # (columns.LEFT_OUT_READ_BY in the job's log)
+JOB_NAMES_SETTING = "label_names"  # how a refusal of the label names says to give them (the CLI's --label-names)
 SEVERAL_VALUES = {"text_column": (list, "a list of column names"), "label_names": (dict, "a dict of classes to names")}
 
 
@@ -592,8 +594,16 @@ def channel_names(channel, name):
     return names_files[0], found[0], all(any(named_for(n, f) for f in files) for n in names_files)
 
 
+class ChannelNames(NamedTuple):
+    """The label names the job's channels hold (:func:`names_of_channels`), each ``(names file, its mapping, whether
+    it is surely its data's)`` (:func:`channel_names`) or None."""
+    train: object = None  # the train channel's: read_channel keeps them for the training data's classes
+    test_only: object = None  # the test channel's, the train channel holding none: read_and_train.read_splits's
+    #                           beside_validation, checked against both channels' classes (the CLI's --validation's)
+
+
 def names_of_channels(train_channel, test_channel, test_name="test"):
-    """The label names of a job without the ``label_names`` hyperparameter (:func:`channel_names`; each channel its
+    """The label names of a job without the ``label_names`` hyperparameter (:class:`ChannelNames`; each channel its
     directory or its :class:`ChannelListing`): the train channel's, else the test channel's, as train --validation
     and notebook 01 take those beside the test data (they were skipped as not data: the bundle said the classes'
     ids). Read before any data (minutes at Yelp size); names in both that name a class differently are refused:
@@ -605,20 +615,20 @@ def names_of_channels(train_channel, test_channel, test_name="test"):
     in_train = channel_names(train, "train")
     in_test = channel_names(test, test_name) if test else None
     if in_train is None:
-        return in_test
+        return ChannelNames(test_only=in_test)
     if in_test is not None:
         refuse_disagreeing((f"the train channel's {os.path.relpath(in_train[0], train.path)}", in_train[1]),
                            (f"the {test_name} channel's {os.path.relpath(in_test[0], test.path)}", in_test[1]),
                            " (or give the label_names hyperparameter)")
-    return in_train
+    return ChannelNames(train=in_train)
 
 
 def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     """All documents of a channel (its directory or its :class:`ChannelListing`): its files read together by
     :func:`~fasttext_lib.data.read_labeled`, in order.
 
-    ``names``: the label names found before any data was read (:func:`names_of_channels`: the train channel's, else
-    the test channel's), kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
+    ``names``: the label names found in the channel before any data was read (:func:`names_of_channels`'s ``train``),
+    kept for the labels the data has. ``counted=True`` (the training channel): tokenized and
     counted as the files stream (:func:`~fasttext_lib.data.read_counted`), so the texts are never all in memory."""
     from .columns import LEFT_OUT_READ_BY, ColumnsToName
     from .data import read_counted, read_labeled
@@ -646,7 +656,7 @@ def read_channel(channel, fmt="auto", name="train", counted=False, names=None):
     print(f"{name} channel: {len(data)} documents from {len(files)} file(s)", flush=True)
     if names is not None:  # a classes.txt must fit the data, a.classes.txt beside a.train need only name its classes
         names_file, found, subset = names
-        data.names = kept_for_data(found, data.labels, names_file, subset=subset)
+        data.names = kept_for_data(found, data.labels, names_file, subset=subset, option=JOB_NAMES_SETTING)
     return data
 
 
@@ -674,17 +684,22 @@ def save_model(trained, model_dir, on_commit=None):
 
 
 @contextlib.contextmanager
-def _public_file(path, mode="wb"):
-    """An atomically written file, readable by all (the serving container may not run as root)."""
+def _public_file(path, mode="wb", on_written=None):
+    """An atomically written file, readable by all (the serving container may not run as root). ``on_written(path)``:
+    it is one of the job's files written one after the other (its metrics), and this is called once it is in place
+    (storage.one_of_several_files: a stop during its write says it was cleaned up)."""
     from . import storage
 
-    with storage.atomic_local_file(path, mode) as f:
+    with (storage.atomic_local_file(path, mode) if on_written is None
+          else storage.one_of_several_files(path, on_written, mode)) as f:
         yield f
         os.chmod(f.fileno(), 0o644)
 
 
-def write_metrics(trained, output_dir, extra=None, held_out="test"):
-    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``.
+def write_metrics(trained, output_dir, extra=None, held_out="test", on_written=lambda name: None):
+    """``history.csv``, ``metrics.json`` and ``history.png`` (accuracy and loss per epoch) in ``output_dir``, each on
+    its own, ``on_written(name)`` called as each is in place (the job's KeptCheckpoint.also_written: a stop's line
+    names those written, and the one whose write it cleaned up).
 
     The table and the plot are notebook 02's (``TrainedModel.history_frame``, figures.plot_history): ``held_out``
     names the split the validation columns were scored on (the job's channel: ``test`` or ``validation``; None: the
@@ -692,20 +707,23 @@ def write_metrics(trained, output_dir, extra=None, held_out="test"):
     cell empty, and the plot called a validation channel "test" and ticked a one-epoch run at fractions of an epoch."""
     from .bundle import metrics_summary
 
+    def written(path):
+        on_written(os.path.basename(path))
+
     os.makedirs(output_dir, exist_ok=True)
-    with _public_file(os.path.join(output_dir, "history.csv"), "w") as f:
+    with _public_file(os.path.join(output_dir, "history.csv"), "w", written) as f:
         f.write(trained.history_frame().to_csv())
     metrics = {**metrics_summary(trained), "labels": list(trained.labels), "label_names": dict(trained.label_names),
                **(extra or {})}
-    with _public_file(os.path.join(output_dir, "metrics.json"), "w") as f:
+    with _public_file(os.path.join(output_dir, "metrics.json"), "w", written) as f:
         json.dump(metrics, f, indent=2)
-    written = ["history.csv", "metrics.json"]
-    if _plot_history(trained, held_out, os.path.join(output_dir, "history.png")):
-        written.append("history.png")
-    return written
+    names = ["history.csv", "metrics.json"]
+    if _plot_history(trained, held_out, os.path.join(output_dir, "history.png"), written):
+        names.append("history.png")
+    return names
 
 
-def _plot_history(trained, held_out, path):
+def _plot_history(trained, held_out, path, on_written):
     """``history.png``: figures.plot_history of ``trained``'s history, drawn off screen (the job has no display)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -719,7 +737,7 @@ def _plot_history(trained, held_out, path):
     fig = Figure(figsize=(10, 3.5))
     FigureCanvasAgg(fig)
     plot_history(fig, trained.history_frame(), held_out, f"{used.optimizer}, {used.ngrams}-grams, emsize {used.emsize}")
-    with _public_file(path, "wb") as f:
+    with _public_file(path, "wb", on_written) as f:
         fig.savefig(f, format="png", dpi=100)
     return True
 
@@ -785,49 +803,91 @@ def _run_training(argv, environ):
 
 
 def _train_and_save(args, env, config, fmt, train_kwargs, search, kept):
-    """The job once its settings and checkpoints are checked: the channels read, the model trained (from the
+    """The job once its settings and checkpoints are checked: the channels listed, the model trained on them (from the
     checkpoint ``search`` found, if any), the bundle and metrics saved. ``kept``: the checkpoint the job's directory
     keeps, as a stop tells it (checkpoints.KeptCheckpoint)."""
     from . import label_names
-    from .devices import describe_ctx
-    from .read_and_train import read_then_train
 
     explicit_names = label_names.from_option(args.label_names) if args.label_names is not None else None
+    channels = _list_channels(env, explicit_names)
+    _check_pretrained_start(config)
+    trained = _read_and_train(channels, env, config, fmt, explicit_names, train_kwargs, search, kept)
+    _say_how_it_trained(trained)
+    if env.is_first_host:
+        _save_outputs(trained, env, train_kwargs, kept, validated=channels.test is not None)
+    else:
+        print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
+    return 0
+
+
+class _Channels(NamedTuple):
+    """The job's data channels as listed before any is read (:func:`_list_channels`)."""
+    train: ChannelListing
+    test: object  # the test (or validation) channel's ChannelListing, None without one
+    names: object  # names_of_channels' ChannelNames (none with the label_names hyperparameter)
+
+
+def _list_channels(env, explicit_names):
+    """The train and test channels listed (each once: the listing is passed along to the names and the read), and the
+    names files they hold (``explicit_names``: the label_names hyperparameter's, which wins over them)."""
     # Both channels hold files: an empty (or missing) test channel was found only after the training data (minutes
     # at Yelp size), an empty train channel only after the pretrained vectors (a wiki .vec file: gigabytes) were read
-    # (each listed once, the listing passed along to the names and the read)
-    train_channel = list_channel(env.train_channel, "train")
-    test_channel = list_channel(env.test_channel, env.test_channel_name) if env.test_channel else None
+    train = list_channel(env.train_channel, "train")
+    test = list_channel(env.test_channel, env.test_channel_name) if env.test_channel else None
     # the names files too, the test channel's with the train channel's (two that disagree fail the job here)
-    names = (names_of_channels(train_channel, test_channel, env.test_channel_name) if explicit_names is None
-             else None)
-    if config.pretrained_vectors:  # a wrong file fails the job before the data is read (train reads it whole later)
+    names = names_of_channels(train, test, env.test_channel_name) if explicit_names is None else ChannelNames()
+    return _Channels(train, test, names)
+
+
+def _check_pretrained_start(config):
+    """A wrong pretrained vectors file fails the job before the data is read (train reads it whole later)."""
+    if config.pretrained_vectors:
         from .vec_files import check_vec_start
 
         check_vec_start(config.pretrained_vectors, dim=config.emsize)
-    # the test channel read first, then the train channel (counted: its texts never all in memory), in the log's terms
-    read_test = (lambda: read_channel(test_channel, fmt, env.test_channel_name)) if test_channel else None
-    trained = read_then_train(
-        read_test, lambda: read_channel(train_channel, fmt, "train", names=names, counted=True), config, kept,
-        explicit_names=explicit_names, names_as="label_names", say=lambda line: print(line, flush=True),
-        in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"),
-                                               test_name=env.test_channel_name),
-        on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search, **train_kwargs)
-    used = trained.config  # lr / batch_size left unset (or "none") came from the data
+
+
+def _read_and_train(channels, env, config, fmt, explicit_names, train_kwargs, search, kept):
+    """The test channel read, then the train channel (counted: its texts never all in memory), and the model trained
+    on them (read_and_train.read_then_train, as the CLI's train), one log line per epoch, in the job's terms. Names
+    found in the test channel only name the training data's classes once checked against both channels' (as the CLI
+    checks those beside --validation: read_and_train.read_splits's ``beside_validation``)."""
+    from .read_and_train import read_then_train
+
+    test_name = env.test_channel_name
+    read_test = (lambda: read_channel(channels.test, fmt, test_name)) if channels.test is not None else None
+    return read_then_train(
+        read_test, lambda: read_channel(channels.train, fmt, "train", names=channels.names.train, counted=True), config,
+        kept, explicit_names=explicit_names, names_as=JOB_NAMES_SETTING, say=lambda line: print(line, flush=True),
+        beside_validation=channels.names.test_only,
+        in_own_terms=lambda line: in_job_terms(line, train_kwargs.get("checkpoint_dir"), test_name=test_name),
+        on_epoch_end=lambda row: print(format_epoch(row), flush=True), checkpoint_search=search,
+        val_name=f"the {test_name} channel", **train_kwargs)  # (as the CLI names its --validation file)
+
+
+def _say_how_it_trained(trained):
+    """The log's lines of how the model started and trained: the pretrained vectors' rows, the devices and the
+    optimizer settings used (lr / batch_size left unset, or "none", came from the data)."""
+    from .devices import describe_ctx
+
+    used = trained.config
     if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
         record = trained.pretrained
         print(f"pretrained vectors: {record['words_in_file']} words from {record['file']}; "
               f"{record['rows_initialized']} of the {record['vocab_size']} vocabulary words start from them", flush=True)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
-    if env.is_first_host:
-        save_model(trained, env.model_dir, on_commit=kept.bundle_written)  # (a stop from its commit on: says so)
-        written = write_metrics(trained, env.output_data_dir,
-                                {"train_config": used.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs},
-                                held_out=env.test_channel_name if test_channel is not None else None)
-        print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
-    else:
-        print(f"{env.current_host} is not the first host: the bundle is saved by {sorted(env.hosts)[0]}", flush=True)
-    return 0
+
+
+def _save_outputs(trained, env, train_kwargs, kept, validated):
+    """The first host's outputs: the bundle in SM_MODEL_DIR (``kept`` told the moment it is in place: a stop from its
+    commit on says so), history.csv, metrics.json and history.png in SM_OUTPUT_DATA_DIR (``validated``: the job had
+    a test channel, which the plot names)."""
+    save_model(trained, env.model_dir, on_commit=kept.bundle_written)
+    written = write_metrics(trained, env.output_data_dir,
+                            {"train_config": trained.config.to_dict(), "hosts": env.hosts, "train_kwargs": train_kwargs},
+                            held_out=env.test_channel_name if validated else None,
+                            on_written=lambda name: kept.also_written(name, env.output_data_dir))
+    print(f"bundle written to {env.model_dir}; {', '.join(written)} to {env.output_data_dir}", flush=True)
 
 
 def is_synced(checkpoint_dir, synced_dir=None):

@@ -408,9 +408,30 @@ def note_what_a_stop_could_not_remove(exc, left, rerun):
 
 def note_what_a_stop_came_after(exc, what):
     """A KeyboardInterrupt ``exc`` that stopped a write once it had done ``what`` (``<files> were written whole``: a
-    set on S3, stopped during the check that follows its writes, or its summary line): its line says ``stopped after
-    <what>`` (:func:`stop_message`). "stopped and cleaned up" had the user think the old files (or none) were there."""
-    exc.came_after = what
+    set on S3, stopped during the check that follows its writes, or its summary line; :func:`files_written`: files a
+    command writes each on its own): its line says ``stopped after <what>`` (:func:`stop_message`). "stopped and
+    cleaned up" had the user think the old files (or none) were there. The first note stays: the innermost knows best
+    (autotune's bundle and its trial table, not the CLI's bundle alone)."""
+    if getattr(exc, "came_after", None) is None:
+        exc.came_after = what
+
+
+def files_written(files):
+    """What a stop came after (:func:`note_what_a_stop_came_after`) once a command had written ``files``, ``(what,
+    where)`` each, each on its own: ``the bundle was written to B, history.csv to D and metrics.json to D``."""
+    said = [f"{what} to {where}" for what, where in files]
+    said[0] = f"{files[0][0]} was written to {files[0][1]}"
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+
+
+def note_what_a_stop_cleaned_up(exc, path):
+    """A KeyboardInterrupt ``exc`` that came while ``path`` was being written, one of the files a command writes one
+    after the other (a training job's metrics after its bundle), whose write it cleaned up: after what the earlier
+    writes did (:func:`note_what_a_stop_came_after`) its line names it (:func:`stop_message`). Said only as "stopped
+    after the bundle was written to ...", the files written since and the one cleaned up went unsaid. The first note
+    stays."""
+    if getattr(exc, "cleaned_up", None) is None:
+        exc.cleaned_up = path
 
 
 def note_checkpoint_kept(exc, where, epoch, checkpoint_dir, compared=True):
@@ -481,8 +502,10 @@ def _noted(exc, name):
 def stop_message(exc, resume=RESUME_BY_RERUN):
     """The one line (after ``error: ``) a stop ``exc`` is shown as, by the CLI (cli.main) and in a notebook
     (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove, or
-    what it had done when it stopped (:func:`note_what_a_stop_came_after`), and what it left that no cleanup can put back (:func:`stop_left`). A notebook's Stop that left nothing and
-    whose place was told (a training's epoch and step, an autotune search's: :func:`stopped_line`): that line.
+    what it had done when it stopped (:func:`note_what_a_stop_came_after`; then the file whose write it cleaned up:
+    :func:`note_what_a_stop_cleaned_up`), and what it left that no cleanup can put back (:func:`stop_left`). A
+    notebook's Stop that left nothing and whose place was told (a training's epoch and step, an autotune search's:
+    :func:`stopped_line`): that line.
     A training whose checkpoint directory keeps a checkpoint (:func:`note_checkpoint_kept`): that checkpoint's epoch
     and place, then ``resume``: how to resume from it, as the caller's user does (the CLI's :data:`RESUME_BY_RERUN`;
     a function of the checkpoint directory: the training job's, which depends on where it is); both epochs where the
@@ -493,8 +516,11 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
     if not stop_left(exc) and stopped_line(exc):
         return stopped_line(exc)
     line = f"{str(exc) or 'interrupted (SIGINT)'}; stopped"  # (a notebook's Stop, a second Ctrl-C: no text)
+    cleaned_up = next(iter(_noted(exc, "cleaned_up")), None)
     if not_removed:
         line += f"; {could_not_remove(not_removed, _noted(exc, 'rerun_to_replace')[0])}"
+    elif came_after and cleaned_up:  # (files written one after the other: those done, and the one the stop cut short)
+        line += f" after {came_after} (kept); {cleaned_up}, being written when the stop came, was cleaned up"
     else:
         line += f" after {came_after}" if came_after else " and cleaned up"
     line += f", but {left}" if left else ""

@@ -734,11 +734,12 @@ def rare_class_of(data):
                                                                       data.featurizer.vocab_size))
 
 
-def settings_line(config, resolved, num_docs, rare_class=None):
+def settings_line(config, resolved, num_docs, rare_class=None, searched=()):
     """``settings from the data: batch=16 (2888 documents, 5 epochs); given: sgd lr=0.25``: which of ``resolved``'s lr
     and batch size came from the data, which were ``config``'s own, and adam's fixed lr. It said "from the data" of
     them all, an lr the user had given too (02's -p lr 0.25). ``rare_class`` (class_signal.RareClassSignal) that
-    lowered the lr (schedule.skew_factor) is said after it, with why."""
+    lowered the lr (schedule.skew_factor) is said after it, with why. ``searched``: those of ``("lr", "batch_size")``
+    an autotune search chose (``config``'s own, said as searched, not given: autotune's final model)."""
     from .config import DEFAULT_LR
     from .schedule import skew_factor
 
@@ -746,7 +747,8 @@ def settings_line(config, resolved, num_docs, rare_class=None):
     lr_fixed = config.lr is None and config.optimizer in DEFAULT_LR  # (adam's 0.01: neither the data's nor given)
     lr_from_data = config.lr is None and not lr_fixed
     from_data = [s for s, of_data in ((lr, lr_from_data), (batch, config.batch_size is None)) if of_data]
-    given = [s for s, value in ((lr, config.lr), (batch, config.batch_size)) if value is not None]
+    own = [(s, name in searched) for s, name, value in ((lr, "lr", config.lr), (batch, "batch_size", config.batch_size))
+           if value is not None]
     parts = []
     if from_data:
         epochs = f"{resolved.epochs} epoch{'' if resolved.epochs == 1 else 's'}"
@@ -754,8 +756,10 @@ def settings_line(config, resolved, num_docs, rare_class=None):
         why = (f"; the lr {skew:.2g}x: the rarer class, {rare_class.share:.0%} of the documents, is barely told apart "
                f"by its words (held-out AUC {rare_class.auc:.2f})" if skew < 1 else "")
         parts.append(f"from the data: {' '.join(from_data)} ({num_docs} documents, {epochs}{why})")
-    if given:
-        parts.append(f"given: {' '.join(given)}")
+    for said, by_search in (("given", False), ("searched by autotune", True)):
+        of_kind = [s for s, chosen in own if chosen is by_search]
+        if of_kind:
+            parts.append(f"{said}: {' '.join(of_kind)}")
     if lr_fixed:
         parts.append(f"{resolved.optimizer}'s default: lr={resolved.lr:g}")
     return "settings " + "; ".join(parts)

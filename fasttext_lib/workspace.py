@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from . import inference_files, storage
-from .errors import FastTextError, did_you_mean, refuse_standard_output
+from .errors import FastTextError, close_choices, refuse_standard_output, said_as_meant
 from .stops import keeping_stops, note_stop_line
 from .figures import FIGURE_MARK, plot_trials, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
@@ -140,10 +140,12 @@ class Workspace:
         return uri
 
     def _meant(self, dataset, split):
-        """``" (did you mean 'drug'?)"`` for a ``dataset`` prepared with no ``split`` (errors.did_you_mean): among the
-        datasets prepared with one (``data/{name}.{split}``) in its folder (``exp/Drug``: those in ``data/exp/``),
-        else, where none of them is close, among those one folder deeper by their own name (``drug`` asked,
-        ``exp/drug`` prepared: it was offered nothing). Listed a folder at a time (its subfolders one entry each) in at
+        """``" (did you mean 'exp/drug' or 'drugs'?)"`` for a ``dataset`` prepared with no ``split``
+        (errors.did_you_mean): the two closest of the datasets prepared with one (``data/{name}.{split}``) in its folder
+        (``exp/Drug``: those in ``data/exp/``) and of those one folder deeper by their own name (``drug`` asked,
+        ``exp/drug`` prepared: it was offered nothing), closest first; only the folder's own where one is the name
+        itself (in other capitals). (Those deeper were looked at only where none in the folder was close: ``drug`` was
+        offered ``drugs`` alone, not ``exp/drug``.) Listed a folder at a time (its subfolders one entry each) in at
         most :data:`NAMES_LISTED_PAGES` List requests of 1,000 entries in all, the folder's own first, then the first
         1,000 entries of each subfolder in turn while requests are left: never the whole bucket. Nothing where S3
         refuses the List (a role without s3:ListBucket) or fails: the error it would hint at is said all the same."""
@@ -153,11 +155,13 @@ class Workspace:
         data = data.rstrip("/") + "/"
         folder = key_path(dataset, "dataset").rpartition("/")[0]
         keys, subfolders, made = _listed(bucket, data + (folder + "/" if folder else ""), NAMES_LISTED_PAGES)
-        meant = did_you_mean(dataset, _prepared_names(keys, data, split), 2)
-        if meant or not subfolders:
-            return meant
+        close = close_choices(dataset, _prepared_names(keys, data, split), 2)
+        if not subfolders or (close and close[0][0] == 1.0):  # (the name itself: the one meant)
+            return said_as_meant(close)
         deeper = [key for sub in subfolders[:NAMES_LISTED_PAGES - made] for key in _listed(bucket, sub, 1)[0]]
-        return did_you_mean(dataset, _prepared_names(deeper, data, split), 2, key=lambda name: name.rpartition("/")[2])
+        close += close_choices(dataset, _prepared_names(deeper, data, split), 2,
+                               key=lambda name: name.rpartition("/")[2])
+        return said_as_meant(sorted(close, key=lambda rated: -rated[0])[:2])  # (a tie: the folder's own first)
 
     def saved_model(self, run_name):
         """The bundle :meth:`model` names, or one error saying to run notebook 02 first (its ``config.json`` is the

@@ -337,6 +337,49 @@ def test_cli_end_to_end(data_files, tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_autotune_says_which_of_its_final_models_settings_came_from_the_data(splits, capsys):
+    """A plain train says ``settings from the data: sgd lr=... batch=... (N documents, E epochs)``; autotune never
+    did, with progress on too: its trials and refit run with progress off, and each trial's lr and batch size are set
+    (the start computes them from the data: starting_config), so train() resolved nothing to say. It says the line
+    once, of its final model: from the data where the search kept the start's (the library's rule for the training
+    split at the start's epochs), given where the caller gave the start, searched where the search moved them."""
+    capsys.readouterr()
+    base = replace(BASE, progress=True)
+    result = autotune(*splits, duration=600, base=base, max_trials=1, verbose=False)  # the start is the final setting
+    start = starting_config(splits[0], base)
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("settings ")]
+    assert said == [f"settings from the data: sgd lr={start.lr:g} batch={start.batch_size} ({len(splits[0])} "
+                    f"documents, 10 epochs)"], said
+    assert (result.trained.config.lr, result.trained.config.batch_size) == (start.lr, start.batch_size)
+    autotune(*splits, duration=600, base=BASE, max_trials=1, verbose=False)  # progress off: no line, as train's
+    assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("settings ")]
+    from fasttext_lib.autotune import _final_settings_line
+
+    moved = replace(start, lr=start.lr * 4, epochs=20)
+    assert _final_settings_line(moved, start, True, splits[0]) == (
+        f"settings from the data: batch={start.batch_size} ({len(splits[0])} documents, 10 epochs); searched by "
+        f"autotune: sgd lr={start.lr * 4:g}")
+    assert _final_settings_line(replace(START, batch_size=16), START, False, splits[0]) == (
+        "settings given: sgd lr=2; searched by autotune: batch=16")
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_cli_autotune_says_the_settings_line_of_its_final_model(data_files, tmp_path, progress):
+    """train --autotune-validation printed no 'settings ...' line, which a plain train prints: one now, naming the
+    bundle's lr and batch size; none with --no-progress, as a plain train."""
+    out = tmp_path / "bundle"
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "3", "--buckets", "50000", "--output", out, "--ctx", "cpu",
+                       *([] if progress else ["--no-progress"]))
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.splitlines() if line.startswith("settings ")]
+    if not progress:
+        assert said == [], r.stderr
+        return
+    used = Predictor.load(out).config["train_config"]
+    assert len(said) == 1 and f"sgd lr={used['lr']:g}" in said[0] and f"batch={used['batch_size']}" in said[0], said
+
+
 def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path, monkeypatch):
     out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
     csv.write_text("an older run's trials\n")  # replaced, as --overwrite asks
@@ -1160,13 +1203,16 @@ def test_a_bundle_that_fails_after_its_claimed_table_that_cannot_be_removed_says
     assert errors == r.stderr.strip().splitlines()[-1:]
 
 
-def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_an_interrupt(tmp_path, monkeypatch,
-                                                                                            capsys):
-    """The same with a Ctrl-C (or a bug) during the save: it goes on as it was, the failed removal a warning line."""
+def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_says_so_in_the_stops_line(tmp_path,
+                                                                                                  monkeypatch, capsys):
+    """The same with a Ctrl-C during the save: a warning line said the table could not be removed, then the stop's
+    line said "stopped and cleaned up". The stop's one line says it now, and what to do (in the Python API's terms
+    here), with no warning above it; it is still an interrupt."""
     from types import SimpleNamespace
 
     from fasttext_lib import bundle
     from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.stops import stop_message
 
     csv = tmp_path / "trials.csv"
 
@@ -1175,11 +1221,98 @@ def test_an_interrupted_bundle_save_whose_claimed_table_cannot_be_removed_stays_
         raise KeyboardInterrupt
     monkeypatch.setattr(bundle, "save_bundle", interrupted_save)
     trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        save_bundle_with_trials(trained, str(tmp_path / "bundle"), str(csv), overwrite=False)
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped; the trial table {csv} this run created could not be removed (Permission "
+        f"denied): delete it, or call it again with overwrite=True")
+    assert capsys.readouterr().err == ""
+    assert csv.is_file()
+
+
+def test_a_bug_in_a_bundle_save_whose_claimed_table_cannot_be_removed_still_warns(tmp_path, monkeypatch, capsys):
+    """A bug (no FastTextError, no stop) during the save goes on as it was, with its traceback: the failed removal is
+    a warning line, which nothing else would say."""
+    from types import SimpleNamespace
+
+    from fasttext_lib import bundle
+    from fasttext_lib.autotune import save_bundle_with_trials
+
+    csv = tmp_path / "trials.csv"
+
+    def failing_save(*args, **kwargs):
+        _unremovable(monkeypatch, csv)
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(bundle, "save_bundle", failing_save)
+    trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
+    with pytest.raises(ZeroDivisionError):
         save_bundle_with_trials(trained, str(tmp_path / "bundle"), str(csv), overwrite=False)
     assert capsys.readouterr().err.splitlines() == [
         f"warning: removing the trial table {csv} this run wrote failed (cannot remove {csv}: Permission denied): it "
         f"holds the trials of a bundle that was not saved"]
+
+
+def test_a_ctrl_c_during_the_clis_bundle_save_whose_claimed_table_cannot_be_removed_says_so_in_one_line(
+        data_files, tmp_path, monkeypatch):
+    """The command line's: a warning line, then "error: interrupted (SIGINT); stopped and cleaned up", with the
+    table this run claimed left there (it refuses the next run without --overwrite). One error line now says it was
+    not removed, and what to do."""
+    from fasttext_lib import bundle
+
+    csv, out = tmp_path / "trials.csv", tmp_path / "bundle"
+
+    def interrupted_save(*args, **kwargs):
+        _unremovable(monkeypatch, csv)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(bundle, "save_bundle", interrupted_save)
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress", "--ctx", "cpu")
+    said = [line for line in r.stderr.splitlines() if line.startswith(("error:", "warning:"))]
+    assert r.returncode == 130 and said == [
+        f"error: interrupted (SIGINT); stopped; the trial table {csv} this run created could not be removed "
+        f"(Permission denied): delete it, or run the command again with --overwrite"], r.stderr
+    assert said == r.stderr.strip().splitlines()[-1:]
+
+
+@pytest.mark.parametrize("previous", [None, b"my old trials\n"], ids=["none-before", "one-before"])
+def test_a_stop_whose_s3_trial_table_cannot_be_taken_back_says_so_in_the_stops_line(tuned, s3_bucket, monkeypatch,
+                                                                                    capsys, previous):
+    """With overwrite on S3 the table is written before the bundle, and a bundle that fails takes it back (removed, or
+    the earlier one put back). A take-back that failed after a stop said nothing at all: the line said "stopped and
+    cleaned up", with this run's trials in the table of a bundle never saved. The stop's line says it now."""
+    from fasttext_lib import bundle, storage
+    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.storage import versions
+    from fasttext_lib.stops import stop_message
+
+    trials = f"{s3_bucket}/runs/trials.csv"
+    if previous is not None:
+        with storage.atomic_write(trials, "wb") as f:
+            f.write(previous)
+
+    def refused(*args, **kwargs):
+        raise FastTextError(f"cannot write {trials}: access denied")
+
+    def interrupted_save(*args, **kwargs):  # (from here on S3 refuses every take-back: no s3:DeleteObject, no PUT)
+        monkeypatch.setattr(versions, "delete_written", lambda client, written: [(*written[0][:2], "access denied")])
+        monkeypatch.setattr(storage, "take_back_version", lambda *args: False)
+        monkeypatch.setattr(storage, "atomic_write", refused)  # (the earlier bytes written back)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(bundle, "save_bundle", interrupted_save)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        save_bundle_with_trials(tuned, f"{s3_bucket}/models/run", trials, overwrite=True)
+    monkeypatch.undo()
+    if previous is None:
+        assert stop_message(stopped.value) == (
+            f"interrupted (SIGINT); stopped; the trial table {trials} this run created could not be removed (access "
+            f"denied): delete it, or call it again")
+    else:
+        assert stop_message(stopped.value) == (
+            f"interrupted (SIGINT); stopped and cleaned up, but putting the earlier trial table back failed (cannot "
+            f"write {trials}: access denied): {trials} holds this run's trials, of a bundle that was not saved")
+    assert capsys.readouterr().err == ""
+    assert storage.read_bytes(trials).startswith(b"trial,")
 
 
 @pytest.mark.parametrize("where", ["local", "s3"])
@@ -1193,6 +1326,7 @@ def test_a_stop_once_the_bundle_is_in_place_keeps_its_trial_table(tmp_path, s3_b
 
     from fasttext_lib import bundle, storage
     from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
+    from fasttext_lib.stops import stop_message
 
     base = str(tmp_path) if where == "local" else f"{s3_bucket}/runs"
     trials, out = f"{base}/trials.csv", f"{base}/bundle"
@@ -1206,10 +1340,44 @@ def test_a_stop_once_the_bundle_is_in_place_keeps_its_trial_table(tmp_path, s3_b
     monkeypatch.setattr(bundle, "save_bundle", committed_then_stopped)
     trained = SimpleNamespace(autotune={"trials": [], "ended": "complete"})
     told = []
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as stopped:
         save_bundle_with_trials(trained, out, trials, overwrite=overwrite, on_commit=told.append)
     assert told == [out]
     assert storage.read_bytes(trials) == _trial_table_csv(trained)
+    # (it said "stopped and cleaned up", with the bundle and its table both written)
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped after the bundle was written to {out} and the trial table to {trials}")
+
+
+@pytest.mark.parametrize("where", ["as the save ends", "as the last line is said"])
+def test_a_ctrl_c_once_the_cli_has_written_the_bundle_and_its_trial_table_names_both(data_files, tmp_path,
+                                                                                     monkeypatch, where):
+    """train --autotune-trials writes the trial table and the bundle, each on its own. A Ctrl-C once both were in
+    place (as save_bundle removed its staging folder, or as the 'bundle written to' line was said) said "stopped after
+    the bundle was written to ...": the table, written and kept, went unsaid. The line names it too."""
+    from fasttext_lib import bundle
+    import fasttext_lib.devices as devices_module
+
+    csv, out = tmp_path / "trials.csv", tmp_path / "bundle"
+    if where == "as the save ends":
+        real = bundle.save_bundle
+
+        def saved_then_stopped(*args, **kwargs):
+            real(*args, **kwargs)
+            raise KeyboardInterrupt
+        monkeypatch.setattr(bundle, "save_bundle", saved_then_stopped)
+    else:
+        def describe(ctx):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(devices_module, "describe_ctx", describe)
+    r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress", "--ctx", "cpu")
+    monkeypatch.undo()
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (
+        130, f"error: interrupted (SIGINT); stopped after the bundle was written to {out} and the trial table to "
+             f"{csv}"), r.stderr
+    assert csv.read_bytes().startswith(b"trial,") and (out / "config.json").is_file()
 
 
 @pytest.mark.parametrize("versioning", ["Enabled", "Suspended"])

@@ -144,6 +144,11 @@ def test_an_lr_given_or_adams_is_left_alone_and_the_words_not_tested(monkeypatch
         assert trained.config.lr == given.get("lr", 0.01)
 
 
-def test_autotune_starts_from_the_lowered_lr():
+def test_autotune_starts_from_the_lowered_lr_and_its_final_line_says_why():
+    from fasttext_lib.autotune import _final_settings_line
+
     weak, telling = skewed(telling=False), skewed(telling=True)
-    assert starting_config(weak).lr == pytest.approx(MIN_SKEW_FACTOR * starting_config(telling).lr, rel=1e-3)
+    start = starting_config(weak)
+    assert start.lr == pytest.approx(MIN_SKEW_FACTOR * starting_config(telling).lr, rel=1e-3)
+    assert "the lr 0.4x: the rarer class, 12% of the documents" in _final_settings_line(start, start, True, weak)
+    assert "barely" not in _final_settings_line(start, start, True, telling)

@@ -675,6 +675,20 @@ def test_a_cpu_n_ctx_is_said_to_be_the_one_cpu(tmp_path, small_train_file, ctx, 
     assert Predictor.load(out).metrics["ctx"] == [f"cpu({i})" for i in ctx[len("cpu:"):].split(",")]
 
 
+def test_trains_ctx_help_says_cpu_n_is_the_one_cpu():
+    """train's --help listed cpu:N beside gpu:N ("auto, cpu, cpu:N, gpu, gpu:N or ..."), as if it named another device;
+    only the line after training said it is the same CPU (devices.describe_ctx). The help says so."""
+    import re
+
+    from fasttext_lib.cli import build_parser
+
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    said = " ".join(train.format_help().split())
+    ctx = re.search(r"--ctx CTX (.*?) --kvstore", said).group(1)
+    assert ctx.startswith("auto, cpu, gpu, gpu:N or a list such as gpu:0,1"), ctx
+    assert "cpu:N (cpu:1, cpu:0,1) is the same CPU under another id, no other device" in ctx, ctx
+
+
 def test_progress_written_to_a_log_is_whole_lines(sample_dir, tmp_path):
     """stderr that is a file (``train ... 2> log``, a job's log collector) got every redraw of the bar as
     ``\\r``-joined fragments of one endless line. It now gets whole lines: each epoch's bar ends in its last state.

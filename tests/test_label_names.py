@@ -774,10 +774,10 @@ def test_a_training_channel_with_another_datasets_classes_txt_is_refused(tmp_pat
     write_fasttext(train, str(tmp_path / "a.train"))
     (tmp_path / "classes.txt").write_text(AG_NEWS)
     with pytest.raises(FastTextError, match=r"classes\.txt names 4 classes but the data has only 2 of them"):
-        read_channel(str(tmp_path), names=names_of_channels(str(tmp_path), None))
+        read_channel(str(tmp_path), names=names_of_channels(str(tmp_path), None).train)
     os.remove(tmp_path / "classes.txt")
     (tmp_path / "a.classes.txt").write_text(AG_NEWS)  # prepare's name for a.train's own names: any share of them
-    assert read_channel(str(tmp_path), names=names_of_channels(str(tmp_path), None)).names == \
+    assert read_channel(str(tmp_path), names=names_of_channels(str(tmp_path), None).train).names == \
         {"1": "World", "2": "Sports"}
 
 

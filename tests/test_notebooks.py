@@ -114,7 +114,7 @@ def test_papermill_reruns_with_parameters(tmp_path):
 
 
 @pytest.mark.parametrize("name, overrides, message", [
-    ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer, got 0"),
+    ("01_data_prep.ipynb", {"dataset": "synthetic", "train_docs": 0}, "train_docs must be a positive integer, got 0"),
     ("01_data_prep.ipynb", {"dataset": "yelp"}, "unknown dataset 'yelp'"),
     ("01_data_prep.ipynb", {"overwrite": "false"}, "overwrite must be True or False, got 'false'"),
     ("02_train_gpu.ipynb", {"epochs": 0}, "epochs must be a positive integer, got 0"),
@@ -253,6 +253,48 @@ def test_a_parameter_its_switch_leaves_unused_stops_the_check_cell(name, given, 
         run_after_papermill(name, {**local, **given, "autotune": True})  # with its switch: used
 
 
+@pytest.mark.parametrize("name, given, used, said", [
+    ("02_train_gpu.ipynb", {"autotune": True, "epochs": 25}, {"autotune": False},
+     "epochs is not used with autotune=True (it was given, and the run would not have used it): the search sets the "
+     "optimizer, lr, batch size, epochs, emsize and n-grams, starting from the library's setting for the data; leave "
+     "epochs out, or -p autotune False"),
+    ("02_train_gpu.ipynb", {"autotune": True, "optimizer": "adam"}, {"autotune": False}, "optimizer is not used with "
+                                                                                         "autotune=True"),
+    ("02_train_gpu.ipynb", {"autotune": True, "lr": 0.5}, {"autotune": False}, "lr is not used with autotune=True"),
+    ("02_train_gpu.ipynb", {"autotune": True, "train_accuracy": False}, {"autotune": False},
+     "train_accuracy is not used with autotune=True (it was given, and the run would not have used it): its model is "
+     "scored on its validation split alone; leave train_accuracy out, or -p autotune False"),
+    ("01_data_prep.ipynb", {"train_docs": 500}, {"dataset": "synthetic"},
+     "train_docs is used only with dataset='synthetic' or a downloaded dataset (it was given, and the run would not "
+     "have used it): dataset='sample' is always the whole built-in sample, written anew on every run; leave "
+     "train_docs out"),
+    ("01_data_prep.ipynb", {"dataset": "yelp_review_polarity", "test_docs": 500}, {"dataset": "synthetic"},
+     "test_docs is used only with dataset='synthetic' (it was given, and the run would not have used it): a "
+     "downloaded dataset's splits are each capped by train_docs; leave test_docs out"),
+    ("01_data_prep.ipynb", {"dataset": "synthetic", "overwrite": False}, {"dataset": "yelp_review_polarity"},
+     "overwrite is used only with a downloaded dataset (it was given, and the run would not have used it): "
+     "dataset='synthetic' is written anew on every run; leave overwrite out"),
+    ("01_data_prep.ipynb", {"dataset": "mine", "train_file": "reviews.csv", "train_docs": 500}, {"dataset": "synthetic",
+                                                                                                 "train_file": None},
+     "train_docs is used only with dataset='synthetic' or a downloaded dataset (it was given, and the run would not "
+     "have used it): train_file is read whole (the test split is test_file, or a seeded 20% of train_file), and its "
+     "splits are written anew on every run; leave train_docs out"),
+])
+def test_a_parameter_the_other_parameters_leave_unused_stops_the_check_cell(name, given, used, said, tmp_path,
+                                                                            s3_bucket):
+    """`papermill 02 -p autotune True -p epochs 25` ran the search from its own 10 epochs (and lr, n-grams, optimizer),
+    the 25 unused without a word (the command line warns of such flags); `papermill 01 -p train_docs 500` prepared the
+    whole sample, and `-p overwrite False` with the sample or your own file replaced its splits all the same. Each is
+    refused in one line saying when it is used; with the other parameters that use it, it passes that check."""
+    from fasttext_lib.notebook_params import check_switched_on
+
+    local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out")}
+    with pytest.raises(Exception, match=f"^{re.escape(said)}"):
+        run_after_papermill(name, {**local, **given})
+    assert not (tmp_path / "out").exists()
+    check_switched_on(list(given), {**given, **used})  # where they are used: not refused
+
+
 @pytest.mark.parametrize("name, given", [
     ("02_train_gpu.ipynb", {"autotune": False, "autotune_duration": 120, "use_training_job": False,
                             "training_instance_type": "ml.g4dn.xlarge", "role": None}),
@@ -265,7 +307,7 @@ def test_a_switched_off_parameter_given_at_its_default_passes(name, given, tmp_p
 
 
 @pytest.mark.parametrize("name, refused, said", [
-    ("01_data_prep.ipynb", {"train_docs": 0}, "train_docs must be a positive integer"),
+    ("01_data_prep.ipynb", {"dataset": "synthetic", "train_docs": 0}, "train_docs must be a positive integer"),
     ("01_data_prep.ipynb", {"bucket": "no-such-bucket-01"}, "S3 bucket does not exist"),
     ("02_train_gpu.ipynb", {"epochs": 0}, "epochs must be a positive integer"),
     ("02_train_gpu.ipynb", {"run_name": "a//b"}, "run_name must be folder names"),
@@ -429,7 +471,9 @@ def test_01_refuses_a_bad_seed_in_its_check_cell(seed, dataset, tmp_path, s3_buc
 
     (tmp_path / "reviews.csv").write_text("label,text\npos,good\nneg,bad\npos,great\nneg,awful\n")
     local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), "dataset": dataset,
-             "seed": seed, "train_docs": 200, "test_docs": 50}
+             "seed": seed}
+    if dataset == "synthetic":  # (the sizes only it uses)
+        local.update(train_docs=200, test_docs=50)
     if dataset == "my_reviews":
         local["train_file"] = str(tmp_path / "reviews.csv")
     with pytest.raises(FastTextError, match=rf"^seed must be an integer from 0 to 4294967295, got {seed!r}$"):
@@ -547,7 +591,7 @@ def test_without_papermill_nothing_is_checked():
 @pytest.mark.parametrize("overrides, message", [
     (["-p", "test_doc", "5"], "this notebook has no parameter 'test_doc' (did you mean 'test_docs'?)"),
     # a check the notebook's own cell makes (it raised ValueError), and one the library makes
-    (["-p", "train_docs", "0"], "train_docs must be a positive integer, got 0"),
+    (["-p", "dataset", "synthetic", "-p", "train_docs", "0"], "train_docs must be a positive integer, got 0"),
     (["-p", "bucket", "No-Such-Bucket"], "S3 bucket does not exist: No-Such-Bucket"),
 ])
 def test_papermill_run_with_a_bad_parameter_fails_in_its_check_cell_with_one_error_line(overrides, message, tmp_path,
@@ -1240,6 +1284,24 @@ def notebook_imports(name):
     return namespace
 
 
+def _imports_of(source):
+    """The import statements of a cell's code, as code."""
+    return "\n".join(ast.unparse(n) for n in ast.parse(source).body if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+
+def test_02s_save_cell_shows_no_sagemaker_config_lines():
+    """02's save cell imports the SDK (``sagemaker.s3``), which logs each config file it looks for on stdout:
+    ``sagemaker.config INFO - Not applying SDK defaults from location: /root/.config/sagemaker/config.yaml`` (twice) was
+    committed as the cell's output, with this machine's home folder in it, which nbval then compared on another
+    machine. The library quietened that logger only inside its own functions, after the import had logged."""
+    code = _imports_of(code_cells(read(SERIES[1]))[1].source) + "\n" + _imports_of(cell_with(SERIES[1], "S3Downloader"))
+    assert "sagemaker.s3" in code
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=NOTEBOOKS,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "sagemaker.config" not in r.stdout + r.stderr
+
+
 def test_04_refuses_a_bundle_tested_on_other_data_than_01_prepared_now(tmp_path, s3_bucket):
     """01 run again with other settings (`-p train_docs 1000` for synthetic, a Yelp cap) after 02, then 04 (02 skipped,
     or stopped by a Ctrl-C or a diverged run): 04 evaluated the old model on the new test split, beside the old run's
@@ -1680,6 +1742,50 @@ def test_04_writes_its_files_in_the_runs_folder():
         assert call in code
     for name in ("04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"):
         assert f'ws.show(f"{{run_name}}/{name}")' in code
+
+
+def test_04_shows_each_classs_precision_recall_and_f1_beside_its_confusion_matrix():
+    """`evaluate` on the command line prints each class's precision, recall, F1 and support under its confusion
+    matrix; 04, whose evaluation holds them (README: "notebook 04's tables"), showed the confusion matrix alone. Its
+    confusion cell shows both now: the matrix, then the per-class table as the cell's value."""
+    import numpy as np
+
+    from fasttext_lib.evaluation import Evaluation, per_class_scores
+
+    names, counts = ["negative", "positive"], [[3, 1], [2, 4]]
+    metrics = {"confusion_matrix": {"counts": counts},
+               "per_class": [dict(label=n, **s) for n, s in zip(names, per_class_scores(counts))]}
+    classes = np.array([0] * 4 + [1] * 6)
+    evaluation = Evaluation(names, ["a review"] * 10, classes, np.full((10, 2), 0.5), metrics)
+    shown = []
+    namespace = {"evaluation": evaluation, "display": shown.append}
+    cell = ast.parse(cell_with(SERIES[3], "evaluation.confusion_frame()"))
+    exec(compile(ast.Module(cell.body[:-1], []), "04", "exec"), namespace)  # noqa: S102 - 04's committed cell
+    value = eval(compile(ast.Expression(cell.body[-1].value), "04", "eval"), namespace)  # noqa: S307 - what it shows
+    assert len(shown) == 1 and shown[0].equals(evaluation.confusion_frame())
+    assert value.equals(evaluation.per_class_frame().round(4))
+    assert list(value.columns) == ["precision", "recall", "f1", "support"] and list(value.index) == names
+
+
+def test_04s_word_pairs_table_keeps_its_columns_when_no_pair_is_in_the_vocabulary(capsys):
+    """04 on the synthetic corpus or your own data keeps its English word_pairs: none is in the vocabulary, a line
+    says so, and the table shown under it was pandas' "Empty DataFrame / Columns: [] / Index: []", which reads as a
+    failure. It is the table's header with no rows now."""
+    import types
+
+    import numpy as np
+
+    from fasttext_lib.text import TRAINING_FORM
+
+    embedding = types.SimpleNamespace(idx_to_token=["vai", "rel"], idx_to_vec=np.ones((2, 3)),
+                                      token_to_idx={"vai": 0, "rel": 1})
+    namespace = {**notebook_imports(SERIES[3]), "token_embedding": lambda learned: embedding,
+                 "learned": types.SimpleNamespace(unicode_form=TRAINING_FORM), "word_pairs": [("great", "awful")]}
+    cell = ast.parse(cell_with(SERIES[3], "vocabulary_pairs(word_pairs"))
+    exec(compile(ast.Module(cell.body[:-1], []), "04", "exec"), namespace)  # noqa: S102 - 04's committed cell
+    table = eval(compile(ast.Expression(cell.body[-1].value), "04", "eval"), namespace)  # noqa: S307 - what it shows
+    assert "none of word_pairs is, so its table is empty" in capsys.readouterr().out
+    assert list(table.columns) == ["word 1", "word 2", "cos_similarity"] and len(table) == 0
 
 
 def test_04s_committed_neighbours_table_tells_its_neighbours_apart():

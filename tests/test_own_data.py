@@ -530,6 +530,25 @@ def test_02s_did_you_mean_offers_a_dataset_one_folder_deeper(asked, meant, tmp_p
     assert 1 < len(listed) <= NAMES_LISTED_PAGES and all(p["Delimiter"] == "/" for p in listed), listed
 
 
+def test_02s_did_you_mean_offers_a_close_name_and_one_a_folder_deeper_closest_first(tmp_path, s3_bucket):
+    """``drug`` asked, ``drugs`` and ``exp/drug`` prepared: only ``drugs`` was offered, the folder deeper looked into
+    only where no name in the folder asked was close. Both now, closest first: ``exp/drug`` is the name asked. The
+    name itself in other capitals is still the one offered alone (no folder deeper listed)."""
+    import boto3
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    bucket = s3_bucket[len("s3://"):]
+    for key in ("p/data/drugs.train", "p/data/exp/drug.train", "p/data/Drug2.train"):
+        boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=b"__label__1 a\n")
+    ws = Workspace(bucket, "p", str(tmp_path))
+    for asked, meant in (("drug", "'exp/drug' or 'drugs'"), ("drugs2", "'drugs' or 'exp/drug'"), ("DRUGS", "'drugs'")):
+        with pytest.raises(FastTextError) as told:
+            ws.prepared(asked, "train")
+        assert f" (did you mean {meant}?): run notebook 01" in str(told.value), (asked, told.value)
+
+
 _HEADERLESS_BY_WORDS = {  # a file detection cannot tell that --format would read, and what 01 says to do instead
     "a CSV whose capitalised classes have a space after the comma": (
         "reviews.csv", lambda label, text: f"{label.capitalize()}, {text.replace(',', '')}\n",

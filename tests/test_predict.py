@@ -824,6 +824,41 @@ def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answe
     assert (frame.true == frame.predicted).mean() == expected["accuracy"]
 
 
+def test_an_evaluation_gives_each_classs_precision_recall_and_f1_as_a_table(trained):
+    """``evaluate`` on the command line prints each class's precision, recall, F1 and support; notebook 04, which
+    scores the same way (``Predictor.evaluation``), showed the confusion matrix alone. ``per_class_frame`` is that
+    table, one row per class by name; a class never predicted has no precision (NaN, not None in an object column)."""
+    import math
+
+    from fasttext_lib.evaluation import Evaluation
+
+    trained, texts = trained
+    predictor = Predictor(trained.model, trained.featurizer, trained.labels, {}, ctx=mx.cpu(),
+                          label_names={trained.labels[0]: "first"})
+    labels = [trained.labels[(i * 7) % len(trained.labels)] for i in range(len(texts))]
+    evaluation = predictor.evaluation(LabeledTexts(labels, list(texts)))
+    frame = evaluation.per_class_frame()
+    assert list(frame.columns) == ["precision", "recall", "f1", "support"] and frame.index.name == "class"
+    assert list(frame.index) == predictor.names and predictor.names[0] == "first"
+    for name, row in zip(predictor.names, evaluation.metrics["per_class"]):  # (None, 0/0, is NaN in the table)
+        assert row["label"] == name
+        shown = frame.loc[name].to_dict()
+        assert all(math.isnan(shown[k]) if row[k] is None else shown[k] == row[k]
+                   for k in ("precision", "recall", "f1", "support"))
+    assert frame.support.sum() == len(texts)
+
+    # the first class never predicted: its precision and F1 are 0/0
+    n = len(predictor.names)
+    counts = [[0] * n for _ in range(n)]
+    counts[0][1] = counts[1][1] = 3
+    from fasttext_lib.evaluation import per_class_scores
+
+    metrics = {"per_class": [dict(label=name, **scores) for name, scores in zip(predictor.names, per_class_scores(counts))]}
+    never = Evaluation(predictor.names, [], None, None, metrics).per_class_frame()
+    assert math.isnan(never.precision.iloc[0]) and math.isnan(never.f1.iloc[0]) and never.recall.iloc[0] == 0.0
+    assert str(never.precision.dtype) == "float64"
+
+
 @pytest.mark.parametrize("metrics, split, accuracy, said", [
     ({"final": {"val_accuracy": 0.78391}}, "test", 0.78391, "final held-out accuracy at training: 0.7839"),
     ({"final": {"val_accuracy": 0.75612}, "autotune": {"refit": False}}, "validation", 0.75612,

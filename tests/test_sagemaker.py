@@ -322,6 +322,49 @@ def test_training_job_refuses_a_test_channel_names_file_numbered_unlike_the_trai
     assert os.listdir(tmp_path / "model") == []
 
 
+def test_a_test_channel_names_file_is_checked_against_both_channels_classes_as_the_cli_checks_it(source_dir, tmp_path):
+    """A names file beside the test channel only named the training data's classes after a check against the train
+    channel's classes alone, where train --validation checks it against both files' (read_and_train.read_splits): a
+    classes.txt (line 1 names class 1) beside test data of classes 0, 1 and 2, the train channel holding 1 and 2, was
+    taken ('label names: 1=bad, 2=ok', each name one class off), and the job then failed on the test channel's
+    class 0 'not seen in training (known: 1 (bad), 2 (ok))'. It is refused as the CLI refuses it: the same line."""
+    from conftest import cli_in_process
+
+    train = _write(b"__label__1 bad food\n__label__2 good food\n" * 20)
+    test = _write(b"__label__0 awful\n__label__1 bad food\n__label__2 good food\n" * 5)
+    names = _write(b"bad\nok\ngood\n")
+    r = job_in_process(source_dir, make_container(tmp_path / "job", {"train": {"a.train": train},
+                                                                      "test": {"a.test": test, "classes.txt": names}}),
+                       args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "label names:" not in r.stdout, r.stdout
+    last = r.stderr.strip().splitlines()[-1]
+    (tmp_path / "cli" / "test").mkdir(parents=True)
+    train(str(tmp_path / "cli" / "a.train"))
+    test(str(tmp_path / "cli" / "test" / "a.test"))
+    names(str(tmp_path / "cli" / "test" / "classes.txt"))
+    cli = cli_in_process("train", "--train", tmp_path / "cli" / "a.train", "--validation",
+                         tmp_path / "cli" / "test" / "a.test", "--output", tmp_path / "cli" / "out", "--epochs", "1")
+    assert cli.returncode == 2, cli.stderr
+    said_by_cli = cli.stderr.strip().splitlines()[-1].replace(str(tmp_path / "cli"), str(tmp_path / "job/input/data"))
+    assert last == said_by_cli.replace("--label-names", "label_names"), (last, said_by_cli)
+    assert re.search(r"classes\.txt names class\(es\) '3' .* but not its class\(es\) '0': its numbering is not the "
+                     r"data's .*: label_names 0=bad,1=ok,2=good$", last), last
+    assert (tmp_path / "job" / "output" / "failure").read_text() == last
+
+
+@pytest.mark.parametrize("test_name", ["test", "validation"])
+def test_a_class_the_train_channel_lacks_is_said_of_the_test_channel_by_its_name(source_dir, tmp_path, test_name):
+    """A test channel's class the training data lacks was said of "validation data" (train()'s default name for its
+    validation data), which the CLI says as its --validation file: the job names its channel, as given."""
+    channels = {"train": {"a.train": GOOD}, test_name: {"a.test": _write(b"__label__3 so-so food\n" + b"__label__1 bad\n")}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, batch_size=16))
+    assert r.returncode == 2, r.stdout + r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: the {test_name} channel has label(s) '3' (line 1 of {tmp_path}/input/data/"
+                           f"{test_name}/a.test) not seen in training"), last
+
+
 @pytest.mark.parametrize("test_name", ["test", "validation"])
 def test_training_job_refuses_names_files_in_both_channels_that_disagree_before_reading_data(source_dir, tmp_path,
                                                                                             monkeypatch, test_name):
@@ -3590,12 +3633,15 @@ def test_a_leading_bom_is_no_part_of_the_first_review(body, content_type):
 
 def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(source_dir, tmp_path):
     """A channel with classes 0 and 1 and a Zhang classes.txt (line 1 names class 1): the job stored
-    1=bad and the endpoint then called class 1 'bad', silently."""
+    1=bad and the endpoint then called class 1 'bad', silently. The remedy names the job's hyperparameter, as the
+    test channel's refusal does (read_and_train.read_splits): it said the command line's --label-names."""
     channels = {"train": {"a.train": _write(b"__label__0 bad food\n__label__1 good food\n" * 20),
                           "classes.txt": _write(b"bad\ngood\n")}}
     env = make_container(tmp_path, channels)
     r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16))
-    assert r.returncode == 2 and "numbering is not the data's" in (tmp_path / "output" / "failure").read_text()
+    said = (tmp_path / "output" / "failure").read_text()
+    assert r.returncode == 2 and "numbering is not the data's" in said
+    assert said.endswith("name the classes one by one: label_names 0=bad,1=good") and "--label-names" not in said, said
     assert not (tmp_path / "model" / "config.json").exists()
 
 
@@ -4231,13 +4277,18 @@ _SEMICOLON_ROWS = "positive;great food\nnegative;cold soup\npositive;would go ag
     ('"sentiment";"review"\r\n' + _SEMICOLON_ROWS.replace("\n", "\r\n"), 1),  # R's write.csv2, CRLF
     (_SEMICOLON_ROWS, 1),  # the same rows without a header: each starts with a class and a semicolon
     ("\n" + _SEMICOLON_ROWS.replace(";", ";\"", 1).replace("food", "food, really\"", 1), 2),  # after a blank line
-], ids=["header", "quoted-header-crlf", "headerless", "after-a-blank-line"])
+    ("".join(f'"{c}";"{t}"\n' for c, t in (line.split(";") for line in _SEMICOLON_ROWS.splitlines())), 1),
+    ('"positive";"great\nfood"\n' + _SEMICOLON_ROWS, 1),  # a quoted field over lines: no valid CSV read with commas
+], ids=["header", "quoted-header-crlf", "headerless", "after-a-blank-line", "headerless-quoted", "quoted-over-lines"])
 def test_a_semicolon_separated_csv_body_is_refused_as_predict_refuses_the_file(tmp_path, monkeypatch, bundle, served,
                                                                                body, line):
     """A semicolon-separated table (European Excel's CSV, ``to_csv(sep=";")``): predict refuses the file in one line,
     and docs/SERVING.md promises text/csv is read "as predict reads the file"; the endpoint answered its header as a
     review and each row whole, its class a word of its text. It is a 400 for the same reason, header=present or
-    not, in Batch Transform too, with text/plain as the way to answer each line as it is."""
+    not, in Batch Transform too, with text/plain as the way to answer each line as it is. Headerless rows whose fields
+    are quoted (``"positive";"great food"``, R's write.csv2 without its header) are no valid CSV read with commas:
+    with header=present, or a field quoted over lines, that was the 400 ("not valid CSV"), where predict, which asks
+    before it reads the file as CSV, names the table."""
     from conftest import cli_in_process
 
     path = tmp_path / "reviews.csv"
@@ -4257,6 +4308,23 @@ def test_a_semicolon_separated_csv_body_is_refused_as_predict_refuses_the_file(t
                 (content_type, batch)
 
 
+def test_header_absent_reads_a_semicolon_first_line_as_a_review_and_names_no_header_when_it_refuses(served):
+    """``header=absent`` says the body's first line is no header: ``label;text`` was refused all the same as "the
+    header row of a semicolon-separated table". It is a review now, each line answered as it is, as ``header=absent``
+    answers ``label,text`` over rows; a body whose lines are a semicolon-separated table without its header, its first
+    line among them (formats.semicolon_table's rows), is still refused, by that reason, which calls no line a
+    header."""
+    body = "label;text\n" + _SEMICOLON_ROWS
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv; header=absent"), served[0])
+    assert answers == served[1].predict(body.splitlines())
+    with pytest.raises(sm_serve.RequestError) as caught:
+        sm_serve.predict_fn(sm_serve.input_fn(_SEMICOLON_ROWS.encode(), "text/csv; header=absent"), served[0])
+    assert caught.value.status_code == 400 and caught.value.message.startswith(
+        "text/csv: line 1 and the lines after it start with one of the model's classes and a semicolon "
+        "(positive;...): a semicolon-separated table;"), caught.value.message
+    assert "header row" not in caught.value.message
+
+
 @pytest.mark.parametrize("body", [
     "Review;Loved it\ngreat food\nawful\n",  # a first review that reads as a header, plain reviews after it
     "positive;would buy again\ngreat\nawful\nok\nfine\n",  # one review that opens with a class and a semicolon
@@ -4272,6 +4340,34 @@ def test_reviews_that_hold_semicolons_are_answered_by_the_endpoint_as_by_predict
     assert got.returncode == 0, got.stderr
     answers = [json.loads(answer) for answer in got.stdout.splitlines()]
     assert answers == served[1].predict(body.splitlines())
+    assert sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv"), served[0]) == answers
+
+
+@pytest.mark.parametrize("body", [
+    # a TSV's header, a row, blank lines that fill predict's look-ahead, then rows wider than the header (the class
+    # first: every field after it text): the endpoint looked at the first lines that were not blank, predict at the
+    # lines after the first, blank ones among them
+    "label\ttext\n2\tgreat food\n" + "\n" * 49 + "1\tcold\tsoup\n" * 30,
+    "text\tlabel\ngreat food\t2\n \n \n",  # lines of spaces after a TSV's rows: blank records, as both read them
+    "label,text\n2,great food\n \n \n",  # and after a CSV's
+    # labeled rows far apart: predict judges the first 51 records that are not blank, the endpoint judged the first 51
+    # records, blank ones among them
+    ("2,great food\n" + "\n" * 30 + "1,cold soup\n" + "\n" * 30) * 3,
+], ids=["tsv-blank-lines", "tsv-lines-of-spaces", "csv-lines-of-spaces", "csv-rows-among-blank-lines"])
+def test_predict_and_the_endpoint_tell_a_table_by_the_same_lines(tmp_path, bundle, served, body):
+    """Whether an input is a TSV, a CSV or a semicolon-separated table, predict and the endpoint decide by one rule
+    (formats.tsv_with_header, labeled_csv_records, semicolon_table) over the same lines: the first that is not blank
+    and the HEADER_LOOKAHEAD lines after it (a CSV's labeled rows: the first HEADER_LOOKAHEAD + 1 records that are not
+    blank), a line of spaces a blank one. The endpoint took the first lines that were not blank for a TSV's, and
+    predict counted a line of spaces as a record of one field: the same bytes were a table to one and reviews, one a
+    line, to the other (different answers, and a different count)."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "body.csv"
+    path.write_text(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
     assert sm_serve.predict_fn(sm_serve.input_fn(body.encode(), "text/csv"), served[0]) == answers
 
 
@@ -5004,3 +5100,48 @@ def test_a_stop_once_the_bundle_is_written_says_so_and_not_how_a_job_resumes(sou
     assert (r.returncode, last) == (
         143, f"error: terminated (SIGTERM); stopped after the bundle was written to {root / 'model'}"), r.stderr
     assert (root / "output" / "failure").read_text() == last
+
+
+def _stop_in_the_metrics_json(monkeypatch, stop):
+    real = json.dump
+
+    def dump(obj, fp, **kwargs):  # (the job's metrics.json: written, then stopped before its rename)
+        real(obj, fp, **kwargs)
+        if isinstance(obj, dict) and "label_names" in obj:
+            stop()
+    monkeypatch.setattr(sm_train.json, "dump", dump)
+
+
+def _stop_in_the_history_png(monkeypatch, stop):
+    from matplotlib.figure import Figure
+
+    real = Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        stop()
+    monkeypatch.setattr(Figure, "savefig", savefig)
+
+
+@pytest.mark.parametrize("stopping, written, cleaned", [
+    (_stop_in_the_metrics_json, "the bundle was written to {model} and history.csv to {data}", "metrics.json"),
+    (_stop_in_the_history_png, "the bundle was written to {model}, history.csv to {data} and metrics.json to {data}",
+     "history.png")], ids=["metrics.json", "history.png"])
+def test_a_stop_amid_the_jobs_metrics_names_the_files_written_and_the_one_cleaned_up(source_dir, tmp_path,
+                                                                                     monkeypatch, stopping, written,
+                                                                                     cleaned):
+    """The job writes its bundle, then history.csv, metrics.json and history.png, each on its own. A SIGTERM amid
+    metrics.json said only "stopped after the bundle was written to ...": history.csv, written and kept, went unsaid,
+    and so did metrics.json, whose write was cleaned up. The line names both now."""
+    stopping(monkeypatch, _sigterm)
+    root = tmp_path / "job"
+    r = job_in_process(source_dir, make_container(root, {"train": {"a.train": GOOD}}), args_for(epochs=1))
+    monkeypatch.undo()
+    data = root / "output" / "data"
+    last = r.stderr.strip().splitlines()[-1]
+    assert (r.returncode, last) == (
+        143, f"error: terminated (SIGTERM); stopped after {written.format(model=root / 'model', data=data)} (kept); "
+             f"{data / cleaned}, being written when the stop came, was cleaned up"), r.stderr
+    assert (root / "output" / "failure").read_text() == last
+    kept = [name for name in ("history.csv", "metrics.json") if name != cleaned]
+    assert sorted(os.listdir(data)) == kept  # (no temporary left beside them)

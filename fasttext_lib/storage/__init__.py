@@ -9,8 +9,9 @@ One module per layer, each using only those before it:
   output file gets before any work (``check_replaceable``, ``refuse_existing``, ``why_not_written``).
 * :mod:`.versions`: what a run wrote and deletes again (staging objects, a failed publish's files) deleted by the
   version its write created, so that a bucket that keeps versions keeps none of it.
-* :mod:`.atomic`: a file appears whole or not at all (``atomic_write``, ``atomic_local_file``), the private
-  ``staging_dir``, a full TMPDIR as one line.
+* :mod:`.atomic`: a file appears whole or not at all (``atomic_write``, ``atomic_local_file``; ``one_of_several_files``
+  for files written one after the other, which a stop's line names), the private ``staging_dir``, a full TMPDIR as
+  one line.
 * :mod:`.pairs`: several files written together (``atomic_writes``: a train/test pair, none put in place until all
   are written; ``files.reading_together`` refuses a pair mixed by failed or concurrent writes).
 * :mod:`.sets`: published sets, a model bundle or a checkpoint: ``publish``, ``read_set``, ``remove``,
@@ -20,15 +21,15 @@ The rest of the library uses the names below as ``storage.<name>``.
 """
 from .s3 import (CONDITIONAL_PART_BYTES, COPY_OBJECT_MAX, OVERWRITE_ARGUMENT, OVERWRITE_FLAG,  # noqa: F401
                  UPLOAD_PART_BYTES, AlreadyExists, Damaged, SetChanged, Unreachable, already_exists, get_s3_object,
-                 is_bucket_name, is_forbidden, is_s3, join, prefix_uri, replace_with, s3_client, s3_errors, split_s3,
-                 upload_file)
+                 is_bucket_name, is_forbidden, is_s3, join, prefix_uri, replace_with, rerun_to_replace, s3_client,
+                 s3_errors, split_s3, upload_file)
 from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, Written, check_comparable,  # noqa: F401
                     check_replaceable, check_set_member, exists, expand_home, holds, local_kind, modified_at,
                     open_read, read_bytes, reading_together, refuse_existing, remove_file, same_location,
                     why_not_written, within, would_replace, write_target)
 from .atomic import (NO_ROOM, OLD_TEMPORARY_GRACE_SECONDS, STAGING_PREFIX, atomic_local_file, atomic_write,  # noqa: F401
-                     is_old_temporary_of, is_temporary_of, remove_dead_staging, remove_dead_temporary,
-                     remove_stale_temporaries, room_in_tmpdir, staging_dir, temporary_file,
+                     is_old_temporary_of, is_temporary_of, one_of_several_files, remove_dead_staging,
+                     remove_dead_temporary, remove_stale_temporaries, room_in_tmpdir, staging_dir, temporary_file,
                      temporary_root, temporary_root_named)
 from .pairs import atomic_writes, staging_key  # noqa: F401
 from .versions import delete_replaced, take_back_version  # noqa: F401

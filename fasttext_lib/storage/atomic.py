@@ -16,8 +16,8 @@ import tempfile
 import time
 
 from ..errors import FastTextError, could_not_remove
-from ..stops import (DefaultStopsHeld, later_stops_held, note_what_a_stop_came_after, note_what_a_stop_could_not_remove,
-                     note_what_a_stop_left)
+from ..stops import (DefaultStopsHeld, later_stops_held, note_what_a_stop_came_after, note_what_a_stop_cleaned_up,
+                     note_what_a_stop_could_not_remove, note_what_a_stop_left)
 from .s3 import (OVERWRITE_FLAG, AlreadyExists, _Transfer, _upload_new, already_exists, is_s3, replace_with,
                  rerun_to_replace, run_again_with, s3_client, s3_errors, split_s3, upload_file)
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
@@ -296,6 +296,26 @@ def atomic_local_file(path, mode="wb", overwrite=True, if_taken=None, on_placing
         if isinstance(exc, OSError) and exc.errno is not None:
             raise FastTextError(f"cannot write {path}: {exc.strerror}{why_too_large(exc)}") from None
         raise
+
+
+@contextlib.contextmanager
+def one_of_several_files(path, on_written, mode="wb"):
+    """:func:`atomic_local_file` for one of the files a command writes one after the other (a training job's
+    history.csv, metrics.json and history.png after its bundle): ``on_written(path)`` is called once it is in place, so
+    that a later stop's line names it as written; a stop during its write says the write was cleaned up
+    (stops.note_what_a_stop_cleaned_up), unless it came just after the rename that put the file in place (known by
+    the file found there: atomic_local_file's ``on_placing``), which then is written too."""
+    placing = []
+    try:
+        with atomic_local_file(path, mode, on_placing=lambda target, new: placing.append((target, new))) as f:
+            yield f
+    except KeyboardInterrupt as stop:
+        if any(_holds(target, new) for target, new in placing):
+            on_written(path)
+        else:
+            note_what_a_stop_cleaned_up(stop, path)
+        raise
+    on_written(path)
 
 
 @contextlib.contextmanager

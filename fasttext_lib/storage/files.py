@@ -610,7 +610,7 @@ def remove_file(uri, written=None):
             from .versions import delete_written
 
             for _, _, reason in delete_written(s3_client(), written)[:1]:
-                raise FastTextError(f"cannot remove {uri}: {reason}")
+                raise _cannot_remove(uri, reason)
             return
         bucket, key = split_s3(uri)
         with s3_errors(uri):
@@ -621,7 +621,15 @@ def remove_file(uri, written=None):
     except FileNotFoundError:
         pass
     except OSError as exc:
-        raise FastTextError(f"cannot remove {uri}: {exc.strerror or exc}") from None
+        raise _cannot_remove(uri, exc.strerror or exc) from None
+
+
+def _cannot_remove(uri, reason):
+    """:func:`remove_file`'s error, its ``reason`` kept as such too: a caller that names the file in its own words (a
+    stop's line, errors.could_not_remove) says why without "cannot remove URI" again."""
+    error = FastTextError(f"cannot remove {uri}: {reason}")
+    error.reason = str(reason)
+    return error
 
 
 def read_bytes(uri):
