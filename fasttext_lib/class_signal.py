@@ -22,12 +22,14 @@ import numpy as np
 SKEWED_BELOW = 0.25  # a rarer class of at least this share: no test (the budget's derivation sets reach 28%)
 FOLDS = 5
 SAMPLE_DOCS = 20_000  # documents scored at most (a seeded sample of larger splits): the AUC's error is then < 0.01
+MIN_RARE_DOCS = 20  # fewer rare documents in the sample: no test (an AUC of a handful is noise; the budget as before)
 
 RareClassSignal = namedtuple("RareClassSignal", "share auc")  # the rarer class's share of the documents; held-out AUC
 
 
 def rare_class_signal(labels, pairs_of):
-    """:class:`RareClassSignal` of a two-class split whose rarer class is below :data:`SKEWED_BELOW`, else None.
+    """:class:`RareClassSignal` of a two-class split whose rarer class is below :data:`SKEWED_BELOW`, else None (also
+    with fewer than :data:`MIN_RARE_DOCS` rare documents to score).
 
     ``labels``: each document's class (any values); ``pairs_of(docs)``: ``(doc_of, word)`` of the documents ``docs``
     (indices, in order), one pair per distinct word of a document, ``doc_of`` counting from 0 in ``docs``
@@ -38,6 +40,8 @@ def rare_class_signal(labels, pairs_of):
         return None
     docs = sample(len(labels))
     rare = labels[docs] == classes[np.argmin(counts)]
+    if rare.sum() < MIN_RARE_DOCS:
+        return None
     doc_of, word = pairs_of(docs)
     return RareClassSignal(float(counts.min() / len(labels)), held_out_auc(rare, doc_of, word))
 
@@ -45,6 +49,8 @@ def rare_class_signal(labels, pairs_of):
 def held_out_auc(rare, doc_of, word):
     """The AUC of each document's naive Bayes score (sum over its distinct words of log P(word | rare) /
     P(word | common), add-one smoothed document frequencies) learned on the other :data:`FOLDS` folds."""
+    # the sample's words numbered from 0: a vocabulary's ids reach millions, and the tables below are words long
+    word = np.unique(word, return_inverse=True)[1].reshape(-1)
     n_docs, n_words = len(rare), int(word.max()) + 1 if len(word) else 1
     fold = np.random.RandomState(0).permutation(n_docs) % FOLDS
     pair_fold, pair_rare = fold[doc_of], rare[doc_of]

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from fasttext_lib.autotune import starting_config, texts_pairs
-from fasttext_lib.class_signal import (SAMPLE_DOCS, SKEWED_BELOW, RareClassSignal, auc, pairs_of_bags, pairs_of_texts,
-                                       rare_class_signal)
+from fasttext_lib.class_signal import (MIN_RARE_DOCS, SAMPLE_DOCS, SKEWED_BELOW, RareClassSignal, auc, pairs_of_bags,
+                                       pairs_of_texts, rare_class_signal)
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.schedule import MIN_SKEW_FACTOR, WEAK_SIGNAL_AUC, default_schedule, skew_factor
@@ -48,6 +48,15 @@ def test_balanced_or_many_class_data_is_not_tested_and_its_words_not_read():
     assert rare_class_signal(["a"] * 75 + ["b"] * 25, pairs_of) is None  # a quarter: the budget's own data
     assert rare_class_signal(["a"] * 80 + ["b"] * 10 + ["c"] * 10, pairs_of) is None  # three classes
     assert rare_class_signal(["a"] * 100, pairs_of) is None
+    assert rare_class_signal(["a"] * 100 + ["b"] * (MIN_RARE_DOCS - 1), pairs_of) is None  # too few to score
+
+
+def test_a_sample_holding_too_few_rare_documents_is_not_scored():
+    """Two rare documents in 200k: the seeded sample of 20k holds none or one, whose AUC is no measure (a division by
+    zero with none): the budget as before."""
+    labels = np.array(["a"] * 200_000)
+    labels[[5, 150_000]] = "b"
+    assert rare_class_signal(labels, lambda docs: pairs_of_texts(["x y"] * len(docs))) is None
 
 
 def test_words_that_tell_the_rare_class_apart_score_high_and_words_that_do_not_score_near_a_half():
