@@ -146,15 +146,27 @@ def starting_config(train_data, base=None):
     distinct n-grams: a 3k-sentence set then gets a 131k-row table instead of 2M rows, which
     allocates and initializes in a fraction of the time.
     """
+    from .class_signal import rare_class_signal
     from .schedule import default_schedule, mean_tokens
 
     base = base or TrainConfig()
     tokens = sum(len(text.split()) for text in train_data.texts)
     buckets = min(base.buckets, 2 ** math.ceil(math.log2(max(2 * tokens, 1024))))
     rule = default_schedule(len(train_data), mean_tokens(train_data.texts[:SAMPLE_DOCS]), len(set(train_data.labels)),
-                            ngrams=2, epochs=10)
+                            ngrams=2, epochs=10, rare_class=rare_class_signal(train_data.labels, texts_pairs(train_data)))
     return replace(base, optimizer=rule["optimizer"], lr=rule["lr"], batch_size=rule["batch_size"], epochs=10,
                    emsize=100, ngrams=2, buckets=buckets)
+
+
+def texts_pairs(data):
+    """class_signal's ``pairs_of`` for LabeledTexts ``data``: its documents ``docs`` (sorted indices), as the training
+    splits their words (by position: texts may be a pandas Series, whose [i] is its index's label i)."""
+    from .class_signal import pairs_of_texts
+
+    def pairs_of(docs):
+        wanted = set(docs.tolist())
+        return pairs_of_texts([text for i, text in enumerate(data.texts) if i in wanted])
+    return pairs_of
 
 
 def work(config, n_train):
@@ -324,25 +336,27 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if verbose:
         _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
     if show_progress:  # the lines a train says as it starts, of the final model (its trials and refit said none)
-        print(_final_settings_line(chosen.config, search.start, start is None, len(train_data)), file=sys.stderr,
-              flush=True)
+        print(_final_settings_line(chosen.config, search.start, start is None, train_data), file=sys.stderr, flush=True)
         if chosen.pretrained is not None:
             print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
 
 
-def _final_settings_line(final, start, start_from_data, n_train):
+def _final_settings_line(final, start, start_from_data, train_data):
     """The ``settings ...`` line a train says of its lr and batch size (train.settings_line), of autotune's final
     setting ``final``: train() says none of a search's trials or refit, which run with progress off and have both set
     (the search steps from the start's values), so there is nothing for it to take from the data. Those still the
-    ``start``'s came from the data (``start_from_data``: starting_config's rule, for the ``n_train`` documents of the
-    training split at the start's epochs) or were given (a ``start`` of the caller's); the search chose the others."""
+    ``start``'s came from the data (``start_from_data``: starting_config's rule, for the documents of the training
+    split ``train_data`` at the start's epochs; an lr it lowered for a skewed class's weak words said so, as train
+    says it) or were given (a ``start`` of the caller's); the search chose the others."""
+    from .class_signal import rare_class_signal
     from .train import settings_line
 
     kept = [name for name in ("lr", "batch_size") if getattr(final, name) == getattr(start, name)]
     as_set = replace(final, **{name: None for name in kept}) if start_from_data else final
-    return settings_line(as_set, replace(final, epochs=start.epochs), n_train,
+    signal = rare_class_signal(train_data.labels, texts_pairs(train_data)) if as_set.lr is None else None
+    return settings_line(as_set, replace(final, epochs=start.epochs), len(train_data), rare_class=signal,
                          searched=[name for name in ("lr", "batch_size") if name not in kept])
 
 

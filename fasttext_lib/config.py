@@ -150,18 +150,20 @@ class TrainConfig:
         """Whether every setting has a value (:meth:`resolve` has nothing left to fill in)."""
         return self.lr is not None and self.batch_size is not None
 
-    def resolve(self, num_docs, mean_tokens, num_classes):
+    def resolve(self, num_docs, mean_tokens, num_classes, rare_class=None):
         """This config with ``lr`` and ``batch_size`` filled in for the training data; explicit values win.
 
         SGD without an lr: :func:`~fasttext_lib.schedule.default_schedule`'s, for the batch size
-        used. Adam without an lr: 0.01. Without a batch size: the schedule's. ``train()`` calls this
-        once the data is known and records the result (bundle, checkpoints, ``TrainedModel.config``).
+        used (``rare_class``: class_signal.rare_class_signal of the data, or None). Adam without an lr: 0.01.
+        Without a batch size: the schedule's. ``train()`` calls this once the data is known and records the result
+        (bundle, checkpoints, ``TrainedModel.config``).
         """
         from .schedule import default_schedule
 
         if self.resolved:
             return self
-        rule = default_schedule(num_docs, mean_tokens, num_classes, self.ngrams, self.epochs, batch_size=self.batch_size)
+        rule = default_schedule(num_docs, mean_tokens, num_classes, self.ngrams, self.epochs, batch_size=self.batch_size,
+                                rare_class=rare_class)
         lr = self.lr if self.lr is not None else DEFAULT_LR.get(self.optimizer, rule["lr"])
         return replace(self, lr=lr, batch_size=rule["batch_size"])
 

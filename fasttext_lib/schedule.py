@@ -18,6 +18,11 @@ evidence: docs/RESULTS.md, "Defaults that adapt to the data".
   over the batch, and only the batch's documents of its class pull it toward them. Where a step holds
   fewer than 3 documents of a class on average (batch / classes < 3: many classes, small data), the
   budget and the lr cap grow with ``3 x classes / batch``.
+* **Skewed two-class data whose words barely tell the rarer class apart** (:func:`skew_factor`): a rarer class
+  below a quarter of the documents whose held-out naive Bayes AUC (class_signal.py) is below
+  :data:`WEAK_SIGNAL_AUC` gets ``(share / 0.25)^2`` of the budget and the lr cap, at least 0.4x: the full budget
+  fits such a class's training documents and calls test documents rare that are not (up to 2 points below the
+  majority vote); where the words do separate it (AUC 0.71 and up), nothing changes.
 * **The per-row SGD scale's shrink** (:func:`row_shrink`, word n-grams only): above batch 256 a row
   found in many of a batch's documents steps up to ``batch / 256`` times its mean gradient, a row in
   one document as before (batches.sgd_row_scale_entries); the output layer's lr gets the same
@@ -34,6 +39,8 @@ REFERENCE_TOKENS = 160.0  # the longest mean length the budget was derived on (s
 MAX_LENGTH_FACTOR = 8.0  # 1,280 tokens: the longest set measured has 760 (whole movie reviews, stable up to 16x the budget)
 DOCS_PER_CLASS_PER_STEP = 3  # below this many documents of a class in a batch (on average), a class row gets more lr
 MAX_CLASS_FACTOR = 8.0  # Reuters R52 (52 classes, batch 32) still gained at 8x the budget
+WEAK_SIGNAL_AUC = 0.68  # held-out AUC below which a skewed class's words count as weak (derived: 0.57-0.65 vs 0.71+)
+MIN_SKEW_FACTOR = 0.4  # the least budget skew_factor gives (a rarer class at 16% and below)
 SHRINK_ABOVE_BATCH = 256  # the per-row SGD scale's shrink (n-grams): 0 up to this batch (where the rule was derived)
 
 
@@ -106,17 +113,35 @@ def class_factor(num_classes, batch_size):
     return min(MAX_CLASS_FACTOR, max(1.0, DOCS_PER_CLASS_PER_STEP * float(num_classes) / batch_size))
 
 
-def default_schedule(num_docs, mean_tokens, num_classes, ngrams, epochs, batch_size=None):
+def skew_factor(signal):
+    """How much of the budget and lr cap skewed two-class data gets: ``(share / 0.25)^2``, from
+    :data:`MIN_SKEW_FACTOR` to 1, where ``signal`` (class_signal.RareClassSignal: the rarer class's share and
+    its words' held-out AUC) says the words barely separate it (AUC below :data:`WEAK_SIGNAL_AUC`); else 1.
+
+    On NYT editorial sentences with 12-17% of one class (AUC 0.57) the full budget was 0.8-2.0 points below
+    fastText's majority vote and 0.4x brings it level; on movie-review snippets at 13-18% (AUC 0.71-0.81) the same
+    factor cost up to 2 points, so the AUC decides. Evidence: docs/RESULTS.md 3, "Skewed classes: a held-out test
+    of the words".
+    """
+    from .class_signal import SKEWED_BELOW
+
+    if signal is None or signal.auc >= WEAK_SIGNAL_AUC:
+        return 1.0
+    return min(1.0, max(MIN_SKEW_FACTOR, (signal.share / SKEWED_BELOW) ** 2))
+
+
+def default_schedule(num_docs, mean_tokens, num_classes, ngrams, epochs, batch_size=None, rare_class=None):
     """``{"optimizer": "sgd", "lr": ..., "batch_size": ...}`` for data of this shape.
 
     ``batch_size``: a batch size the caller fixed; the lr then follows from its number of steps.
     ``mean_tokens``: documents longer than :data:`REFERENCE_TOKENS` on average get
     :func:`length_factor` times the budget and the lr cap; ``num_classes``: fewer than
-    :data:`DOCS_PER_CLASS_PER_STEP` documents of a class per batch, :func:`class_factor` times.
+    :data:`DOCS_PER_CLASS_PER_STEP` documents of a class per batch, :func:`class_factor` times; ``rare_class``
+    (class_signal.RareClassSignal, or None: balanced enough, or not measured), :func:`skew_factor` times.
     """
     batch = int(batch_size) if batch_size else default_batch_size(num_docs)
     steps = epochs * math.ceil(num_docs / batch)
-    scale = length_factor(mean_tokens) * class_factor(num_classes, batch)
+    scale = length_factor(mean_tokens) * class_factor(num_classes, batch) * skew_factor(rare_class)
     budget = LR_BUDGET * (BIGRAM_FACTOR if ngrams > 1 else 1.0) * scale
     lr = min(MAX_LR * scale, 2.0 * budget / steps)  # linear decay: the mean lr is half the initial one
     return {"optimizer": "sgd", "lr": _rounded_lr(lr), "batch_size": batch}

@@ -400,7 +400,8 @@ def _resolve_settings_and_release_texts(config, data, workers, release_texts):
     texts = split.sample if isinstance(split, CountedTexts) else split.texts
     # (the token bags of features this run made count the split's documents, in order: the first ones are the texts')
     lengths = data.train_bags.lengths if data.featurized_here else None
-    config = resolve_settings(config, texts, len(data.classes), workers.per_worker, lengths)  # each worker's steps
+    config = resolve_settings(config, texts, len(data.classes), workers.per_worker, lengths,  # each worker's steps
+                              rare_class=lambda: rare_class_of(data))
     del texts  # (release_texts below frees them)
     if release_texts:
         for texts_of in (data.train_split, data.val_split):
@@ -699,39 +700,62 @@ def diverged(what, epoch, step, config):
                     f"{setting_named('lr')}")
 
 
-def resolve_settings(config, texts, num_classes, num_docs, lengths=None):
+def resolve_settings(config, texts, num_classes, num_docs, lengths=None, rare_class=None):
     """``config`` with the settings left to the data filled in (TrainConfig.resolve), announced on stderr.
 
     ``num_docs``: the documents one process steps through per epoch (its share with dist_* kvstores),
     so a cluster takes the steps, and spends the lr budget, of one process. ``lengths``: the token count of each of
     ``texts`` and after (``TokenBags.lengths``), when held: not counted again (schedule.mean_tokens).
+    ``rare_class``: a function giving class_signal.rare_class_signal of the data, called only when the lr is the
+    data's (the test reads the words of skewed data).
     """
     if config.resolved:
         return config
     texts = texts[:SAMPLE_DOCS]
-    resolved = config.resolve(num_docs, mean_tokens(texts, lengths), num_classes)
+    signal = rare_class() if rare_class is not None and lr_from_the_data(config) else None
+    resolved = config.resolve(num_docs, mean_tokens(texts, lengths), num_classes, rare_class=signal)
     if config.progress:
-        print(settings_line(config, resolved, num_docs), file=sys.stderr, flush=True)
+        print(settings_line(config, resolved, num_docs, signal), file=sys.stderr, flush=True)
     return resolved
 
 
-def settings_line(config, resolved, num_docs, searched=()):
+def lr_from_the_data(config):
+    """Whether ``config``'s lr is left to the data (SGD's rule: schedule.default_schedule), not given or adam's."""
+    from .config import DEFAULT_LR
+
+    return config.lr is None and config.optimizer not in DEFAULT_LR
+
+
+def rare_class_of(data):
+    """class_signal.rare_class_signal of the run's training split (its labels and its bags' words)."""
+    from .class_signal import pairs_of_bags, rare_class_signal
+
+    return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(data.train_bags.select(docs),
+                                                                      data.featurizer.vocab_size))
+
+
+def settings_line(config, resolved, num_docs, rare_class=None, searched=()):
     """``settings from the data: batch=16 (2888 documents, 5 epochs); given: sgd lr=0.25``: which of ``resolved``'s lr
     and batch size came from the data, which were ``config``'s own, and adam's fixed lr. It said "from the data" of
-    them all, an lr the user had given too (02's -p lr 0.25). ``searched``: those of ``("lr", "batch_size")`` an
-    autotune search chose (``config``'s own, said as searched, not given: autotune's final model)."""
+    them all, an lr the user had given too (02's -p lr 0.25). ``rare_class`` (class_signal.RareClassSignal) that
+    lowered the lr (schedule.skew_factor) is said after it, with why. ``searched``: those of ``("lr", "batch_size")``
+    an autotune search chose (``config``'s own, said as searched, not given: autotune's final model)."""
     from .config import DEFAULT_LR
+    from .schedule import skew_factor
 
     lr, batch = f"{resolved.optimizer} lr={resolved.lr:g}", f"batch={resolved.batch_size}"
     lr_fixed = config.lr is None and config.optimizer in DEFAULT_LR  # (adam's 0.01: neither the data's nor given)
-    from_data = [s for s, of_data in ((lr, config.lr is None and not lr_fixed), (batch, config.batch_size is None))
-                 if of_data]
+    lr_from_data = config.lr is None and not lr_fixed
+    from_data = [s for s, of_data in ((lr, lr_from_data), (batch, config.batch_size is None)) if of_data]
     own = [(s, name in searched) for s, name, value in ((lr, "lr", config.lr), (batch, "batch_size", config.batch_size))
            if value is not None]
     parts = []
     if from_data:
         epochs = f"{resolved.epochs} epoch{'' if resolved.epochs == 1 else 's'}"
-        parts.append(f"from the data: {' '.join(from_data)} ({num_docs} documents, {epochs})")
+        skew = skew_factor(rare_class) if lr_from_data else 1.0
+        why = (f"; the lr {skew:.2g}x: the rarer class, {rare_class.share:.0%} of the documents, is barely told apart "
+               f"by its words (held-out AUC {rare_class.auc:.2f})" if skew < 1 else "")
+        parts.append(f"from the data: {' '.join(from_data)} ({num_docs} documents, {epochs}{why})")
     for said, by_search in (("given", False), ("searched by autotune", True)):
         of_kind = [s for s, chosen in own if chosen is by_search]
         if of_kind:

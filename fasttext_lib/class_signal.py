@@ -1,0 +1,112 @@
+"""Whether a skewed two-class training split's words tell its rarer class apart: :func:`rare_class_signal`.
+
+The lr budget (schedule.py) was derived on balanced and moderately skewed data. On strongly skewed two-class data
+whose words say little about the rarer class (NYT editorial sentences with 17% of one class), it fits the rare
+class's training documents (95% training accuracy) and calls test documents rare with a precision of 0.33: up to 2
+points below the majority vote, where fastText's lr 0.1 stays. Less lr reaches the majority vote there, but costs
+skewed sets whose rare class's words do generalize (movie-review snippets at 13-18%: up to 2 points). Skew alone does
+not tell the two apart; the training split can, by asking the question a validation split would on folds of itself:
+each document is scored by a naive Bayes log-likelihood ratio of its words, learned on the other folds, and the
+score's AUC (how often a rare document outranks a common one) measures how well the words separate the classes on
+documents they were not learned from: 0.57 on the NYT sets, 0.71-0.84 where the full budget wins.
+schedule.skew_factor turns it into less budget. Evidence: docs/RESULTS.md 3, "Skewed classes: a held-out test of
+the words".
+
+It reads the words only (the vocabulary's rows of each document's bag, not its n-grams), so unigram and bigram runs
+of the same data decide alike, and at most :data:`SAMPLE_DOCS` documents (a few ms to ~0.1 s).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+SKEWED_BELOW = 0.25  # a rarer class of at least this share: no test (the budget's derivation sets reach 28%)
+FOLDS = 5
+SAMPLE_DOCS = 20_000  # documents scored at most (a seeded sample of larger splits): the AUC's error is then < 0.01
+MIN_RARE_DOCS = 20  # fewer rare documents in the sample: no test (an AUC of a handful is noise; the budget as before)
+
+RareClassSignal = namedtuple("RareClassSignal", "share auc")  # the rarer class's share of the documents; held-out AUC
+
+
+def rare_class_signal(labels, pairs_of):
+    """:class:`RareClassSignal` of a two-class split whose rarer class is below :data:`SKEWED_BELOW`, else None (also
+    with fewer than :data:`MIN_RARE_DOCS` rare documents to score).
+
+    ``labels``: each document's class (any values); ``pairs_of(docs)``: ``(doc_of, word)`` of the documents ``docs``
+    (indices, in order), one pair per distinct word of a document, ``doc_of`` counting from 0 in ``docs``
+    (:func:`pairs_of_bags`, :func:`pairs_of_texts`). Balanced enough data costs nothing: its words are not read."""
+    labels = np.asarray(labels)
+    classes, counts = np.unique(labels, return_counts=True)
+    if len(classes) != 2 or counts.min() / len(labels) >= SKEWED_BELOW:
+        return None
+    docs = sample(len(labels))
+    rare = labels[docs] == classes[np.argmin(counts)]
+    if rare.sum() < MIN_RARE_DOCS:
+        return None
+    doc_of, word = pairs_of(docs)
+    return RareClassSignal(float(counts.min() / len(labels)), held_out_auc(rare, doc_of, word))
+
+
+def held_out_auc(rare, doc_of, word):
+    """The AUC of each document's naive Bayes score (sum over its distinct words of log P(word | rare) /
+    P(word | common), add-one smoothed document frequencies) learned on the other :data:`FOLDS` folds."""
+    # the sample's words numbered from 0: a vocabulary's ids reach millions, and the tables below are words long
+    word = np.unique(word, return_inverse=True)[1].reshape(-1)
+    n_docs, n_words = len(rare), int(word.max()) + 1 if len(word) else 1
+    fold = np.random.RandomState(0).permutation(n_docs) % FOLDS
+    pair_fold, pair_rare = fold[doc_of], rare[doc_of]
+    # documents holding each word, per fold and class: (FOLDS, 2, words)
+    held = np.zeros((FOLDS, 2, n_words))
+    for f in range(FOLDS):
+        for c in (0, 1):
+            held[f, c] = np.bincount(word[(pair_fold == f) & (pair_rare == c)], minlength=n_words)
+    docs_of = np.array([[np.sum((fold == f) & (rare == c)) for c in (0, 1)] for f in range(FOLDS)], dtype=float)
+    score = np.zeros(n_docs)
+    for f in range(FOLDS):
+        seen, docs = held.sum(0) - held[f], docs_of.sum(0) - docs_of[f]  # the other folds'
+        log_ratio = np.log((seen[1] + 1) / (docs[1] + 2)) - np.log((seen[0] + 1) / (docs[0] + 2))
+        log_ratio[seen.sum(0) == 0] = 0.0  # a word the other folds never saw says nothing
+        mine = pair_fold == f
+        score += np.bincount(doc_of[mine], weights=log_ratio[word[mine]], minlength=n_docs)
+    return auc(score, rare)
+
+
+def auc(score, positive):
+    """The probability that a positive's score exceeds a negative's (ties count half): Mann-Whitney's U over the
+    product of the two counts, from mid-ranks."""
+    order = np.argsort(score, kind="mergesort")
+    ranks = np.empty(len(score))
+    sorted_scores = score[order]
+    # mid-ranks of tied runs: each run's first and last position, averaged (ranks from 1)
+    starts = np.flatnonzero(np.r_[True, sorted_scores[1:] != sorted_scores[:-1]])
+    ends = np.r_[starts[1:], len(score)]
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    n_pos = int(positive.sum())
+    n_neg = len(score) - n_pos
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def sample(n_docs, seed=0):
+    """The documents the test reads: all, or :data:`SAMPLE_DOCS` of them, seeded, in order."""
+    if n_docs <= SAMPLE_DOCS:
+        return np.arange(n_docs)
+    return np.sort(np.random.RandomState(seed).choice(n_docs, SAMPLE_DOCS, replace=False))
+
+
+def pairs_of_bags(bags, vocab_size):
+    """``(doc_of, word)`` of features.Bags: each document's word rows (rows below ``vocab_size``; n-gram rows above)."""
+    doc_of = np.repeat(np.arange(len(bags)), np.diff(bags.offsets))
+    is_word = bags.rows < vocab_size
+    return doc_of[is_word], bags.rows[is_word].astype(np.int64)
+
+
+def pairs_of_texts(texts):
+    """``(doc_of, word)`` of raw texts, their words as the training splits them (text.tokenize; word ids of
+    this call's own)."""
+    from .text import tokenize
+
+    ids, doc_of, word = {}, [], []
+    for d, text in enumerate(texts):
+        for token in set(tokenize(text)):
+            doc_of.append(d)
+            word.append(ids.setdefault(token, len(ids)))
+    return np.array(doc_of, dtype=np.int64), np.array(word, dtype=np.int64)

@@ -1,0 +1,163 @@
+"""Skewed two-class data whose words barely tell the rarer class apart gets less lr: class_signal.py's held-out
+test of the words and schedule.skew_factor, through TrainConfig.resolve, train() and autotune's start."""
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from fasttext_lib.autotune import starting_config, texts_pairs
+from fasttext_lib.class_signal import (MIN_RARE_DOCS, SAMPLE_DOCS, SKEWED_BELOW, RareClassSignal, auc, pairs_of_bags,
+                                       pairs_of_texts, rare_class_signal)
+from fasttext_lib.config import TrainConfig
+from fasttext_lib.data import LabeledTexts
+from fasttext_lib.schedule import MIN_SKEW_FACTOR, WEAK_SIGNAL_AUC, default_schedule, skew_factor
+from fasttext_lib.train import train
+
+WORDS = [f"w{i}" for i in range(300)]
+
+
+def skewed(n=2000, rare_share=0.12, telling=True, seed=0):
+    """Two classes, the rarer ("1") ``rare_share`` of them; with ``telling`` each rare document holds one of ten
+    words of its own (its class's words generalize), else both classes draw from the same words."""
+    rng = random.Random(seed)
+    labels, texts = [], []
+    for _ in range(n):
+        rare = rng.random() < rare_share
+        words = [rng.choice(WORDS) for _ in range(12)]
+        if rare and telling:
+            words[rng.randrange(12)] = f"rare{rng.randrange(10)}"
+        labels.append("1" if rare else "2")
+        texts.append(" ".join(words))
+    return LabeledTexts(labels, texts)
+
+
+def test_auc_is_the_share_of_rare_common_pairs_ranked_right_ties_half():
+    rng = np.random.RandomState(3)
+    score = rng.randint(0, 6, size=80).astype(float)  # many ties
+    positive = rng.rand(80) < 0.3
+    pairs = [(p, q) for p, q in itertools.product(score[positive], score[~positive])]
+    brute = sum(1.0 if p > q else 0.5 if p == q else 0.0 for p, q in pairs) / len(pairs)
+    assert auc(score, positive) == pytest.approx(brute)
+
+
+def test_balanced_or_many_class_data_is_not_tested_and_its_words_not_read():
+    def pairs_of(docs):
+        raise AssertionError("read the words of data that is not skewed")
+
+    assert rare_class_signal(["a"] * 75 + ["b"] * 25, pairs_of) is None  # a quarter: the budget's own data
+    assert rare_class_signal(["a"] * 80 + ["b"] * 10 + ["c"] * 10, pairs_of) is None  # three classes
+    assert rare_class_signal(["a"] * 100, pairs_of) is None
+    assert rare_class_signal(["a"] * 100 + ["b"] * (MIN_RARE_DOCS - 1), pairs_of) is None  # too few to score
+
+
+def test_a_sample_holding_too_few_rare_documents_is_not_scored():
+    """Two rare documents in 200k: the seeded sample of 20k holds none or one, whose AUC is no measure (a division by
+    zero with none): the budget as before."""
+    labels = np.array(["a"] * 200_000)
+    labels[[5, 150_000]] = "b"
+    assert rare_class_signal(labels, lambda docs: pairs_of_texts(["x y"] * len(docs))) is None
+
+
+def test_words_that_tell_the_rare_class_apart_score_high_and_words_that_do_not_score_near_a_half():
+    telling, weak = skewed(telling=True), skewed(telling=False)
+    strong_signal = rare_class_signal(telling.labels, texts_pairs(telling))
+    weak_signal = rare_class_signal(weak.labels, texts_pairs(weak))
+    assert strong_signal.share == pytest.approx(telling.labels.count("1") / len(telling))
+    assert strong_signal.auc > 0.9
+    assert abs(weak_signal.auc - 0.5) < 0.08
+
+
+def test_the_rare_class_is_the_rarer_label_whatever_its_name():
+    data = skewed(telling=True)
+    swapped = LabeledTexts(["2" if label == "1" else "1" for label in data.labels], data.texts)
+    assert rare_class_signal(swapped.labels, texts_pairs(swapped)) == rare_class_signal(data.labels, texts_pairs(data))
+
+
+def test_a_large_split_is_read_through_a_seeded_sample():
+    asked = []
+
+    def pairs_of(docs):
+        asked.append(docs)
+        return pairs_of_texts(["x"] * len(docs))
+
+    labels = ["a"] * (SAMPLE_DOCS * 2) + ["b"] * (SAMPLE_DOCS // 4)
+    rare_class_signal(labels, pairs_of)
+    rare_class_signal(labels, pairs_of)
+    assert len(asked[0]) == SAMPLE_DOCS and np.array_equal(asked[0], asked[1])
+    assert np.all(np.diff(asked[0]) > 0)  # in order
+    assert asked[0][-1] >= SAMPLE_DOCS * 2  # (the rare documents at the end are among them)
+
+
+@pytest.mark.parametrize("signal, factor", [
+    (None, 1.0),
+    (RareClassSignal(0.10, WEAK_SIGNAL_AUC), 1.0),  # words that separate it: the full budget
+    (RareClassSignal(0.10, 0.55), MIN_SKEW_FACTOR),
+    (RareClassSignal(0.20, 0.55), (0.20 / SKEWED_BELOW) ** 2),
+    (RareClassSignal(0.249, 0.50), (0.249 / SKEWED_BELOW) ** 2),
+])
+def test_the_skew_factor_lowers_the_budget_only_for_a_skewed_class_with_weak_words(signal, factor):
+    assert skew_factor(signal) == pytest.approx(factor)
+
+
+def test_the_schedule_spends_the_skew_factor_times_the_budget_and_the_cap():
+    weak = RareClassSignal(0.10, 0.55)
+    for n in (300, 2000, 60_000):  # the cap binds on the smallest
+        plain = default_schedule(n, 20.0, 2, 1, 5)
+        lowered = default_schedule(n, 20.0, 2, 1, 5, rare_class=weak)
+        assert lowered["batch_size"] == plain["batch_size"]
+        assert lowered["lr"] == pytest.approx(MIN_SKEW_FACTOR * plain["lr"], rel=1e-3)
+
+
+def test_the_words_of_bags_and_of_texts_give_the_same_test():
+    """train() reads the words from its bags (n-gram rows left out), autotune from the texts: one answer."""
+    from fasttext_lib.features import Featurizer
+
+    data = skewed(telling=False, seed=4)
+    featurizer, bags = Featurizer.fit(data.texts, ngrams=2, buckets=4096, return_bags="tokens")
+    from_bags = rare_class_signal(data.labels, lambda docs: pairs_of_bags(bags.select(docs), featurizer.vocab_size))
+    assert from_bags == pytest.approx(rare_class_signal(data.labels, texts_pairs(data)))
+
+
+def _settings_line(capsys):
+    return next(line for line in capsys.readouterr().err.splitlines() if line.startswith("settings"))
+
+
+def test_training_on_a_skewed_class_with_weak_words_takes_less_lr_and_says_why(capsys):
+    data = skewed(telling=False)
+    config = TrainConfig(epochs=1, emsize=8, buckets=1024, ctx="cpu", progress=True)
+    trained = train(data, None, config)
+    line = _settings_line(capsys)
+    rule = default_schedule(len(data), 12.0, 2, 1, 1)
+    assert trained.config.lr == pytest.approx(MIN_SKEW_FACTOR * rule["lr"], rel=1e-3)
+    assert "the lr 0.4x: the rarer class, 12% of the documents, is barely told apart by its words (held-out AUC 0." in line
+
+
+def test_training_on_a_skewed_class_with_telling_words_keeps_the_rule(capsys):
+    data = skewed(telling=True)
+    trained = train(data, None, TrainConfig(epochs=1, emsize=8, buckets=1024, ctx="cpu", progress=True))
+    assert trained.config.lr == default_schedule(len(data), 12.0, 2, 1, 1)["lr"]
+    assert "barely told apart" not in _settings_line(capsys)
+
+
+def test_an_lr_given_or_adams_is_left_alone_and_the_words_not_tested(monkeypatch):
+    import fasttext_lib.class_signal as class_signal
+
+    def not_called(*args):
+        raise AssertionError("tested the words of a run whose lr is not the data's")
+
+    monkeypatch.setattr(class_signal, "rare_class_signal", not_called)
+    data = skewed(telling=False)
+    for given in ({"lr": 0.3}, {"optimizer": "adam"}):
+        trained = train(data, None, TrainConfig(epochs=1, emsize=8, buckets=1024, ctx="cpu", progress=False, **given))
+        assert trained.config.lr == given.get("lr", 0.01)
+
+
+def test_autotune_starts_from_the_lowered_lr_and_its_final_line_says_why():
+    from fasttext_lib.autotune import _final_settings_line
+
+    weak, telling = skewed(telling=False), skewed(telling=True)
+    start = starting_config(weak)
+    assert start.lr == pytest.approx(MIN_SKEW_FACTOR * starting_config(telling).lr, rel=1e-3)
+    assert "the lr 0.4x: the rarer class, 12% of the documents" in _final_settings_line(start, start, True, weak)
+    assert "barely" not in _final_settings_line(start, start, True, telling)
