@@ -170,6 +170,51 @@ def test_checkpoint_dir_beside_the_output_with_its_name_as_prefix_is_fine(tmp_pa
     assert os.listdir(tmp_path / "out-ckpt") == ["epoch-0001"]
 
 
+@pytest.fixture(scope="module")
+def checkpoint(data, tmp_path_factory):
+    """A checkpoint folder (epoch-0001/) a finished training kept (not to be modified: tests copy it)."""
+    where = tmp_path_factory.mktemp("checkpoint")
+    r = run_cli("train", "--train", data["train"], "--output", where / "model", "--checkpoint-dir", where / "ck", *TINY)
+    assert r.returncode == 0, r.stderr
+    return where / "ck" / "epoch-0001"
+
+
+def _stored_file(folder, suffix):
+    return next(name for name in sorted(os.listdir(folder)) if name.endswith(suffix) and "-" in name)
+
+
+@pytest.mark.parametrize("command", ["export-vectors", "import-folders", "--autotune-trials"])
+def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp_path, data, bundle, checkpoint,
+                                                                             command):
+    """A one-file output given a file of a model bundle or checkpoint that is not the command's own, with --overwrite
+    (``export-vectors --model new --output old_model/config.json --overwrite``, a trial table written over a
+    checkpoint's checkpoint.json): the file was replaced, and that bundle or checkpoint no longer loaded."""
+    other, kept = copy_bundle(bundle, tmp_path / "other"), copy_bundle(checkpoint, tmp_path / "ck" / "epoch-0001")
+    (tmp_path / "folders" / "pos").mkdir(parents=True)
+    (tmp_path / "folders" / "neg").mkdir()
+    (tmp_path / "folders" / "pos" / "a.txt").write_text("great food")
+    (tmp_path / "folders" / "neg" / "b.txt").write_text("cold food")
+    os.symlink(other / "config.json", tmp_path / "link.json")
+    before = {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)}
+    for target, said in [(other / "config.json", f"is the manifest of the model bundle or checkpoint {other}:"),
+                         (tmp_path / "link.json", f"is the manifest of the model bundle or checkpoint {other}:"),
+                         (other / _stored_file(other, ".params"),
+                          f"is a file of the model bundle or checkpoint {other} (its config.json lists it):"),
+                         (kept / "checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
+                         (kept / _stored_file(kept, ".params"),
+                          f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
+        args = {"export-vectors": ["export-vectors", "--model", bundle, "--output", target],
+                "import-folders": ["import-folders", "--input", tmp_path / "folders", "--output", target],
+                "--autotune-trials": ["train", "--train", data["train"], "--autotune-validation", data["test"],
+                                      "--autotune-trials", target, "--output", tmp_path / "out", *TINY]}[command]
+        r = run_cli(*args, "--overwrite")
+        assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
+        assert r.stderr.strip().splitlines()[-1].startswith("error:") and not r.stdout.strip()
+    assert {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)} \
+        == before
+    assert predictions(other) == predictions(bundle) and not (tmp_path / "out").exists()
+
+
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     r = run_cli("sample", "--output", tmp_path / "afile" / "data")

@@ -62,7 +62,7 @@ from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
 from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
                  _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
+from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written, write_target
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 from .versions import created_version, delete_replaced, delete_set_object, delete_written, say_kept
@@ -117,9 +117,44 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
         raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a directory; give a file name such as "
                             f"{os.path.join(uri, example)}")
     check_replaceable(path)  # first: --overwrite would not help a FIFO or device
+    _refuse_a_file_of_a_set(uri, path, flag)  # (before the existing file's refusal, which says to pass --overwrite)
     if not overwrite:
         refuse_existing(uri, hint)
     check_writable(os.path.dirname(path), what=uri)
+
+
+# The most bytes read of a .json file to tell whether it is a set's manifest (a bundle's config.json is ~2 KB)
+_MANIFEST_READ_MAX = 1 << 20
+
+
+def _refuse_a_file_of_a_set(uri, path, flag):
+    """A local output file is never a file of a published set (a model bundle, a checkpoint: its manifest or a data
+    file that manifest lists), ``--overwrite`` or not: ``export-vectors``, ``import-folders`` and ``--autotune-trials``
+    given ``other_model/config.json --overwrite`` wrote over it, and that bundle no longer loaded. (The file a write
+    lands on is checked: a symbolic link's target. A hard link is another name, which the rename replaces alone.)"""
+    target = write_target(path)
+    folder, name = os.path.split(target)
+    if name.endswith(".json") and not _is_ours(name) and _manifest_at(target) is not None:
+        raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is the manifest of the model bundle or checkpoint "
+                            f"{folder}: replaced, that set would no longer load; write the file elsewhere")
+    if not _OBJECT_RE.match(name) or not os.path.isfile(target):
+        return
+    for other in sorted(os.listdir(folder)):  # (only a data file's name, <stem>-<16 hex digits>, gets here)
+        manifest = _manifest_at(os.path.join(folder, other)) if other.endswith(".json") and not _is_ours(other) else None
+        if manifest is not None and any(entry["object"] == name for entry in manifest["files"].values()):
+            raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a file of the model bundle or checkpoint "
+                                f"{folder} (its {other} lists it): replaced, that set would no longer load; write the "
+                                f"file elsewhere")
+
+
+def _manifest_at(path):
+    """The manifest of ours (:func:`_parse_manifest`) the local file ``path`` holds; None where it holds none."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(_MANIFEST_READ_MAX + 1)
+        return None if len(raw) > _MANIFEST_READ_MAX else _parse_manifest(raw, path)
+    except (OSError, Damaged):
+        return None
 
 
 def _s3_folder(bucket, key, uri):
