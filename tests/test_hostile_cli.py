@@ -1294,6 +1294,66 @@ def test_a_signal_while_the_command_starts_is_one_error_line(tmp_path, sample_di
     assert r.returncode == 0 and (tmp_path / "m" / "config.json").exists(), r.stderr
 
 
+LATE_SIGNAL = """
+import atexit, os, signal, sys, time
+from fasttext_lib import cli, vectors
+
+sig, when = int(sys.argv.pop(1)), sys.argv.pop(1)
+
+def stopped_as_it_returns(real):  # the signal once the summary line is out, as the command returns (MXNet frees the
+    def returning(*args, **kwargs):  # model export-vectors read: a quarter of a second for a bigram table)
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), sig)
+        time.sleep(0.5)  # (a handler runs between bytecodes)
+        return out
+    return returning
+
+if when == "returning":
+    vectors.export_vectors = stopped_as_it_returns(vectors.export_vectors)
+    cli._write_splits = stopped_as_it_returns(cli._write_splits)
+else:  # as the process exits, once cli.run has returned
+    atexit.register(lambda: (os.kill(os.getpid(), sig), time.sleep(0.5)))
+raise SystemExit(cli.run())
+"""
+
+
+def _late_signal(sig, when, *args):
+    return subprocess.run([sys.executable, "-c", LATE_SIGNAL, str(int(sig)), when, *map(str, args)], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300, preexec_fn=hangup_by_default)
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                                (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_stop_after_the_summary_line_says_the_files_were_written(tmp_path, bundle, sig, status, says):
+    """Ctrl-C or SIGTERM once export-vectors or sample had put its files in place and said so, as the command returned:
+    its line said "stopped and cleaned up", under the summary line, with the new files in place of the old ones."""
+    vec, train, test = tmp_path / "v.vec", tmp_path / "s" / "train.csv", tmp_path / "s" / "test.csv"
+    train.parent.mkdir()
+    for path in (vec, train, test):
+        path.write_text("the user's old file\n")
+    r = _late_signal(sig, "returning", "export-vectors", "--model", bundle, "--output", vec, "--overwrite")
+    assert_error(r, f"{says}; stopped after {vec} was written", status=status)
+    assert json.loads(r.stdout) == {"output": str(vec), "words": int(vec.read_text().split()[0])}
+    r = _late_signal(sig, "returning", "sample", "--output", tmp_path / "s", "--overwrite")
+    assert_error(r, f"{says}; stopped after {train} and {test} were written", status=status)
+    assert json.loads(r.stdout) == {"train": str(train), "test": str(test)}
+    assert all(path.read_text() != "the user's old file\n" for path in (train, test))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_while_the_process_exits_after_its_work_keeps_the_commands_status(tmp_path, bundle, sig):
+    """A signal once the command had finished, as the process exited (Python and MXNet freeing what it read): it died
+    by the signal, status 130, 143 or 129 and no line (Ctrl-C: a KeyboardInterrupt traceback, or none), after the line
+    that said its files were written. The exit now ends at once with the command's own status: 0, or 2 after its
+    error line."""
+    r = _late_signal(sig, "exiting", "export-vectors", "--model", bundle, "--output", tmp_path / "v.vec")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert json.loads(r.stdout)["output"] == str(tmp_path / "v.vec") and (tmp_path / "v.vec").stat().st_size > 0
+    r = _late_signal(sig, "exiting", "sample", "--output", tmp_path / "v.vec")
+    assert_error(r, "exists and is not a directory")
+    assert r.stderr.count("\n") == 1 and not r.stdout
+
+
 # Python's -m (runpy._run_module_as_main, which Python's C code calls for -m), or the `fasttext-lib` script pip writes,
 # with a signal sent to the process as the package's __init__ imports numpy (~0.15 s, before cli.run arms its handler)
 SIGNAL_AT_NUMPY = """
