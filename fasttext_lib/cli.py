@@ -703,7 +703,7 @@ def _check_input_file(uri, flag, split):
         return
     refuse_a_directory(uri, flag, split=split)
     if not os.path.exists(uri):
-        raise FastTextError(f"{flag}: no such file: {uri}")
+        raise storage.missing_file(uri, flag)
 
 
 def _autotune(args, config, train_data, val_data, report):

@@ -215,6 +215,27 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
     assert predictions(other) == predictions(bundle) and not (tmp_path / "out").exists()
 
 
+def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bundle, monkeypatch):
+    """``--train loopa`` (loopa -> loopb -> loopa), ``evaluate --data``, ``predict --input``: "no such file: loopa", of
+    a name that is there; ``--output`` or ``--checkpoint-dir loopa``: "loopa exists and is not a directory". Each is
+    named as the loop it is, as ``--model loopa`` is."""
+    from conftest import cli_in_process
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loopa").symlink_to("loopb")
+    (tmp_path / "loopb").symlink_to("loopa")
+    for args, said in [(("train", "--train", "loopa", "--output", "out", *TINY), "--train: cannot read loopa"),
+                       (("evaluate", "--model", bundle, "--data", "loopa"), "cannot read loopa"),
+                       (("predict", "--model", bundle, "--input", "loopa"), "cannot read loopa"),
+                       (("train", "--train", data["train"], "--output", "loopa", *TINY),
+                        f"cannot write {tmp_path / 'loopa'}"),
+                       (("train", "--train", data["train"], "--output", "out", "--checkpoint-dir", "loopa", *TINY),
+                        f"cannot write {tmp_path / 'loopa'}")]:
+        r = cli_in_process(*args)
+        assert (r.returncode, r.stderr, r.stdout) == (2, f"error: {said}: a loop of symbolic links\n", ""), args
+    assert sorted(os.listdir(tmp_path)) == ["loopa", "loopb"]
+
+
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     r = run_cli("sample", "--output", tmp_path / "afile" / "data")

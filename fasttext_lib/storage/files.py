@@ -369,6 +369,25 @@ def _read_failure(exc):
     return text
 
 
+def missing_file(uri, flag=""):
+    """The error for a local input ``uri`` that is not there (``flag``: the option that named it): a loop of symbolic
+    links is named so, as a model path's is (sets.read_manifest); "no such file" of a name that is there had the user
+    look for a typo."""
+    lead = f"{flag}: " if flag else ""
+    if _is_a_loop(uri):
+        return FastTextError(f"{lead}cannot read {uri}: a loop of symbolic links")
+    return FastTextError(f"{lead}no such file: {uri}")
+
+
+def _is_a_loop(path):
+    """Does resolving ``path`` run into a loop of symbolic links (ELOOP)?"""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def open_read(uri, mode="rb"):
     """Open a local file or S3 object for streaming reads, with one-line errors for what is missing.
 
@@ -396,7 +415,7 @@ def open_read(uri, mode="rb"):
     if os.path.isdir(uri):
         raise FastTextError(f"expected a file but got a directory: {uri}")
     if not os.path.exists(uri):
-        raise FastTextError(f"no such file: {uri}")
+        raise missing_file(uri)
     with _READ_SCOPES_LOCK:
         scopes = list(_READ_SCOPES)
     path = os.path.realpath(uri)

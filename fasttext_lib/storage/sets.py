@@ -62,7 +62,8 @@ from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
 from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
                  _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written, write_target
+from .files import (_is_a_loop, _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written,
+                    write_target)
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 from .versions import created_version, delete_replaced, delete_set_object, delete_written, say_kept
@@ -219,15 +220,6 @@ def _read_manifest(src, manifest_name):
     return _parse_manifest(raw, where)
 
 
-def _is_a_loop(path):
-    """Does resolving ``path`` run into a loop of symbolic links (ELOOP)?"""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
-
-
 def _read_s3_manifest(src, manifest_name):
     """``(manifest, the GetObject answer it was read by)`` of the set at the S3 prefix ``src``: its ETag makes a
     conditional replace, its VersionId is deleted once the manifest is replaced or removed."""
@@ -284,6 +276,13 @@ def _refuse(dest, why):
     return FastTextError(f"refusing to write to {dest}: {why}; name a new or empty directory, or one this library wrote")
 
 
+def _refuse_a_loop(dest):
+    """A destination folder that is a loop of symbolic links is named so: "exists and is not a directory" had the user
+    look for a file of that name."""
+    if _is_a_loop(dest):
+        raise FastTextError(f"cannot write {dest}: a loop of symbolic links")
+
+
 def _check_local_destination(dest, manifest_name):
     """Raise unless ``dest`` is absent, empty, ours, or holds only our leftovers. Writes nothing."""
     if os.path.realpath(dest) == os.path.realpath(os.getcwd()):
@@ -292,6 +291,7 @@ def _check_local_destination(dest, manifest_name):
         _check_creatable(dest)
         return None
     if not os.path.isdir(dest):
+        _refuse_a_loop(dest)
         raise FastTextError(f"{dest} exists and is not a directory")
     names = os.listdir(dest)
     if manifest_name in names:
@@ -1071,6 +1071,7 @@ def check_writable(dest, manifest_name=None, what=None):
     if manifest_name:
         _check_local_destination(dest, manifest_name)
     elif os.path.lexists(dest) and not os.path.isdir(dest):
+        _refuse_a_loop(dest)
         raise FastTextError(f"{dest} exists and is not a directory")
     else:
         _check_creatable(dest)
