@@ -236,6 +236,29 @@ def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bun
     assert sorted(os.listdir(tmp_path)) == ["loopa", "loopb"]
 
 
+def test_a_name_too_long_for_the_file_system_is_refused_before_training(tmp_path, data, bundle, monkeypatch):
+    """``--output`` or ``--checkpoint-dir`` with a name over NAME_MAX (255 bytes): every epoch trained, then a
+    traceback (ENAMETOOLONG, exit 1) at the save, its cleanup failing the same way and leaving the folders it made; a
+    trial table of such a name failed after the whole search. Each is one line before any work now, nothing made."""
+    from conftest import cli_in_process
+
+    monkeypatch.chdir(tmp_path)
+    long = "x" * 300
+    said = "is 300 bytes long, and the file system there takes at most 255; give a shorter one"
+    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out" / long / "m", *TINY)
+    assert_error(r, f"cannot write {tmp_path / 'out' / long / 'm'}: the name {long[:24]}... {said}")
+    assert not r.stdout.strip()
+    for args in [("train", "--train", data["train"], "--output", "m", "--checkpoint-dir", long, *TINY),
+                 ("train", "--train", data["train"], "--autotune-validation", data["test"], "--autotune-trials", long,
+                  "--output", "m", "--no-progress"),
+                 ("export-vectors", "--model", bundle, "--output", long),
+                 ("sample", "--output", f"s/{long}")]:
+        r = cli_in_process(*args)
+        assert (r.returncode, r.stdout) == (2, ""), r.stderr
+        assert r.stderr.startswith(f"error: cannot write ") and r.stderr.endswith(f"{said}\n"), r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     r = run_cli("sample", "--output", tmp_path / "afile" / "data")

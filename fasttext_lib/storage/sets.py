@@ -62,8 +62,8 @@ from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
 from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
                  _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import (_is_a_loop, _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written,
-                    write_target)
+from .files import (_is_a_loop, _why_no_file, check_name_lengths, check_replaceable, exists, hash_file, refuse_existing,
+                    why_not_written, write_target)
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 from .versions import created_version, delete_replaced, delete_set_object, delete_written, say_kept
@@ -118,6 +118,7 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
         raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a directory; give a file name such as "
                             f"{os.path.join(uri, example)}")
     check_replaceable(path)  # first: --overwrite would not help a FIFO or device
+    check_name_lengths(path, uri)
     _refuse_a_file_of_a_set(uri, path, flag)  # (before the existing file's refusal, which says to pass --overwrite)
     if not overwrite:
         refuse_existing(uri, hint)
@@ -312,6 +313,7 @@ def _check_creatable(dest):
         ancestor = os.path.dirname(ancestor)
     if not os.path.isdir(ancestor):
         raise FastTextError(f"cannot create {dest}: {ancestor} is not a directory")
+    check_name_lengths(dest)
 
 
 @contextlib.contextmanager
@@ -459,7 +461,8 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
         # We made dest (a lock that could not be taken too): leave no folder. Not where another publisher has put
         # files (it won the race for an empty dest): its lock file stays, or a third one would lock a new one.
         if created and not committed and set(_listing_or_none(dest)) <= {LOCK_NAME}:
-            _delete_local(dest, [LOCK_NAME])
+            with contextlib.suppress(OSError):  # (its own failure, ENAMETOOLONG as the makedirs', hid this one's line)
+                _delete_local(dest, [LOCK_NAME])
             _remove_if_empty(created)  # only empty ones: never another writer's files
         if isinstance(exc, OSError):  # (a bundle staged in TMPDIR, copied to a FAT32 stick: "File too large" said no more)
             raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}{why_too_large(exc)}") from None
