@@ -41,7 +41,7 @@ import time
 from typing import NamedTuple
 
 from .errors import FastTextError, refuse_standard_input
-from .stops import stop_at_once_on_signals
+from .stops import note_what_a_stop_came_after, stop_at_once_on_signals, tell_a_late_stop
 
 
 def _positive_int(text):
@@ -298,6 +298,16 @@ def say(text, flush=False):
             sys.stdout.flush()
     except OSError as exc:
         raise _stdout_failed(exc) from None
+
+
+def _say_written(text, files):
+    """A writing command's summary line ``text``, said once its ``files`` are in place (its writes' on_written); a stop
+    from then on says that it came after them (stops.tell_a_late_stop): one as the command returned (export-vectors'
+    model freed, a quarter of a second for a bigram table) said "stopped and cleaned up", beside the summary line and
+    the new files in place."""
+    say(text, flush=True)
+    what = (f"{', '.join(files[:-1])} and {files[-1]} were" if len(files) > 1 else f"{files[0]} was") + " written"
+    tell_a_late_stop(lambda exc: note_what_a_stop_came_after(exc, what))
 
 
 def _escaped_for(stream, text):
@@ -694,7 +704,7 @@ def _check_input_file(uri, flag, split):
         return
     refuse_a_directory(uri, flag, split=split)
     if not os.path.exists(uri):
-        raise FastTextError(f"{flag}: no such file: {uri}")
+        raise storage.missing_file(uri, flag)
 
 
 def _autotune(args, config, train_data, val_data, report):
@@ -852,9 +862,10 @@ def _write_splits(output, train, test, overwrite):
     from .writers import write_csv_rows
 
     written = {"train": storage.join(output, "train.csv"), "test": storage.join(output, "test.csv")}
+    files = [written["train"], written["test"]]
     # the summary once the files are in place (stdout refusing it puts the old local ones back) and S3 uploaded
-    with storage.atomic_writes([written["train"], written["test"]], overwrite=overwrite,
-                               on_written=lambda: say(json.dumps(written), flush=True)) as (train_file, test_file):
+    with storage.atomic_writes(files, overwrite=overwrite,
+                               on_written=lambda: _say_written(json.dumps(written), files)) as (train_file, test_file):
         write_csv_rows(train, train_file)
         write_csv_rows(test, test_file)
     return 0
@@ -890,7 +901,8 @@ def cmd_export_vectors(args):
     # until then: stdout refusing it (> /dev/full) ends the command with the user's old file where it was; after an
     # S3 upload, which can still be refused (storage.atomic_write's on_written)
     export_vectors(args.model, args.output, overwrite=args.overwrite, overwrite_as=storage.OVERWRITE_FLAG,
-                   on_written=lambda count: say(json.dumps({"output": args.output, "words": count}), flush=True))
+                   on_written=lambda count: _say_written(json.dumps({"output": args.output, "words": count}),
+                                                         [args.output]))
     return 0
 
 
@@ -901,7 +913,8 @@ def cmd_prepare(args):
     # the summary once the files are in place: stdout refusing it (> /dev/full) puts the user's old files back; after
     # S3 uploads, which can still be refused (storage.atomic_writes' on_written)
     prepare(args.dataset, args.output, args.cache_dir, base_url=args.base_url, overwrite=args.overwrite,
-            on_written=lambda written: say(json.dumps(written), flush=True), overwrite_as=storage.OVERWRITE_FLAG)
+            on_written=lambda written: _say_written(json.dumps(written), list(written.values())),
+            overwrite_as=storage.OVERWRITE_FLAG)
     return 0
 
 
@@ -911,7 +924,8 @@ def cmd_import_folders(args):
 
     # the summary once the file is in place (as export-vectors'): stdout refusing it keeps the user's old file
     def summary(counts):
-        say(json.dumps({"output": args.output, "documents": sum(counts.values()), "classes": counts}), flush=True)
+        _say_written(json.dumps({"output": args.output, "documents": sum(counts.values()), "classes": counts}),
+                     [args.output])
 
     folders_to_csv(args.input, args.output, skip=args.skip, encoding=args.encoding, overwrite=args.overwrite,
                    note=_note, on_written=summary, overwrite_as=storage.OVERWRITE_FLAG)
@@ -952,13 +966,19 @@ def run():
     # busy machine), before main's stop_on_signals is armed, was Python's KeyboardInterrupt traceback or a death by
     # SIGTERM without a line. Nothing has been written then: one error line and the signal's status at once (armed
     # already where the package's import began the command: fasttext_lib/__init__.py); the handlers it replaced are
-    # put back after main.
+    # put back where main raises (a bug's traceback).
     early = stop_at_once_on_signals()
     try:
         status = main(lean_mxnet=True)
-    finally:
+    except BaseException:
         for signum, handler in early.items():
             signal.signal(signum, handler)
+        raise
+    # The command has done its work and said so: a stop while the process exits (MXNet and Python freeing what it
+    # read, a quarter of a second for a bigram model) ended it by the signal, status 130 or 143 and no line, after the
+    # line that said its bundle was written. Now such a stop ends the exit at once, with the command's own status.
+    for signum in early:
+        signal.signal(signum, lambda *_: _exit_now(status))
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
     if status:  # an error line is out: nothing more at exit (mxnet_env.quiet_exit_hook)

@@ -55,6 +55,24 @@ def _refuse_the_bundle_itself(uri, location):
                             f"{storage.join(str(location).rstrip('/'), 'vectors.vec')}")
 
 
+def _refuse_a_file_of_its_bundle_first(uri, model, given):
+    """A file of the bundle being exported named as such (:func:`_refuse_a_file_of_the_bundle`) before the output's
+    checks, which refuse a file of any bundle in general terms (storage.check_output_file). ``given``: ``model`` is
+    the bundle's location, whose config.json is read only where ``uri`` lies in it; one that cannot be read is said
+    so by the model's load, after the output's checks."""
+    if not given:
+        _refuse_a_file_of_the_bundle(uri, model.source, model.config)
+        return
+    from .bundle_format import CONFIG
+
+    if storage.within(uri, str(model)):
+        try:
+            config = storage.read_manifest(str(model), CONFIG)
+        except FastTextError:
+            return
+        _refuse_a_file_of_the_bundle(uri, str(model), config)
+
+
 def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=None):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
     the number of words written. The output is checked before the model is loaded, and must not be
@@ -68,6 +86,7 @@ def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=No
     given = isinstance(model, str) or hasattr(model, "__fspath__")
     if given or getattr(model, "source", None):  # (before the folder check: the bundle's folder is named as such)
         _refuse_the_bundle_itself(uri, str(model) if given else model.source)
+        _refuse_a_file_of_its_bundle_first(uri, model, given)
     overwrite_as = overwrite_as or storage.OVERWRITE_ARGUMENT
     check_vec_output(uri, overwrite, overwrite_as)
     if given:

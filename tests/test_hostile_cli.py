@@ -170,6 +170,95 @@ def test_checkpoint_dir_beside_the_output_with_its_name_as_prefix_is_fine(tmp_pa
     assert os.listdir(tmp_path / "out-ckpt") == ["epoch-0001"]
 
 
+@pytest.fixture(scope="module")
+def checkpoint(data, tmp_path_factory):
+    """A checkpoint folder (epoch-0001/) a finished training kept (not to be modified: tests copy it)."""
+    where = tmp_path_factory.mktemp("checkpoint")
+    r = run_cli("train", "--train", data["train"], "--output", where / "model", "--checkpoint-dir", where / "ck", *TINY)
+    assert r.returncode == 0, r.stderr
+    return where / "ck" / "epoch-0001"
+
+
+def _stored_file(folder, suffix):
+    return next(name for name in sorted(os.listdir(folder)) if name.endswith(suffix) and "-" in name)
+
+
+@pytest.mark.parametrize("command", ["export-vectors", "import-folders", "--autotune-trials"])
+def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp_path, data, bundle, checkpoint,
+                                                                             command):
+    """A one-file output given a file of a model bundle or checkpoint that is not the command's own, with --overwrite
+    (``export-vectors --model new --output old_model/config.json --overwrite``, a trial table written over a
+    checkpoint's checkpoint.json): the file was replaced, and that bundle or checkpoint no longer loaded."""
+    other, kept = copy_bundle(bundle, tmp_path / "other"), copy_bundle(checkpoint, tmp_path / "ck" / "epoch-0001")
+    (tmp_path / "folders" / "pos").mkdir(parents=True)
+    (tmp_path / "folders" / "neg").mkdir()
+    (tmp_path / "folders" / "pos" / "a.txt").write_text("great food")
+    (tmp_path / "folders" / "neg" / "b.txt").write_text("cold food")
+    os.symlink(other / "config.json", tmp_path / "link.json")
+    before = {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)}
+    for target, said in [(other / "config.json", f"is the manifest of the model bundle or checkpoint {other}:"),
+                         (tmp_path / "link.json", f"is the manifest of the model bundle or checkpoint {other}:"),
+                         (other / _stored_file(other, ".params"),
+                          f"is a file of the model bundle or checkpoint {other} (its config.json lists it):"),
+                         (kept / "checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
+                         (kept / _stored_file(kept, ".params"),
+                          f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
+        args = {"export-vectors": ["export-vectors", "--model", bundle, "--output", target],
+                "import-folders": ["import-folders", "--input", tmp_path / "folders", "--output", target],
+                "--autotune-trials": ["train", "--train", data["train"], "--autotune-validation", data["test"],
+                                      "--autotune-trials", target, "--output", tmp_path / "out", *TINY]}[command]
+        r = run_cli(*args, "--overwrite")
+        assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
+        assert r.stderr.strip().splitlines()[-1].startswith("error:") and not r.stdout.strip()
+    assert {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)} \
+        == before
+    assert predictions(other) == predictions(bundle) and not (tmp_path / "out").exists()
+
+
+def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bundle, monkeypatch):
+    """``--train loopa`` (loopa -> loopb -> loopa), ``evaluate --data``, ``predict --input``: "no such file: loopa", of
+    a name that is there; ``--output`` or ``--checkpoint-dir loopa``: "loopa exists and is not a directory". Each is
+    named as the loop it is, as ``--model loopa`` is."""
+    from conftest import cli_in_process
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loopa").symlink_to("loopb")
+    (tmp_path / "loopb").symlink_to("loopa")
+    for args, said in [(("train", "--train", "loopa", "--output", "out", *TINY), "--train: cannot read loopa"),
+                       (("evaluate", "--model", bundle, "--data", "loopa"), "cannot read loopa"),
+                       (("predict", "--model", bundle, "--input", "loopa"), "cannot read loopa"),
+                       (("train", "--train", data["train"], "--output", "loopa", *TINY),
+                        f"cannot write {tmp_path / 'loopa'}"),
+                       (("train", "--train", data["train"], "--output", "out", "--checkpoint-dir", "loopa", *TINY),
+                        f"cannot write {tmp_path / 'loopa'}")]:
+        r = cli_in_process(*args)
+        assert (r.returncode, r.stderr, r.stdout) == (2, f"error: {said}: a loop of symbolic links\n", ""), args
+    assert sorted(os.listdir(tmp_path)) == ["loopa", "loopb"]
+
+
+def test_a_name_too_long_for_the_file_system_is_refused_before_training(tmp_path, data, bundle, monkeypatch):
+    """``--output`` or ``--checkpoint-dir`` with a name over NAME_MAX (255 bytes): every epoch trained, then a
+    traceback (ENAMETOOLONG, exit 1) at the save, its cleanup failing the same way and leaving the folders it made; a
+    trial table of such a name failed after the whole search. Each is one line before any work now, nothing made."""
+    from conftest import cli_in_process
+
+    monkeypatch.chdir(tmp_path)
+    long = "x" * 300
+    said = "is 300 bytes long, and the file system there takes at most 255; give a shorter one"
+    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out" / long / "m", *TINY)
+    assert_error(r, f"cannot write {tmp_path / 'out' / long / 'm'}: the name {long[:24]}... {said}")
+    assert not r.stdout.strip()
+    for args in [("train", "--train", data["train"], "--output", "m", "--checkpoint-dir", long, *TINY),
+                 ("train", "--train", data["train"], "--autotune-validation", data["test"], "--autotune-trials", long,
+                  "--output", "m", "--no-progress"),
+                 ("export-vectors", "--model", bundle, "--output", long),
+                 ("sample", "--output", f"s/{long}")]:
+        r = cli_in_process(*args)
+        assert (r.returncode, r.stdout) == (2, ""), r.stderr
+        assert r.stderr.startswith(f"error: cannot write ") and r.stderr.endswith(f"{said}\n"), r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     r = run_cli("sample", "--output", tmp_path / "afile" / "data")
@@ -1247,6 +1336,66 @@ def test_a_signal_while_the_command_starts_is_one_error_line(tmp_path, sample_di
     r = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300,
                        preexec_fn=ignored)
     assert r.returncode == 0 and (tmp_path / "m" / "config.json").exists(), r.stderr
+
+
+LATE_SIGNAL = """
+import atexit, os, signal, sys, time
+from fasttext_lib import cli, vectors
+
+sig, when = int(sys.argv.pop(1)), sys.argv.pop(1)
+
+def stopped_as_it_returns(real):  # the signal once the summary line is out, as the command returns (MXNet frees the
+    def returning(*args, **kwargs):  # model export-vectors read: a quarter of a second for a bigram table)
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), sig)
+        time.sleep(0.5)  # (a handler runs between bytecodes)
+        return out
+    return returning
+
+if when == "returning":
+    vectors.export_vectors = stopped_as_it_returns(vectors.export_vectors)
+    cli._write_splits = stopped_as_it_returns(cli._write_splits)
+else:  # as the process exits, once cli.run has returned
+    atexit.register(lambda: (os.kill(os.getpid(), sig), time.sleep(0.5)))
+raise SystemExit(cli.run())
+"""
+
+
+def _late_signal(sig, when, *args):
+    return subprocess.run([sys.executable, "-c", LATE_SIGNAL, str(int(sig)), when, *map(str, args)], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=300, preexec_fn=hangup_by_default)
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                                (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_stop_after_the_summary_line_says_the_files_were_written(tmp_path, bundle, sig, status, says):
+    """Ctrl-C or SIGTERM once export-vectors or sample had put its files in place and said so, as the command returned:
+    its line said "stopped and cleaned up", under the summary line, with the new files in place of the old ones."""
+    vec, train, test = tmp_path / "v.vec", tmp_path / "s" / "train.csv", tmp_path / "s" / "test.csv"
+    train.parent.mkdir()
+    for path in (vec, train, test):
+        path.write_text("the user's old file\n")
+    r = _late_signal(sig, "returning", "export-vectors", "--model", bundle, "--output", vec, "--overwrite")
+    assert_error(r, f"{says}; stopped after {vec} was written", status=status)
+    assert json.loads(r.stdout) == {"output": str(vec), "words": int(vec.read_text().split()[0])}
+    r = _late_signal(sig, "returning", "sample", "--output", tmp_path / "s", "--overwrite")
+    assert_error(r, f"{says}; stopped after {train} and {test} were written", status=status)
+    assert json.loads(r.stdout) == {"train": str(train), "test": str(test)}
+    assert all(path.read_text() != "the user's old file\n" for path in (train, test))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_while_the_process_exits_after_its_work_keeps_the_commands_status(tmp_path, bundle, sig):
+    """A signal once the command had finished, as the process exited (Python and MXNet freeing what it read): it died
+    by the signal, status 130, 143 or 129 and no line (Ctrl-C: a KeyboardInterrupt traceback, or none), after the line
+    that said its files were written. The exit now ends at once with the command's own status: 0, or 2 after its
+    error line."""
+    r = _late_signal(sig, "exiting", "export-vectors", "--model", bundle, "--output", tmp_path / "v.vec")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert json.loads(r.stdout)["output"] == str(tmp_path / "v.vec") and (tmp_path / "v.vec").stat().st_size > 0
+    r = _late_signal(sig, "exiting", "sample", "--output", tmp_path / "v.vec")
+    assert_error(r, "exists and is not a directory")
+    assert r.stderr.count("\n") == 1 and not r.stdout
 
 
 # Python's -m (runpy._run_module_as_main, which Python's C code calls for -m), or the `fasttext-lib` script pip writes,

@@ -220,7 +220,9 @@ def _remove_if_empty(directories):
             os.rmdir(directory)
         except FileNotFoundError:
             continue
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # (never made: a name too long for it; its parents were)
+                continue
             return
 
 

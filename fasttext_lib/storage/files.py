@@ -369,6 +369,56 @@ def _read_failure(exc):
     return text
 
 
+def check_name_lengths(path, uri=None):
+    """A local ``path`` (``uri``: as the user gave it, for the message) that could not be created for the length of a
+    name in it, refused in one line before any work: a name still to be created longer than its file system takes
+    (NAME_MAX: 255 bytes on most), or the whole path longer than PATH_MAX. ``train --output`` or ``--checkpoint-dir``
+    of such a name trained every epoch, then failed in a traceback (ENAMETOOLONG), leaving the folders it had made.
+    Names that exist already passed their file system's check."""
+    path = os.path.abspath(path)
+    existing = path
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):  # (not ours to say: the callers name a file in the way)
+        return
+    name_max, path_max = (_path_limit(existing, name, default) for name, default in
+                          (("PC_NAME_MAX", 255), ("PC_PATH_MAX", 4096)))
+    for name in os.path.relpath(path, existing).split(os.sep) if path != existing else ():
+        if len(os.fsencode(name)) > name_max:
+            raise FastTextError(f"cannot write {uri or path}: the name {name[:24]}... is {len(os.fsencode(name))} "
+                                f"bytes long, and the file system there takes at most {name_max}; give a shorter one")
+    if len(os.fsencode(path)) >= path_max:
+        raise FastTextError(f"cannot write {uri or path}: the path is {len(os.fsencode(path))} bytes long, and this "
+                            f"system takes paths of at most {path_max - 1}; give a shorter one")
+
+
+def _path_limit(directory, name, default):
+    """``os.pathconf(directory, name)``, or ``default`` where the system does not say."""
+    try:
+        return os.pathconf(directory, name) or default
+    except (OSError, ValueError):
+        return default
+
+
+def missing_file(uri, flag=""):
+    """The error for a local input ``uri`` that is not there (``flag``: the option that named it): a loop of symbolic
+    links is named so, as a model path's is (sets.read_manifest); "no such file" of a name that is there had the user
+    look for a typo."""
+    lead = f"{flag}: " if flag else ""
+    if _is_a_loop(uri):
+        return FastTextError(f"{lead}cannot read {uri}: a loop of symbolic links")
+    return FastTextError(f"{lead}no such file: {uri}")
+
+
+def _is_a_loop(path):
+    """Does resolving ``path`` run into a loop of symbolic links (ELOOP)?"""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def open_read(uri, mode="rb"):
     """Open a local file or S3 object for streaming reads, with one-line errors for what is missing.
 
@@ -396,7 +446,7 @@ def open_read(uri, mode="rb"):
     if os.path.isdir(uri):
         raise FastTextError(f"expected a file but got a directory: {uri}")
     if not os.path.exists(uri):
-        raise FastTextError(f"no such file: {uri}")
+        raise missing_file(uri)
     with _READ_SCOPES_LOCK:
         scopes = list(_READ_SCOPES)
     path = os.path.realpath(uri)

@@ -62,7 +62,8 @@ from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
 from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
                  _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import _why_no_file, check_replaceable, exists, hash_file, refuse_existing, why_not_written
+from .files import (_is_a_loop, _why_no_file, check_name_lengths, check_replaceable, exists, hash_file, refuse_existing,
+                    why_not_written, write_target)
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 from .versions import created_version, delete_replaced, delete_set_object, delete_written, say_kept
@@ -117,9 +118,45 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
         raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a directory; give a file name such as "
                             f"{os.path.join(uri, example)}")
     check_replaceable(path)  # first: --overwrite would not help a FIFO or device
+    check_name_lengths(path, uri)
+    _refuse_a_file_of_a_set(uri, path, flag)  # (before the existing file's refusal, which says to pass --overwrite)
     if not overwrite:
         refuse_existing(uri, hint)
     check_writable(os.path.dirname(path), what=uri)
+
+
+# The most bytes read of a .json file to tell whether it is a set's manifest (a bundle's config.json is ~2 KB)
+_MANIFEST_READ_MAX = 1 << 20
+
+
+def _refuse_a_file_of_a_set(uri, path, flag):
+    """A local output file is never a file of a published set (a model bundle, a checkpoint: its manifest or a data
+    file that manifest lists), ``--overwrite`` or not: ``export-vectors``, ``import-folders`` and ``--autotune-trials``
+    given ``other_model/config.json --overwrite`` wrote over it, and that bundle no longer loaded. (The file a write
+    lands on is checked: a symbolic link's target. A hard link is another name, which the rename replaces alone.)"""
+    target = write_target(path)
+    folder, name = os.path.split(target)
+    if name.endswith(".json") and not _is_ours(name) and _manifest_at(target) is not None:
+        raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is the manifest of the model bundle or checkpoint "
+                            f"{folder}: replaced, that set would no longer load; write the file elsewhere")
+    if not _OBJECT_RE.match(name) or not os.path.isfile(target):
+        return
+    for other in sorted(os.listdir(folder)):  # (only a data file's name, <stem>-<16 hex digits>, gets here)
+        manifest = _manifest_at(os.path.join(folder, other)) if other.endswith(".json") and not _is_ours(other) else None
+        if manifest is not None and any(entry["object"] == name for entry in manifest["files"].values()):
+            raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a file of the model bundle or checkpoint "
+                                f"{folder} (its {other} lists it): replaced, that set would no longer load; write the "
+                                f"file elsewhere")
+
+
+def _manifest_at(path):
+    """The manifest of ours (:func:`_parse_manifest`) the local file ``path`` holds; None where it holds none."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(_MANIFEST_READ_MAX + 1)
+        return None if len(raw) > _MANIFEST_READ_MAX else _parse_manifest(raw, path)
+    except (OSError, Damaged):
+        return None
 
 
 def _s3_folder(bucket, key, uri):
@@ -184,15 +221,6 @@ def _read_manifest(src, manifest_name):
     return _parse_manifest(raw, where)
 
 
-def _is_a_loop(path):
-    """Does resolving ``path`` run into a loop of symbolic links (ELOOP)?"""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
-
-
 def _read_s3_manifest(src, manifest_name):
     """``(manifest, the GetObject answer it was read by)`` of the set at the S3 prefix ``src``: its ETag makes a
     conditional replace, its VersionId is deleted once the manifest is replaced or removed."""
@@ -249,6 +277,13 @@ def _refuse(dest, why):
     return FastTextError(f"refusing to write to {dest}: {why}; name a new or empty directory, or one this library wrote")
 
 
+def _refuse_a_loop(dest):
+    """A destination folder that is a loop of symbolic links is named so: "exists and is not a directory" had the user
+    look for a file of that name."""
+    if _is_a_loop(dest):
+        raise FastTextError(f"cannot write {dest}: a loop of symbolic links")
+
+
 def _check_local_destination(dest, manifest_name):
     """Raise unless ``dest`` is absent, empty, ours, or holds only our leftovers. Writes nothing."""
     if os.path.realpath(dest) == os.path.realpath(os.getcwd()):
@@ -257,6 +292,7 @@ def _check_local_destination(dest, manifest_name):
         _check_creatable(dest)
         return None
     if not os.path.isdir(dest):
+        _refuse_a_loop(dest)
         raise FastTextError(f"{dest} exists and is not a directory")
     names = os.listdir(dest)
     if manifest_name in names:
@@ -277,6 +313,7 @@ def _check_creatable(dest):
         ancestor = os.path.dirname(ancestor)
     if not os.path.isdir(ancestor):
         raise FastTextError(f"cannot create {dest}: {ancestor} is not a directory")
+    check_name_lengths(dest)
 
 
 @contextlib.contextmanager
@@ -424,7 +461,8 @@ def _publish_local(dest, files, manifest_name, manifest, move=False, overwrite=T
         # We made dest (a lock that could not be taken too): leave no folder. Not where another publisher has put
         # files (it won the race for an empty dest): its lock file stays, or a third one would lock a new one.
         if created and not committed and set(_listing_or_none(dest)) <= {LOCK_NAME}:
-            _delete_local(dest, [LOCK_NAME])
+            with contextlib.suppress(OSError):  # (its own failure, ENAMETOOLONG as the makedirs', hid this one's line)
+                _delete_local(dest, [LOCK_NAME])
             _remove_if_empty(created)  # only empty ones: never another writer's files
         if isinstance(exc, OSError):  # (a bundle staged in TMPDIR, copied to a FAT32 stick: "File too large" said no more)
             raise FastTextError(f"cannot write {dest}: {why_not_written(dest, exc)}{why_too_large(exc)}") from None
@@ -1036,6 +1074,7 @@ def check_writable(dest, manifest_name=None, what=None):
     if manifest_name:
         _check_local_destination(dest, manifest_name)
     elif os.path.lexists(dest) and not os.path.isdir(dest):
+        _refuse_a_loop(dest)
         raise FastTextError(f"{dest} exists and is not a directory")
     else:
         _check_creatable(dest)
