@@ -53,6 +53,15 @@ def plot_history(fig, history, held_out, title):
     fig.tight_layout()
 
 
+def settings_title(config):
+    """The settings a history plot's title names, of a trained model's (resolved) ``config``: ``sgd lr=1.6575, batch 16,
+    2-grams, emsize 100`` (lr as the stderr line says it). lr and batch size were said only on stderr ("settings from
+    the data"), which a committed notebook does not keep: its plot showed a run's optimizer, n-grams and emsize, not
+    the two that set its steps."""
+    return (f"{config.optimizer} lr={config.lr:g}, batch {config.batch_size}, {config.ngrams}-grams, "
+            f"emsize {config.emsize}")
+
+
 def whole_number_ticks(axis):
     """Ticks at whole numbers only on ``axis`` (epochs, trials), also where one is in view: matplotlib's
     ``MaxNLocator(integer=True)`` keeps to whole numbers only where two are, so a one-epoch run's history (and a

@@ -723,12 +723,11 @@ def _plot_history(trained, held_out, path):
     except ImportError:
         log.warning("matplotlib is not installed: no history.png")
         return False
-    from .figures import plot_history
+    from .figures import plot_history, settings_title
 
-    used = trained.config
     fig = Figure(figsize=(10, 3.5))
     FigureCanvasAgg(fig)
-    plot_history(fig, trained.history_frame(), held_out, f"{used.optimizer}, {used.ngrams}-grams, emsize {used.emsize}")
+    plot_history(fig, trained.history_frame(), held_out, settings_title(trained.config))
     with _public_file(path, "wb") as f:
         fig.savefig(f, format="png", dpi=100)
     return True
