@@ -230,7 +230,9 @@ class Workspace:
         AUTOTUNE_RECORD.check_writable(self.run_folder(run_name), "the autotune search not run")
         note_stop_line(stop_line("before the autotune search's first trial"))
         search_train, search_val = split_validation(train_data, fraction=0.2, seed=seed)
-        tuned = autotune(search_train, search_val, duration=duration, base=base, refit=False)
+        # verbose=False: the search's lines on stderr are the CLI's; the cell shows the trial table as a table, below
+        # (both, it showed the table twice, once as text among the stderr lines)
+        tuned = autotune(search_train, search_val, duration=duration, base=base, refit=False, verbose=False)
         n = len(tuned.trials)
         after = f"after the autotune search ({n} trial{'s' * (n != 1)})"
         note_stop_line(stop_line(f"{after}, while showing its results"))

@@ -846,12 +846,12 @@ def test_a_record_that_is_a_link_is_not_trusted(tmp_path, capsys):
 
 
 def _autotune_of_one_trial(monkeypatch):
-    """02's autotune cell's search cut to one trial (seconds), quietly."""
+    """02's autotune cell's search cut to one trial (seconds)."""
     import fasttext_lib.autotune as autotune_module
 
     real_autotune = autotune_module.autotune
     monkeypatch.setattr(autotune_module, "autotune",
-                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, **kwargs))
 
 
 def test_02s_autotune_refuses_a_file_of_the_users_named_as_its_record_before_the_search(tmp_path, s3_bucket,
@@ -2276,3 +2276,18 @@ def test_the_demo_shows_a_notebooks_output_but_not_its_kernels_log(tmp_path, cap
     outputs = nbformat.read(str(executed), 4).cells[0].outputs
     shown = "".join(output.get("text", "") for output in outputs)
     assert "out" in shown and "err" in shown and "a warning of the cell" in shown
+
+
+def test_02s_autotune_cell_shows_the_trial_table_once(tmp_path, s3_bucket, monkeypatch, capsys):
+    """02's autotune cell showed the trial table twice: as text on stderr (the search's own lines, the CLI's) and as the
+    cell's table. The cell shows it as a table only, with the chosen setting and its test accuracy."""
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.workspace import Workspace
+
+    _autotune_of_one_trial(monkeypatch)
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    ws.autotune(*make_splits(200, 50, seed=0), TrainConfig(progress=False), "run", duration=600)
+    out, err = capsys.readouterr()
+    assert out.count("trial  phase") == 1 and "chosen: {" in out and "test accuracy of the tuned model" in out, out
+    assert "phase" not in err and "trial   1" not in err and "chosen: trial" not in err, err
