@@ -2291,3 +2291,20 @@ def test_02s_autotune_cell_shows_the_trial_table_once(tmp_path, s3_bucket, monke
     out, err = capsys.readouterr()
     assert out.count("trial  phase") == 1 and "chosen: {" in out and "test accuracy of the tuned model" in out, out
     assert "phase" not in err and "trial   1" not in err and "chosen: trial" not in err, err
+
+
+def test_03s_price_table_says_where_its_prices_come_from_and_that_none_was_checked():
+    """03's prices carried as_of "2026-11-22" beside "(not reachable from here)": read as the date they were checked.
+    They were typed in without being looked up: the table says so, with no date, in cells pandas shows whole."""
+    import pandas as pd
+
+    namespace = {"pd": pd}
+    exec(cell_with(SERIES[2], '"usd_per_hour": 0.05'), namespace)  # noqa: S102 - 03's price cell
+    prices = namespace["prices"]
+    assert "as_of" not in prices and not prices.astype(str).apply(lambda c: c.str.contains("20[0-9][0-9]-")).any().any()
+    assert set(prices.price_source) == {"us-east-1 on-demand, typed in, not looked up"}
+    assert set(prices.checked) == {"no: check the pricing page, edit before use"}
+    assert prices.select_dtypes("object").apply(lambda c: c.str.len()).max().max() <= 50
+    text = next(c.source for c in read(SERIES[2]).cells
+                if c.cell_type == "markdown" and "Dollars per epoch" in c.source)
+    assert "none of them was checked" in text and "unverified" not in text, text
