@@ -2308,3 +2308,13 @@ def test_03s_price_table_says_where_its_prices_come_from_and_that_none_was_check
     text = next(c.source for c in read(SERIES[2]).cells
                 if c.cell_type == "markdown" and "Dollars per epoch" in c.source)
     assert "none of them was checked" in text and "unverified" not in text, text
+
+
+def test_04s_text_claims_of_cos_similarity_only_what_holds():
+    """04 said of the learned vectors' cos_similarity "a neutral word in between": great / the scored 0.92 on one run
+    and -0.56 on another. The text says what the cosine of a classifier's vectors shows (the same or the opposite
+    class), that it is no general similarity, and that a word of neither class lands anywhere."""
+    nb = read(SERIES[3])
+    text = next(c.source for c in nb.cells if c.cell_type == "markdown" and "`cos_similarity`" in c.source
+                and c.source.startswith("## "))
+    assert "in between" not in text and "not a general" in text and "from run to run" in text, text
