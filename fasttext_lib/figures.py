@@ -10,6 +10,17 @@ from .notebook_errors import _kernel_shell
 FIGURE_MARK = "fasttext_lib"
 
 
+def png_bytes(fig, dpi=100):
+    """``fig`` as PNG bytes marked as the library's (:data:`FIGURE_MARK`): what the files a Workspace saves hold,
+    written whole by the caller (storage.atomic_write), not by ``savefig`` to the path (a Stop part way left half an
+    image)."""
+    import io
+
+    plot = io.BytesIO()
+    fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+    return plot.getvalue()
+
+
 def plot_trials(fig, tuned):
     """The autotune search's validation accuracy by trial, the chosen trial starred (``tuned``: an
     :class:`~fasttext_lib.autotune.AutotuneResult`)."""
