@@ -10,6 +10,17 @@ from .notebook_errors import _kernel_shell
 FIGURE_MARK = "fasttext_lib"
 
 
+def png_bytes(fig, dpi=100):
+    """``fig`` as PNG bytes marked as the library's (:data:`FIGURE_MARK`): what the files a Workspace saves hold,
+    written whole by the caller (storage.atomic_write), not by ``savefig`` to the path (a Stop part way left half an
+    image)."""
+    import io
+
+    plot = io.BytesIO()
+    fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+    return plot.getvalue()
+
+
 def plot_trials(fig, tuned):
     """The autotune search's validation accuracy by trial, the chosen trial starred (``tuned``: an
     :class:`~fasttext_lib.autotune.AutotuneResult`)."""
@@ -51,6 +62,15 @@ def plot_history(fig, history, held_out, title):
             ax.legend()
     fig.suptitle(title)
     fig.tight_layout()
+
+
+def settings_title(config):
+    """The settings a history plot's title names, of a trained model's (resolved) ``config``: ``sgd lr=1.6575, batch 16,
+    2-grams, emsize 100`` (lr as the stderr line says it). lr and batch size were said only on stderr ("settings from
+    the data"), which a committed notebook does not keep: its plot showed a run's optimizer, n-grams and emsize, not
+    the two that set its steps."""
+    return (f"{config.optimizer} lr={config.lr:g}, batch {config.batch_size}, {config.ngrams}-grams, "
+            f"emsize {config.emsize}")
 
 
 def whole_number_ticks(axis):

@@ -11,7 +11,6 @@ now: it stays, and is said to.
 
 The output folder is always local (Workspace.out), so are these files; the writes go through storage.atomic_write.
 """
-import io
 import sys
 
 from . import storage
@@ -32,11 +31,9 @@ def write_predictions(folder, predictions):
 def write_figure(folder, fig, dpi=100):
     """``fig`` as :data:`CONFUSION_PLOT` in ``folder`` (marked as the library's, figures.FIGURE_MARK), written whole,
     and recorded. Returns its path."""
-    from .figures import FIGURE_MARK
+    from .figures import png_bytes
 
-    plot = io.BytesIO()
-    fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
-    return _write_recorded(folder, CONFUSION_PLOT, plot.getvalue())
+    return _write_recorded(folder, CONFUSION_PLOT, png_bytes(fig, dpi))
 
 
 def write_vectors(folder, predictor):

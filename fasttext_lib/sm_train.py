@@ -731,12 +731,11 @@ def _plot_history(trained, held_out, path, on_written):
     except ImportError:
         log.warning("matplotlib is not installed: no history.png")
         return False
-    from .figures import plot_history
+    from .figures import plot_history, settings_title
 
-    used = trained.config
     fig = Figure(figsize=(10, 3.5))
     FigureCanvasAgg(fig)
-    plot_history(fig, trained.history_frame(), held_out, f"{used.optimizer}, {used.ngrams}-grams, emsize {used.emsize}")
+    plot_history(fig, trained.history_frame(), held_out, settings_title(trained.config))
     with _public_file(path, "wb", on_written) as f:
         fig.savefig(f, format="png", dpi=100)
     return True
@@ -869,12 +868,11 @@ def _say_how_it_trained(trained):
     """The log's lines of how the model started and trained: the pretrained vectors' rows, the devices and the
     optimizer settings used (lr / batch_size left unset, or "none", came from the data)."""
     from .devices import describe_ctx
+    from .pretrained import start_line
 
     used = trained.config
     if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
-        record = trained.pretrained
-        print(f"pretrained vectors: {record['words_in_file']} words from {record['file']}; "
-              f"{record['rows_initialized']} of the {record['vocab_size']} vocabulary words start from them", flush=True)
+        print(start_line(trained.pretrained, used.pretrained_vectors), flush=True)  # (the CLI's and autotune's line)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
 
 

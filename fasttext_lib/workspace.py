@@ -5,7 +5,9 @@ The notebooks, the CLI examples and the SageMaker helpers all use one layout und
 for bundles (sagemaker_utils.py adds ``code/``, ``jobs/``, ``checkpoints/``, ``serving/``). Figures
 and tables go to a local ``output_dir``, notebook 02's of each run in its own folder, ``{output_dir}/{run_name}/``
 (:meth:`Workspace.run_folder`: a second run, of another name, replaced the first one's history), with notebook 04's
-files of that run's bundle (:meth:`Workspace.save_predictions` and the others, inference_files.py). 02's autotune
+files of that run's bundle (:meth:`Workspace.save_predictions` and the others, inference_files.py); notebook 01's and
+03's of each dataset in ``{output_dir}/{dataset}/`` (:meth:`Workspace.dataset_folder`: a run's folder too, as its
+run_name is the dataset's unless given). 02's autotune
 plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
 for the run only while they are as written. ``output_dir`` is a local folder (an ``s3://`` one is refused). A
 relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
@@ -23,7 +25,7 @@ from pathlib import Path
 from . import inference_files, storage
 from .errors import FastTextError, close_choices, refuse_standard_output, said_as_meant
 from .stops import keeping_stops, note_stop_line
-from .figures import FIGURE_MARK, plot_trials, show
+from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 from .written_record import WrittenRecord
 
@@ -177,12 +179,38 @@ class Workspace:
         (``exp/1``: a folder in a folder), not created: one error now if it cannot be (a file of that name is in the
         way, a read-only folder), which the check cell finds before the training. In one folder for every run, a
         run of another name replaced the history of the one before (each bundle's metrics.json kept its own)."""
-        folder = self._out / key_path(run_name, "run_name")  # (made by the first write in it)
+        return self._folder(run_name, "run_name", "its history")
+
+    def dataset_folder(self, dataset):
+        """The local folder of notebook 01's and 03's files of ``dataset`` (01's length histogram, 03's timings, costs
+        and throughput chart), ``out/{dataset}``: by default the folder of 02's and 04's run of it too (run_name: the
+        dataset's name). In ``out`` itself, 01 run on synthetic replaced the sample's histogram. Not created: one error
+        now if it cannot be (a file of that name in the way), which 01's and 03's check cells find before the work."""
+        return self._folder(dataset, "dataset", "its figures and tables")
+
+    def _folder(self, name, parameter, holding):
+        """``out/{name}`` (a key path: ``exp/1`` is a folder in a folder), checked as one that can be made and written,
+        not created; else one error naming ``parameter`` and what the folder would hold."""
+        folder = self._out / key_path(name, parameter)  # (made by the first write in it)
         try:
-            storage.check_writable(str(folder), what=self.show(key_path(run_name, "run_name")))
+            storage.check_writable(str(folder), what=self.show(key_path(name, parameter)))
         except FastTextError as exc:
-            raise FastTextError(f"run_name {run_name!r} cannot be a folder of output_dir for its history: {exc}") from None
+            raise FastTextError(f"{parameter} {name!r} cannot be a folder of output_dir for {holding}: {exc}") from None
         return folder
+
+    def save_dataset_files(self, dataset, files, dpi=100):
+        """Notebook 01's and 03's ``files`` of ``dataset``, ``{name: a matplotlib figure or a pandas DataFrame}``, in
+        :meth:`dataset_folder`: figures as PNG (marked as ours), tables as CSV with their index, all written in full
+        before any replaces an older one (a Stop or a full disk part way leaves the earlier ones as they were; 03's
+        timings never beside another run's costs). Returns their paths as :meth:`show` prints them, in order."""
+        folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
+        contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
+                    for thing in files.values()]
+        with storage.atomic_writes([str(folder / name) for name in files],
+                                   overwrite_as=storage.OVERWRITE_ARGUMENT) as written:  # (no command in a notebook)
+            for f, content in zip(written, contents):
+                f.write(content)
+        return [self.show(f"{shown}/{name}") for name in files]
 
     def save_autotune(self, trials, fig, run_name, dpi=100):
         """Notebook 02's search outputs in :meth:`run_folder`: ``autotune.png`` (``fig``, marked as ours) and
@@ -203,11 +231,7 @@ class Workspace:
     @staticmethod
     def _autotune_files(trials, fig, dpi):
         """{name: bytes} of :meth:`save_autotune`'s files: the plot (marked as ours) and the trial table."""
-        import io
-
-        plot = io.BytesIO()
-        fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
-        return {AUTOTUNE_PLOT: plot.getvalue(), AUTOTUNE_TABLE: trials.to_csv(index=False).encode("utf-8")}
+        return {AUTOTUNE_PLOT: png_bytes(fig, dpi), AUTOTUNE_TABLE: trials.to_csv(index=False).encode("utf-8")}
 
     @keeping_stops  # the Stop button: one line anywhere in the cell (stops.kept_stops, notebook_errors), not a traceback
     def autotune(self, train_data, test_data, base, run_name, duration, seed=0):
@@ -230,7 +254,9 @@ class Workspace:
         AUTOTUNE_RECORD.check_writable(self.run_folder(run_name), "the autotune search not run")
         note_stop_line(stop_line("before the autotune search's first trial"))
         search_train, search_val = split_validation(train_data, fraction=0.2, seed=seed)
-        tuned = autotune(search_train, search_val, duration=duration, base=base, refit=False)
+        # verbose=False: the search's lines on stderr are the CLI's; the cell shows the trial table as a table, below
+        # (both, it showed the table twice, once as text among the stderr lines)
+        tuned = autotune(search_train, search_val, duration=duration, base=base, refit=False, verbose=False)
         n = len(tuned.trials)
         after = f"after the autotune search ({n} trial{'s' * (n != 1)})"
         note_stop_line(stop_line(f"{after}, while showing its results"))
@@ -285,7 +311,7 @@ class Workspace:
         with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=lambda: saved.append(
                 save_bundle(trained, dest, data=data))) as (table, plot, *search_outputs):
             table.write(trained.history_frame().to_csv().encode("utf-8"))
-            fig.savefig(plot, format="png", dpi=dpi, metadata={"Software": FIGURE_MARK})
+            plot.write(png_bytes(fig, dpi))
             for f, content in zip(search_outputs, searched.values()):
                 f.write(content)
         if earlier is not None:  # (said before 04's files of it are removed, below)

@@ -285,7 +285,7 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
         return real_to_csv(self, *args, **kwargs)
 
     monkeypatch.setattr(autotune_module, "autotune",  # one trial: seconds
-                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, **kwargs))
     monkeypatch.setattr(AutotuneResult, "evaluate", evaluate)
     monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv)
     ws = Workspace("b", "p", str(tmp_path / "out"))

@@ -846,12 +846,12 @@ def test_a_record_that_is_a_link_is_not_trusted(tmp_path, capsys):
 
 
 def _autotune_of_one_trial(monkeypatch):
-    """02's autotune cell's search cut to one trial (seconds), quietly."""
+    """02's autotune cell's search cut to one trial (seconds)."""
     import fasttext_lib.autotune as autotune_module
 
     real_autotune = autotune_module.autotune
     monkeypatch.setattr(autotune_module, "autotune",
-                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, verbose=False, **kwargs))
+                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, **kwargs))
 
 
 def test_02s_autotune_refuses_a_file_of_the_users_named_as_its_record_before_the_search(tmp_path, s3_bucket,
@@ -1884,16 +1884,32 @@ def run_02_history_plot_cell(epochs, train_accuracy=True, held_out="test"):
     class Held:
         split = held_out
 
-    class Trained:
-        held_out_score = Held()
+    class Config:  # (02's own: lr and batch size left to the data)
+        optimizer, lr, batch_size, ngrams, emsize = "sgd", None, None, 2, 100
 
-    class Config:
-        optimizer, ngrams, emsize = "sgd", 2, 100
+    class Used(Config):  # (the trained model's: as the data set them)
+        lr, batch_size = 1.6575, 16
+
+    class Trained:
+        held_out_score, config = Held(), Used()
 
     namespace.update(history=history, trained=Trained(), config=Config(), run_name="sample")
     plot_cell = next(source for source in code if "saved as history.png" in source)
     exec(plot_cell, namespace)  # noqa: S102 - 02's history plot cell
     return namespace["fig"]
+
+
+def test_02_history_plot_names_the_lr_and_batch_size_the_run_used():
+    """The lr and batch size 02 trained with (left to the data by default) were said only on stderr, "settings from the
+    data: sgd lr=1.6575 batch=16", so the committed notebook did not show them: the plot's title names them now."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = run_02_history_plot_cell(5)
+    assert fig._suptitle.get_text() == "sample: sgd lr=1.6575, batch 16, 2-grams, emsize 100"
+    plt.close(fig)
 
 
 @pytest.mark.parametrize("train_accuracy", [True, False])
@@ -1917,7 +1933,7 @@ def test_02_history_plot_colours_each_split_alike_in_both_panels(train_accuracy)
     plt.close(fig)
 
 
-def test_03_throughput_chart_names_its_devices_upright(tmp_path):
+def test_03_throughput_chart_names_its_devices_upright():
     """03_throughput.png named its bars ("cpu", "gpu:0") in labels turned on their side (pandas' bar chart turns
     them 90 degrees): read level, as the axis titles are."""
     import matplotlib
@@ -1926,17 +1942,12 @@ def test_03_throughput_chart_names_its_devices_upright(tmp_path):
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    class Workspace:
-        out = tmp_path
-
     timings = pd.DataFrame({"kind": ["cpu", "gpu"], "samples_per_s": [12000.0, 90000.0]},
                            index=pd.Index(["cpu", "gpu:0"], name="device"))
-    namespace = {"plt": plt, "timings": timings, "ws": Workspace()}
-    chart_cell = next(c.source for c in code_cells(read(SERIES[2])) if "03_throughput.png" in c.source and "bar" in c.source)
-    exec(chart_cell, namespace)  # noqa: S102 - 03's throughput chart cell
+    namespace = {"plt": plt, "timings": timings}
+    exec(cell_with(SERIES[2], "timings.samples_per_s.plot.bar"), namespace)  # noqa: S102 - 03's throughput chart cell
     labels = namespace["ax"].get_xticklabels()
     assert [(label.get_text(), label.get_rotation()) for label in labels] == [("cpu", 0), ("gpu:0", 0)]
-    assert (tmp_path / "03_throughput.png").is_file()
     plt.close("all")
 
 
@@ -2260,3 +2271,124 @@ def test_the_demo_shows_a_notebooks_output_but_not_its_kernels_log(tmp_path, cap
     outputs = nbformat.read(str(executed), 4).cells[0].outputs
     shown = "".join(output.get("text", "") for output in outputs)
     assert "out" in shown and "err" in shown and "a warning of the cell" in shown
+
+
+def test_02s_autotune_cell_shows_the_trial_table_once(tmp_path, s3_bucket, monkeypatch, capsys):
+    """02's autotune cell showed the trial table twice: as text on stderr (the search's own lines, the CLI's) and as the
+    cell's table. The cell shows it as a table only, with the chosen setting and its test accuracy."""
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.workspace import Workspace
+
+    _autotune_of_one_trial(monkeypatch)
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    ws.autotune(*make_splits(200, 50, seed=0), TrainConfig(progress=False), "run", duration=600)
+    out, err = capsys.readouterr()
+    assert out.count("trial  phase") == 1 and "chosen: {" in out and "test accuracy of the tuned model" in out, out
+    assert "phase" not in err and "trial   1" not in err and "chosen: trial" not in err, err
+
+
+def test_03s_price_table_says_where_its_prices_come_from_and_that_none_was_checked():
+    """03's prices carried as_of "2026-11-22" beside "(not reachable from here)": read as the date they were checked.
+    They were typed in without being looked up: the table says so, with no date, in cells pandas shows whole."""
+    import pandas as pd
+
+    namespace = {"pd": pd}
+    exec(cell_with(SERIES[2], '"usd_per_hour": 0.05'), namespace)  # noqa: S102 - 03's price cell
+    prices = namespace["prices"]
+    assert "as_of" not in prices and not prices.astype(str).apply(lambda c: c.str.contains("20[0-9][0-9]-")).any().any()
+    assert set(prices.price_source) == {"us-east-1 on-demand, typed in, not looked up"}
+    assert set(prices.checked) == {"no: check the pricing page, edit before use"}
+    assert prices.select_dtypes("object").apply(lambda c: c.str.len()).max().max() <= 50
+    text = next(c.source for c in read(SERIES[2]).cells
+                if c.cell_type == "markdown" and "Dollars per epoch" in c.source)
+    assert "none of them was checked" in text and "unverified" not in text, text
+
+
+def test_04s_text_claims_of_cos_similarity_only_what_holds():
+    """04 said of the learned vectors' cos_similarity "a neutral word in between": great / the scored 0.92 on one run
+    and -0.56 on another. The text says what the cosine of a classifier's vectors shows (the same or the opposite
+    class), that it is no general similarity, and that a word of neither class lands anywhere."""
+    nb = read(SERIES[3])
+    text = next(c.source for c in nb.cells if c.cell_type == "markdown" and "`cos_similarity`" in c.source
+                and c.source.startswith("## "))
+    assert "in between" not in text and "not a general" in text and "from run to run" in text, text
+
+
+def _run_01s_histogram_cells(ws, dataset, lengths):
+    """01's histogram cell and its last cell, as committed, for ``dataset`` (``lengths``: its documents' lengths)."""
+    import matplotlib.pyplot as plt
+
+    namespace = {"plt": plt, "ws": ws, "dataset": dataset, "lengths": lengths,
+                 "written": {"train": "s3://b/p/data/x.train", "test": "s3://b/p/data/x.test"}}
+    for cell in (cell_with(SERIES[0], "ax.hist(lengths"), code_cells(read(SERIES[0]))[-1].source):
+        exec(cell, namespace)  # noqa: S102 - 01's committed cells
+    plt.close("all")
+
+
+def _run_03s_last_cell(ws, dataset, rows):
+    """03's last cell, as committed, on tables of ``rows`` rows and a chart: what it saves, and the lines it prints."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    tables = {name: pd.DataFrame({"x": range(rows)}, index=pd.Index(range(rows), name=name))
+              for name in ("timings", "prices", "costs", "recipes")}
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exec(code_cells(read(SERIES[2]))[-1].source, {**tables, "fig": fig, "ws": ws, "dataset": dataset})  # noqa: S102
+    plt.close(fig)
+
+
+def test_01_and_03_write_their_files_in_the_datasets_folder(tmp_path, capsys):
+    """01's 01_length_histogram.png, and 03's 03_throughput.png and 03_recipes.csv, were written in output_dir itself:
+    01 run on synthetic replaced the sample's histogram. They go to output_dir/{dataset}/ now (the folder of 02's and
+    04's run of it, by default), 03 saves its timings, prices and costs too, and each last cell lists what it wrote."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fasttext_lib.figures import png_software
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    for dataset, lengths in (("sample", [3, 4, 5]), ("synthetic", [150, 160])):
+        _run_01s_histogram_cells(ws, dataset, pd.Series(lengths))
+        assert f"length histogram: {tmp_path}/out/{dataset}/01_length_histogram.png\n" in capsys.readouterr().out
+    for dataset, rows in (("sample", 1), ("exp/drug", 2)):
+        _run_03s_last_cell(ws, dataset, rows)
+        names = ["03_timings.csv", "03_throughput.png", "03_prices.csv", "03_costs.csv", "03_recipes.csv"]
+        assert capsys.readouterr().out == "".join(f"written: {tmp_path}/out/{dataset}/{n}\n" for n in names)
+    files = sorted(str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.is_file())
+    in_sample = sorted(["01_length_histogram.png", *names])
+    assert files == [*(f"exp/drug/{n}" for n in sorted(names)), *(f"sample/{n}" for n in in_sample),
+                     "synthetic/01_length_histogram.png"]
+    assert png_software(ws.out / "sample" / "01_length_histogram.png") == "fasttext_lib"
+    costs = [pd.read_csv(ws.out / folder / "03_costs.csv", index_col=0) for folder in ("sample", "exp/drug")]
+    assert [len(table) for table in costs] == [1, 2]
+
+
+def test_a_datasets_files_are_written_together_or_not_at_all(tmp_path, s3_bucket):
+    """03's tables and chart are put in place together: one that cannot be (a folder of that name in the way) leaves
+    every earlier one as it was, not new timings beside an earlier run's costs. A file where the dataset's folder would
+    be is one line in 01's and 03's check cells, before the work."""
+    import pandas as pd
+
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    ws.save_dataset_files("sample", {"03_timings.csv": pd.DataFrame({"x": [1]})})
+    (ws.out / "sample" / "03_costs.csv").mkdir()
+    with pytest.raises(FastTextError, match=r"^cannot write .*/sample/03_costs.csv: it is a directory$"):
+        ws.save_dataset_files("sample", {"03_timings.csv": pd.DataFrame({"x": [2]}),
+                                         "03_costs.csv": pd.DataFrame({"x": [2]})})
+    assert pd.read_csv(ws.out / "sample" / "03_timings.csv", index_col=0).x.tolist() == [1]
+    assert sorted(p.name for p in (ws.out / "sample").iterdir()) == ["03_costs.csv", "03_timings.csv"]
+    (ws.out / "mine").write_text("the user's\n")
+    for name in SERIES[0], SERIES[2]:
+        with pytest.raises(FastTextError, match=r"^dataset 'mine' cannot be a folder of output_dir for its figures and "
+                                                r"tables: .*mine exists and is not a directory$"):
+            run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": str(ws.out),
+                                       "dataset": "mine", **({"train_file": "x.csv"} if name == SERIES[0] else {})})
+    assert (ws.out / "mine").read_text() == "the user's\n"

@@ -411,8 +411,11 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
     env = make_container(tmp_path, channels)
     r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=256, emsize=32))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "pretrained vectors: 2 words from" in r.stdout
     model = Predictor.load(tmp_path / "model")
+    # the line the CLI and autotune say (pretrained.start_line), not one of the job's own ("... 2 words from F; ...")
+    vectors = model.config["train_config"]["pretrained_vectors"]
+    assert (f"pretrained vectors: 1 of the {model.config['pretrained_vectors']['vocab_size']} vocabulary words start "
+            f"from {vectors} (2 words, dim 32)") in r.stdout.splitlines(), r.stdout
     assert model.config["pretrained_vectors"]["rows_initialized"] == 1  # <unk>; the other word is not in the vocabulary
     assert model.config["train_config"]["pretrained_vectors"].endswith("pretrained/wiki.vec")
     assert model.model.embedding_table()[0].tolist() == list(range(32))  # <unk> never occurs in training
