@@ -92,21 +92,22 @@ def sample(n_docs, seed=0):
     return np.sort(np.random.RandomState(seed).choice(n_docs, SAMPLE_DOCS, replace=False))
 
 
-def pairs_of_bags(bags, vocab_size):
-    """``(doc_of, word)`` of features.Bags: each document's word rows (rows below ``vocab_size``; n-gram rows above)."""
+def pairs_of_bags(bags, featurizer):
+    """``(doc_of, word)`` of features.Bags of ``featurizer``: each document's word rows (rows below its vocabulary's
+    size; n-gram rows above), ``<unk>``'s left out: a text's words are those of its vocabulary (all of them with
+    min_count 1), and an empty document's bag is one ``<unk>`` row where its text has no word (:func:`pairs_of_texts`)."""
     doc_of = np.repeat(np.arange(len(bags)), np.diff(bags.offsets))
-    is_word = bags.rows < vocab_size
+    is_word = (bags.rows < featurizer.vocab_size) & (bags.rows != featurizer.unk_id)
     return doc_of[is_word], bags.rows[is_word].astype(np.int64)
 
 
 def pairs_of_texts(texts):
-    """``(doc_of, word)`` of raw texts, their words as the training splits them (text.tokenize; word ids of
-    this call's own)."""
-    from .text import tokenize
+    """``(doc_of, word)`` of raw texts, their words as training reads them (features.count_tokens: the training's
+    text rule, natively where it can, a ``__label__`` word no word; word ids of this call's own)."""
+    from .features import count_tokens
 
-    ids, doc_of, word = {}, [], []
-    for d, text in enumerate(texts):
-        for token in set(tokenize(text)):
-            doc_of.append(d)
-            word.append(ids.setdefault(token, len(ids)))
-    return np.array(doc_of, dtype=np.int64), np.array(word, dtype=np.int64)
+    counted = count_tokens(texts)
+    doc_of = np.repeat(np.arange(len(counted.lengths), dtype=np.int64), counted.lengths)
+    n_words = max(len(counted.words), 1)
+    pairs = np.unique(doc_of * n_words + counted.ids)  # one per distinct word of a document
+    return pairs // n_words, pairs % n_words

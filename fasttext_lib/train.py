@@ -730,8 +730,7 @@ def rare_class_of(data):
     """class_signal.rare_class_signal of the run's training split (its labels and its bags' words)."""
     from .class_signal import pairs_of_bags, rare_class_signal
 
-    return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(data.train_bags.select(docs),
-                                                                      data.featurizer.vocab_size))
+    return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(data.train_bags.select(docs), data.featurizer))
 
 
 def settings_line(config, resolved, num_docs, rare_class=None, searched=()):

@@ -109,14 +109,46 @@ def test_the_schedule_spends_the_skew_factor_times_the_budget_and_the_cap():
         assert lowered["lr"] == pytest.approx(MIN_SKEW_FACTOR * plain["lr"], rel=1e-3)
 
 
-def test_the_words_of_bags_and_of_texts_give_the_same_test():
-    """train() reads the words from its bags (n-gram rows left out), autotune from the texts: one answer."""
-    from fasttext_lib.features import Featurizer
+def _with_empty_documents(data, seed=5):
+    """``data`` with a tenth of the common documents and a third of the rare ones empty."""
+    rng = random.Random(seed)
+    texts = ["" if rng.random() < (0.33 if label == "1" else 0.1) else text for label, text in zip(data.labels, data.texts)]
+    return LabeledTexts(data.labels, texts)
 
-    data = skewed(telling=False, seed=4)
+
+def _with_a_label_word_in_the_rare_documents(data):
+    """``data`` whose rare documents hold a ``__label__`` word: a class, no word, to training (text.without_labels)."""
+    return LabeledTexts(data.labels, [text + " __label__spam" if label == "1" else text
+                                      for label, text in zip(data.labels, data.texts)])
+
+
+@pytest.mark.parametrize("made", [
+    lambda data: data,
+    _with_empty_documents,  # an empty document is one <unk> row in its bag: no word, as in its text
+    _with_a_label_word_in_the_rare_documents,  # its text held the class, which no bag holds
+    lambda data: LabeledTexts(data.labels, [text.upper().replace(" ", ", ") for text in data.texts]),
+], ids=["plain", "empty documents", "a __label__ word", "capitals and commas"])
+def test_the_words_of_bags_and_of_texts_give_the_same_test(made):
+    """train() reads the words from its bags (n-gram rows left out: rare_class_of), autotune from the texts: one
+    answer."""
+    import types
+
+    from fasttext_lib.features import Featurizer
+    from fasttext_lib.train import rare_class_of
+
+    data = made(skewed(telling=False, seed=4))
     featurizer, bags = Featurizer.fit(data.texts, ngrams=2, buckets=4096, return_bags="tokens")
-    from_bags = rare_class_signal(data.labels, lambda docs: pairs_of_bags(bags.select(docs), featurizer.vocab_size))
+    y_train = np.array([int(label) for label in data.labels])
+    from_bags = rare_class_of(types.SimpleNamespace(y_train=y_train, train_bags=bags, featurizer=featurizer))
     assert from_bags == pytest.approx(rare_class_signal(data.labels, texts_pairs(data)))
+
+
+def test_autotune_starts_from_the_lr_train_resolves_for_text_holding_a_label_word():
+    """A __label__ word in the rare documents' text (CSV text naming a class) told them apart to autotune's test of the
+    texts, which train()'s bags never hold: autotune started from the full lr, train took 0.4x of it."""
+    data = _with_a_label_word_in_the_rare_documents(skewed(telling=False))
+    config = TrainConfig(epochs=10, ngrams=2, emsize=8, buckets=1024, ctx="cpu", progress=False)
+    assert starting_config(data).lr == train(data, None, config).config.lr
 
 
 def _settings_line(capsys):
