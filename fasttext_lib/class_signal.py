@@ -111,7 +111,8 @@ def sample(n_docs, seed=0):
 def pairs_of_bags(bags, featurizer):
     """``(doc_of, word)`` of features.Bags of ``featurizer``: each document's word rows (rows below its vocabulary's
     size; n-gram rows above), ``<unk>``'s left out: a text's words are those of its vocabulary (all of them with
-    min_count 1), and an empty document's bag is one ``<unk>`` row where its text has no word (:func:`pairs_of_texts`)."""
+    min_count 1), and an empty document's bag is one ``<unk>`` row where its text has no word
+    (:func:`pairs_of_texts`)."""
     doc_of = np.repeat(np.arange(len(bags), dtype=np.int32), np.diff(bags.offsets))
     is_word = (bags.rows < featurizer.vocab_size) & (bags.rows != featurizer.unk_id)
     return doc_of[is_word], bags.rows[is_word]

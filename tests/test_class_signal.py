@@ -113,7 +113,8 @@ def test_the_schedule_spends_the_skew_factor_times_the_budget_and_the_cap():
 def _with_empty_documents(data, seed=5):
     """``data`` with a tenth of the common documents and a third of the rare ones empty."""
     rng = random.Random(seed)
-    texts = ["" if rng.random() < (0.33 if label == "1" else 0.1) else text for label, text in zip(data.labels, data.texts)]
+    texts = ["" if rng.random() < (0.33 if label == "1" else 0.1) else text
+             for label, text in zip(data.labels, data.texts)]
     return LabeledTexts(data.labels, texts)
 
 
