@@ -646,19 +646,27 @@ def _different_run_line(where, meta, config, found):
     """:func:`_different_run`'s line for the differences ``found``."""
     text = f"checkpoint {where} was written by a different run ({'; '.join(found) or 'other data or settings'})"
     written_with = meta.get("config", {})
+    differ = [f.split(" ")[0] for f in found]  # (the settings' names; "classes", "the training data", ...)
     if config.epochs != written_with.get("epochs"):  # more epochs change the lr schedule of those already trained
-        # Every setting that differs, as it was written (each is train's --flag): "--epochs 3" alone was refused
-        # again for the others
-        differ = [f.split(" ")[0] for f in found]  # (the settings' names; "classes", "the training data", ...)
-        names = config.to_dict()
-        vectors, relative = _recorded_vectors(meta)
-        settings = [_as_flag(name, vectors if name == "pretrained_vectors" else written_with.get(name))
-                    for name in names if name in differ]
-        same_data = "" if all(name in names for name in differ) else " on the same data"
-        text += (f"; a finished or interrupted run resumes only with the epochs it started with (the lr schedule "
-                 f"spans them): rerun with {' '.join(settings)}{same_data} to resume it")
-        if relative and "pretrained_vectors" in differ:
-            text += f" ({relative})"
+        why = ("a finished or interrupted run resumes only with the epochs it started with (the lr schedule spans "
+               "them)")
+    elif "lr" in differ or "batch_size" in differ:
+        # (a run that left them to the data, written by a version whose rule gave others: schedule.py's changes, as
+        # the skew test's lower lr; nothing else told it how to go on)
+        why = ("a run resumes with the lr and batch size it started with (left to the data, they are this version's "
+               "rule's, which may have changed since)")
+    else:
+        return text
+    # Every setting that differs, as it was written (each is train's --flag): "--epochs 3" alone was refused
+    # again for the others
+    names = config.to_dict()
+    vectors, relative = _recorded_vectors(meta)
+    settings = [_as_flag(name, vectors if name == "pretrained_vectors" else written_with.get(name))
+                for name in names if name in differ]
+    same_data = "" if all(name in names for name in differ) else " on the same data"
+    text += f"; {why}: rerun with {' '.join(settings)}{same_data} to resume it"
+    if relative and "pretrained_vectors" in differ:
+        text += f" ({relative})"
     return text
 
 

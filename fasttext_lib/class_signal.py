@@ -13,7 +13,8 @@ schedule.skew_factor turns it into less budget. Evidence: docs/RESULTS.md 3, "Sk
 the words".
 
 It reads the words only (the vocabulary's rows of each document's bag, not its n-grams), so unigram and bigram runs
-of the same data decide alike, and at most :data:`SAMPLE_DOCS` documents (a few ms to ~0.1 s).
+of the same data decide alike, and at most :data:`SAMPLE_DOCS` documents: from train's bags ~0.2 s and 60 MB on
+560k reviews of ~110 words (0.7 s and 250 MB at ~900 words), from the texts (autotune's start) ~1.5 s.
 """
 from collections import namedtuple
 
@@ -49,25 +50,40 @@ def rare_class_signal(labels, pairs_of):
 def held_out_auc(rare, doc_of, word):
     """The AUC of each document's naive Bayes score (sum over its distinct words of log P(word | rare) /
     P(word | common), add-one smoothed document frequencies) learned on the other :data:`FOLDS` folds."""
-    # the sample's words numbered from 0: a vocabulary's ids reach millions, and the tables below are words long
-    word = np.unique(word, return_inverse=True)[1].reshape(-1)
+    word = _numbered_from_0(word)
     n_docs, n_words = len(rare), int(word.max()) + 1 if len(word) else 1
-    fold = np.random.RandomState(0).permutation(n_docs) % FOLDS
-    pair_fold, pair_rare = fold[doc_of], rare[doc_of]
-    # documents holding each word, per fold and class: (FOLDS, 2, words)
-    held = np.zeros((FOLDS, 2, n_words))
-    for f in range(FOLDS):
-        for c in (0, 1):
-            held[f, c] = np.bincount(word[(pair_fold == f) & (pair_rare == c)], minlength=n_words)
+    fold = (np.random.RandomState(0).permutation(n_docs) % FOLDS).astype(np.int8)
+    pair_fold = fold[doc_of]
+    # documents holding each word, per fold and class: (FOLDS, 2, words), in one pass over the pairs (a pair-long
+    # mask per fold and class were ten)
+    held = np.bincount(_flat_index(2 * pair_fold + rare[doc_of], n_words, word),
+                       minlength=FOLDS * 2 * n_words).reshape(FOLDS, 2, n_words)
     docs_of = np.array([[np.sum((fold == f) & (rare == c)) for c in (0, 1)] for f in range(FOLDS)], dtype=float)
-    score = np.zeros(n_docs)
-    for f in range(FOLDS):
-        seen, docs = held.sum(0) - held[f], docs_of.sum(0) - docs_of[f]  # the other folds'
-        log_ratio = np.log((seen[1] + 1) / (docs[1] + 2)) - np.log((seen[0] + 1) / (docs[0] + 2))
-        log_ratio[seen.sum(0) == 0] = 0.0  # a word the other folds never saw says nothing
-        mine = pair_fold == f
-        score += np.bincount(doc_of[mine], weights=log_ratio[word[mine]], minlength=n_docs)
+    seen, docs = held.sum(0) - held, docs_of.sum(0) - docs_of  # each fold's: the other folds'
+    log_ratio = np.log((seen[:, 1] + 1) / (docs[:, 1:] + 2)) - np.log((seen[:, 0] + 1) / (docs[:, :1] + 2))
+    log_ratio[seen.sum(1) == 0] = 0.0  # a word the other folds never saw says nothing
+    # each document's words weighed by its own fold's table (summed in the pairs' order, as fold by fold)
+    score = np.bincount(doc_of, weights=log_ratio.reshape(-1)[_flat_index(pair_fold, n_words, word)], minlength=n_docs)
     return auc(score, rare)
+
+
+def _numbered_from_0(word):
+    """``word`` (ids) renumbered from 0 in their order, as int32: a vocabulary's ids reach millions, and
+    :func:`held_out_auc`'s tables are words long. Through a table of the ids (5 bytes an id): sorting the pairs
+    (np.unique) took seconds and ~30 bytes a pair (20k documents of 900 tokens: 8.6M pairs)."""
+    if len(word) == 0:
+        return word.astype(np.int32)
+    present = np.zeros(int(word.max()) + 1, dtype=bool)
+    present[word] = True
+    return (np.cumsum(present, dtype=np.int32) - 1)[word]
+
+
+def _flat_index(outer, n_words, word):
+    """``outer * n_words + word`` as int64, made in place (one pair-long array)."""
+    index = outer.astype(np.int64)
+    index *= n_words
+    index += word
+    return index
 
 
 def auc(score, positive):
@@ -92,21 +108,23 @@ def sample(n_docs, seed=0):
     return np.sort(np.random.RandomState(seed).choice(n_docs, SAMPLE_DOCS, replace=False))
 
 
-def pairs_of_bags(bags, vocab_size):
-    """``(doc_of, word)`` of features.Bags: each document's word rows (rows below ``vocab_size``; n-gram rows above)."""
-    doc_of = np.repeat(np.arange(len(bags)), np.diff(bags.offsets))
-    is_word = bags.rows < vocab_size
-    return doc_of[is_word], bags.rows[is_word].astype(np.int64)
+def pairs_of_bags(bags, featurizer):
+    """``(doc_of, word)`` of features.Bags of ``featurizer``: each document's word rows (rows below its vocabulary's
+    size; n-gram rows above), ``<unk>``'s left out: a text's words are those of its vocabulary (all of them with
+    min_count 1), and an empty document's bag is one ``<unk>`` row where its text has no word
+    (:func:`pairs_of_texts`)."""
+    doc_of = np.repeat(np.arange(len(bags), dtype=np.int32), np.diff(bags.offsets))
+    is_word = (bags.rows < featurizer.vocab_size) & (bags.rows != featurizer.unk_id)
+    return doc_of[is_word], bags.rows[is_word]
 
 
 def pairs_of_texts(texts):
-    """``(doc_of, word)`` of raw texts, their words as the training splits them (text.tokenize; word ids of
-    this call's own)."""
-    from .text import tokenize
+    """``(doc_of, word)`` of raw texts, their words as training reads them (features.count_tokens: the training's
+    text rule, natively where it can, a ``__label__`` word no word; word ids of this call's own)."""
+    from .features import count_tokens
 
-    ids, doc_of, word = {}, [], []
-    for d, text in enumerate(texts):
-        for token in set(tokenize(text)):
-            doc_of.append(d)
-            word.append(ids.setdefault(token, len(ids)))
-    return np.array(doc_of, dtype=np.int64), np.array(word, dtype=np.int64)
+    counted = count_tokens(texts)
+    doc_of = np.repeat(np.arange(len(counted.lengths), dtype=np.int64), counted.lengths)
+    n_words = max(len(counted.words), 1)
+    pairs = np.unique(doc_of * n_words + counted.ids)  # one per distinct word of a document
+    return pairs // n_words, pairs % n_words

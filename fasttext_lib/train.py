@@ -48,7 +48,7 @@ from .errors import (SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, FastTextError, ch
                      setting_named, settings_said_as)
 from .stops import (NOT_COMPARED_CONDITION, keeping_stops, note_progress, older_condition, older_or_newer,
                     raise_if_interrupted)
-from .features import Featurizer
+from .features import Featurizer, TokenBags
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer
@@ -730,8 +730,9 @@ def rare_class_of(data):
     """class_signal.rare_class_signal of the run's training split (its labels and its bags' words)."""
     from .class_signal import pairs_of_bags, rare_class_signal
 
-    return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(data.train_bags.select(docs),
-                                                                      data.featurizer.vocab_size))
+    bags = data.train_bags  # (featurized= may be Bags, all encoded already)
+    words = bags.words_only() if isinstance(bags, TokenBags) else bags
+    return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(words.select(docs), data.featurizer))
 
 
 def settings_line(config, resolved, num_docs, rare_class=None, searched=()):

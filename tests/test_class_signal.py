@@ -2,6 +2,7 @@
 test of the words and schedule.skew_factor, through TrainConfig.resolve, train() and autotune's start."""
 import itertools
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -109,14 +110,47 @@ def test_the_schedule_spends_the_skew_factor_times_the_budget_and_the_cap():
         assert lowered["lr"] == pytest.approx(MIN_SKEW_FACTOR * plain["lr"], rel=1e-3)
 
 
-def test_the_words_of_bags_and_of_texts_give_the_same_test():
-    """train() reads the words from its bags (n-gram rows left out), autotune from the texts: one answer."""
-    from fasttext_lib.features import Featurizer
+def _with_empty_documents(data, seed=5):
+    """``data`` with a tenth of the common documents and a third of the rare ones empty."""
+    rng = random.Random(seed)
+    texts = ["" if rng.random() < (0.33 if label == "1" else 0.1) else text
+             for label, text in zip(data.labels, data.texts)]
+    return LabeledTexts(data.labels, texts)
 
-    data = skewed(telling=False, seed=4)
+
+def _with_a_label_word_in_the_rare_documents(data):
+    """``data`` whose rare documents hold a ``__label__`` word: a class, no word, to training (text.without_labels)."""
+    return LabeledTexts(data.labels, [text + " __label__spam" if label == "1" else text
+                                      for label, text in zip(data.labels, data.texts)])
+
+
+@pytest.mark.parametrize("made", [
+    lambda data: data,
+    _with_empty_documents,  # an empty document is one <unk> row in its bag: no word, as in its text
+    _with_a_label_word_in_the_rare_documents,  # its text held the class, which no bag holds
+    lambda data: LabeledTexts(data.labels, [text.upper().replace(" ", ", ") for text in data.texts]),
+], ids=["plain", "empty documents", "a __label__ word", "capitals and commas"])
+def test_the_words_of_bags_and_of_texts_give_the_same_test(made):
+    """train() reads the words from its bags (n-gram rows left out: rare_class_of), autotune from the texts: one
+    answer."""
+    import types
+
+    from fasttext_lib.features import Featurizer
+    from fasttext_lib.train import rare_class_of
+
+    data = made(skewed(telling=False, seed=4))
     featurizer, bags = Featurizer.fit(data.texts, ngrams=2, buckets=4096, return_bags="tokens")
-    from_bags = rare_class_signal(data.labels, lambda docs: pairs_of_bags(bags.select(docs), featurizer.vocab_size))
+    y_train = np.array([int(label) for label in data.labels])
+    from_bags = rare_class_of(types.SimpleNamespace(y_train=y_train, train_bags=bags, featurizer=featurizer))
     assert from_bags == pytest.approx(rare_class_signal(data.labels, texts_pairs(data)))
+
+
+def test_autotune_starts_from_the_lr_train_resolves_for_text_holding_a_label_word():
+    """A __label__ word in the rare documents' text (CSV text naming a class) told them apart to autotune's test of the
+    texts, which train()'s bags never hold: autotune started from the full lr, train took 0.4x of it."""
+    data = _with_a_label_word_in_the_rare_documents(skewed(telling=False))
+    config = TrainConfig(epochs=10, ngrams=2, emsize=8, buckets=1024, ctx="cpu", progress=False)
+    assert starting_config(data).lr == train(data, None, config).config.lr
 
 
 def _settings_line(capsys):
@@ -161,3 +195,84 @@ def test_autotune_starts_from_the_lowered_lr_and_its_final_line_says_why():
     assert start.lr == pytest.approx(MIN_SKEW_FACTOR * starting_config(telling).lr, rel=1e-3)
     assert "the lr 0.4x: the rarer class, 12% of the documents" in _final_settings_line(start, start, True, weak)
     assert "barely" not in _final_settings_line(start, start, True, telling)
+
+
+def test_train_reads_its_sample_as_bags_of_words_without_encoding_their_n_grams(monkeypatch):
+    """The sample's n-grams, which the test leaves out, were most of its memory (20k documents of 900 tokens: 0.65 GB
+    of 0.25)."""
+    import fasttext_lib.class_signal as class_signal
+
+    read = []
+
+    def pairs_of_bags(bags, featurizer):
+        read.append((int(bags.rows.max()), featurizer.vocab_size))
+        return real(bags, featurizer)
+
+    real = class_signal.pairs_of_bags
+    monkeypatch.setattr(class_signal, "pairs_of_bags", pairs_of_bags)
+    data = skewed(telling=False)
+    trained = train(data, None, TrainConfig(epochs=1, ngrams=2, emsize=8, buckets=1024, ctx="cpu", progress=False))
+    assert trained.config.lr == pytest.approx(MIN_SKEW_FACTOR * default_schedule(len(data), 12.0, 2, 2, 1)["lr"],
+                                              rel=1e-3)
+    [(highest_row, vocab_size)] = read
+    assert highest_row < vocab_size
+
+
+def test_the_held_out_score_is_naive_bayes_learned_on_the_other_folds():
+    """held_out_auc against the rule written out document by document (word ids in the millions, as a vocabulary's)."""
+    from fasttext_lib.class_signal import FOLDS, held_out_auc
+
+    rng = np.random.RandomState(7)
+    n = 300
+    rare = rng.rand(n) < 0.2
+    words_of = [set(rng.choice([5, 70, 3_000_000, 4_999_999, 123] + list(range(200, 230)), size=rng.randint(0, 9)))
+                for _ in range(n)]
+    fold = np.random.RandomState(0).permutation(n) % FOLDS
+    score = []
+    for d in range(n):
+        others = [e for e in range(n) if fold[e] != fold[d]]
+        rare_docs = [e for e in others if rare[e]]
+        common_docs = [e for e in others if not rare[e]]
+        total = 0.0
+        for w in words_of[d]:
+            in_rare = sum(w in words_of[e] for e in rare_docs)
+            in_common = sum(w in words_of[e] for e in common_docs)
+            if in_rare + in_common:
+                total += (np.log((in_rare + 1) / (len(rare_docs) + 2))
+                          - np.log((in_common + 1) / (len(common_docs) + 2)))
+        score.append(total)
+    doc_of = np.array([d for d in range(n) for _ in sorted(words_of[d])], dtype=np.int64)
+    word = np.array([w for d in range(n) for w in sorted(words_of[d])], dtype=np.int64)
+    assert held_out_auc(rare, doc_of, word) == pytest.approx(auc(np.array(score), rare))
+
+
+def test_a_run_resumed_from_a_checkpoint_the_rule_before_the_test_wrote_is_told_the_lr_that_resumes_it(tmp_path,
+                                                                                                      monkeypatch):
+    """A run interrupted before this version (its lr the full budget's) and resumed by it (0.4x of it, nothing else
+    changed) was refused as "a different run (lr 1.2 -> 0.48)" and told to use another checkpoint_dir or remove it:
+    its epochs lost. The lr it was written with resumes it, and the refusal says so."""
+    import fasttext_lib.schedule as schedule
+    from fasttext_lib.errors import FastTextError
+
+    class Crash(Exception):
+        pass
+
+    def crash_after_epoch_1(row):
+        if row["epoch"] == 1:
+            raise Crash()
+
+    data, ckpt = skewed(telling=False), str(tmp_path / "ckpt")
+    config = TrainConfig(epochs=2, emsize=8, buckets=1024, ctx="cpu", progress=False)
+    with monkeypatch.context() as before_the_test:
+        before_the_test.setattr(schedule, "skew_factor", lambda signal: 1.0)
+        with pytest.raises(Crash):
+            train(data, None, config, checkpoint_dir=ckpt, on_epoch_end=crash_after_epoch_1)
+    written_with = default_schedule(len(data), 12.0, 2, 1, 2)["lr"]
+    with pytest.raises(FastTextError) as refused:
+        train(data, None, config, checkpoint_dir=ckpt)
+    message = str(refused.value)
+    assert f"different run (lr {written_with} -> " in message, message
+    assert f"rerun with TrainConfig(lr={written_with}) to resume it" in message, message
+    seen = []
+    train(data, None, replace(config, lr=written_with), checkpoint_dir=ckpt, on_epoch_end=seen.append)  # as told
+    assert [row["epoch"] for row in seen] == [2]
