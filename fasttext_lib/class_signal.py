@@ -23,7 +23,9 @@ import numpy as np
 SKEWED_BELOW = 0.25  # a rarer class of at least this share: no test (the budget's derivation sets reach 28%)
 FOLDS = 5
 SAMPLE_DOCS = 20_000  # documents scored at most (a seeded sample of larger splits): the AUC's error is then < 0.01
-MIN_RARE_DOCS = 20  # fewer rare documents in the sample: no test (an AUC of a handful is noise; the budget as before)
+# fewer rare documents in the sample: no test, the budget as before. An AUC of few is noise: 36 rare documents whose
+# words tell nothing scored 0.42-0.72 over five seeds; the smallest set measured has 54 (drug3_neu, RESULTS.md)
+MIN_RARE_DOCS = 50
 
 RareClassSignal = namedtuple("RareClassSignal", "share auc")  # the rarer class's share of the documents; held-out AUC
 
