@@ -536,6 +536,14 @@ def wait_for_abandoned_transfers(timeout=60):
         time.sleep(0.05)
 
 
+def _an_abandoned_transfer():
+    """Whether an S3 transfer under way has been abandoned by its caller (a stop: storage.s3's _TRANSFERS)."""
+    from fasttext_lib.storage import s3
+
+    with s3._TRANSFERS_LOCK:
+        return any(transfer.abandoned for transfer in s3._TRANSFERS.values())
+
+
 def stopped_at_a_put(event, write, key=""):
     """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as botocore emits ``event`` for its first PutObject of a
     key ending in ``key`` (``before-parameter-build``: before the request goes out; ``after-call``: once S3 has
@@ -555,7 +563,11 @@ def stopped_at_a_put(event, write, key=""):
         if not fired and put.endswith(key):
             fired.append(event)
             os.kill(os.getpid(), signal.SIGINT)
-            released.wait(60)
+            # held until the caller has stopped waiting for it: gone past the block, or abandoned the transfer (whose
+            # take-back then waits for it: a take-back of the same key waited out the minute below, 60 s a run)
+            deadline = time.monotonic() + 60
+            while not released.wait(0.05) and time.monotonic() < deadline and not _an_abandoned_transfer():
+                pass
     events.register(f"{event}.s3.PutObject", stop, unique_id="tests-stopped-at-a-put")
     try:
         with pytest.raises(Interrupted) as raised:
