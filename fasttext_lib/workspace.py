@@ -65,6 +65,14 @@ def _prepared_names(keys, data, split):
     return sorted(name for name in names if name and not name.endswith("/"))
 
 
+def _write_together(paths, contents):
+    """Each of ``contents`` (bytes) to its path of ``paths``, all written in full before any replaces an older file
+    (storage.atomic_writes; overwriting is the notebooks' way: they have no command to rerun with a flag)."""
+    with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT) as written:
+        for f, content in zip(written, contents):
+            f.write(content)
+
+
 class Workspace:
     """``Workspace(bucket, prefix, output_dir)``: ``.data`` and ``.models`` (``s3://`` prefixes),
     ``.out`` (a local folder, created once asked for) and ``.show(name)`` (a path to print: relative, as given)."""
@@ -206,10 +214,7 @@ class Workspace:
         folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
         contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
                     for thing in files.values()]
-        with storage.atomic_writes([str(folder / name) for name in files],
-                                   overwrite_as=storage.OVERWRITE_ARGUMENT) as written:  # (no command in a notebook)
-            for f, content in zip(written, contents):
-                f.write(content)
+        _write_together([str(folder / name) for name in files], contents)
         return [self.show(f"{shown}/{name}") for name in files]
 
     def save_autotune(self, trials, fig, run_name, dpi=100):
@@ -222,10 +227,7 @@ class Workspace:
         files = self._autotune_files(trials, fig, dpi)
         record = AUTOTUNE_RECORD.updated(folder, files, f"{' and '.join(files)} not written")
         paths = [str(folder / name) for name in files]
-        with storage.atomic_writes([*paths, str(folder / AUTOTUNE_RECORD.name)],
-                                   overwrite_as=storage.OVERWRITE_ARGUMENT) as written:  # (no command in a notebook)
-            for f, data in zip(written, [*files.values(), record]):
-                f.write(data)
+        _write_together([*paths, str(folder / AUTOTUNE_RECORD.name)], [*files.values(), record])
         return paths
 
     @staticmethod
