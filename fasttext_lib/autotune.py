@@ -55,6 +55,7 @@ from typing import NamedTuple, Optional
 from . import storage
 from .bundle import SAVE_HINT
 from .class_checks import warnings_said_once
+from .class_signal import texts_pairs
 from .config import TrainConfig
 from .data import SAMPLE_DOCS, LabeledTexts, as_read_from_a_file, lines_named, pandas_class_column, sort_labels
 from .devices import table_fits
@@ -137,36 +138,33 @@ def split_validation(data, fraction=0.2, seed=0):
     return data.subset(order[:cut]), data.subset(order[cut:])
 
 
-def starting_config(train_data, base=None):
+def starting_config(train_data, base=None, rare_class=None):
     """The first setting tried: the library's own defaults for this data (``schedule.default_schedule``:
     SGD, batch ~n/256, lr from the lr x steps budget) at 10 epochs, dim 100 and bigrams, so the
     search starts from what ``train --ngrams 2`` would give (``train`` without flags: unigrams) and
     can only improve on it (as judged on the validation split). ``base`` gives every other field. ``buckets`` is lowered (never
     raised) to the power of two above twice the training split's token count, which bounds its
     distinct n-grams: a 3k-sentence set then gets a 131k-row table instead of 2M rows, which
-    allocates and initializes in a fraction of the time.
+    allocates and initializes in a fraction of the time. ``rare_class``: :func:`rare_class_of_texts` of
+    ``train_data``, already measured (a function giving it; None: measured here).
     """
-    from .class_signal import rare_class_signal
     from .schedule import default_schedule, mean_tokens
 
     base = base or TrainConfig()
     tokens = sum(len(text.split()) for text in train_data.texts)
     buckets = min(base.buckets, 2 ** math.ceil(math.log2(max(2 * tokens, 1024))))
     rule = default_schedule(len(train_data), mean_tokens(train_data.texts[:SAMPLE_DOCS]), len(set(train_data.labels)),
-                            ngrams=2, epochs=10, rare_class=rare_class_signal(train_data.labels, texts_pairs(train_data)))
+                            ngrams=2, epochs=10, rare_class=(rare_class or rare_class_of_texts)(train_data))
     return replace(base, optimizer=rule["optimizer"], lr=rule["lr"], batch_size=rule["batch_size"], epochs=10,
                    emsize=100, ngrams=2, buckets=buckets)
 
 
-def texts_pairs(data):
-    """class_signal's ``pairs_of`` for LabeledTexts ``data``: its documents ``docs`` (sorted indices), as the training
-    splits their words (by position: texts may be a pandas Series, whose [i] is its index's label i)."""
-    from .class_signal import pairs_of_texts
+def rare_class_of_texts(train_data):
+    """class_signal.rare_class_signal of LabeledTexts ``train_data`` (every word of its texts, as train reads them:
+    train.rare_class_of): what lowers the start's lr, and what the final settings line says of it."""
+    from .class_signal import rare_class_signal
 
-    def pairs_of(docs):
-        wanted = set(docs.tolist())
-        return pairs_of_texts([text for i, text in enumerate(data.texts) if i in wanted])
-    return pairs_of
+    return rare_class_signal(train_data.labels, texts_pairs(train_data))
 
 
 def work(config, n_train):
@@ -336,27 +334,27 @@ def autotune(train_data, val_data, duration=300.0, base=None, start=None, max_tr
     if verbose:
         _say_the_outcome(trials, chosen_row, refitted, refit_diverged, n_all, ended)
     if show_progress:  # the lines a train says as it starts, of the final model (its trials and refit said none)
-        print(_final_settings_line(chosen.config, search.start, start is None, train_data), file=sys.stderr, flush=True)
+        print(_final_settings_line(chosen.config, search.start, start is None, len(train_data), search.rare_class),
+              file=sys.stderr, flush=True)
         if chosen.pretrained is not None:
             print(start_line(chosen.pretrained, pretrained.source), file=sys.stderr, flush=True)
     return AutotuneResult(trials=trials, best_config=chosen.config, trained=chosen, seconds=time.time() - started,
                           interrupted=interrupted)
 
 
-def _final_settings_line(final, start, start_from_data, train_data):
+def _final_settings_line(final, start, start_from_data, n_train, rare_class):
     """The ``settings ...`` line a train says of its lr and batch size (train.settings_line), of autotune's final
     setting ``final``: train() says none of a search's trials or refit, which run with progress off and have both set
     (the search steps from the start's values), so there is nothing for it to take from the data. Those still the
-    ``start``'s came from the data (``start_from_data``: starting_config's rule, for the documents of the training
-    split ``train_data`` at the start's epochs; an lr it lowered for a skewed class's weak words said so, as train
-    says it) or were given (a ``start`` of the caller's); the search chose the others."""
-    from .class_signal import rare_class_signal
+    ``start``'s came from the data (``start_from_data``: starting_config's rule, for the ``n_train`` documents of the
+    training split at the start's epochs; an lr ``rare_class`` lowered for a skewed class's weak words said so, as
+    train says it: the start's :func:`rare_class_of_texts`, measured once) or were given (a ``start`` of the caller's);
+    the search chose the others."""
     from .train import settings_line
 
     kept = [name for name in ("lr", "batch_size") if getattr(final, name) == getattr(start, name)]
     as_set = replace(final, **{name: None for name in kept}) if start_from_data else final
-    signal = rare_class_signal(train_data.labels, texts_pairs(train_data)) if as_set.lr is None else None
-    return settings_line(as_set, replace(final, epochs=start.epochs), len(train_data), rare_class=signal,
+    return settings_line(as_set, replace(final, epochs=start.epochs), n_train, rare_class=rare_class,
                          searched=[name for name in ("lr", "batch_size") if name not in kept])
 
 
@@ -392,10 +390,13 @@ def _new_search(train_data, val_data, base, start, pretrained):
             pretrained = read_vec(base.pretrained_vectors, keep=_every_token(train_data, val_data))
         base = replace(base, emsize=pretrained.dim)
     show_progress, base = base.progress, replace(base, progress=False)  # trials run without bars
-    first = replace(start or starting_config(train_data, base), progress=False)
+    # the start's test of the words, measured once: the final settings line says what it did to the lr
+    rare_class = rare_class_of_texts(train_data) if start is None else None
+    first = replace(start or starting_config(train_data, base, lambda data: rare_class), progress=False)
     if pretrained is not None:
         first = replace(first, emsize=base.emsize, pretrained_vectors=base.pretrained_vectors)
-    return _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else ()), pretrained, show_progress
+    search = _Search(first, len(train_data), fixed=("emsize",) if pretrained is not None else (), rare_class=rare_class)
+    return search, pretrained, show_progress
 
 
 def _fits(search, config, features, done, refit_docs, seconds_left):
@@ -613,8 +614,9 @@ def _trial_line(row, chosen_row):
 class _Search:
     """The candidates, in order; iterating yields ``(phase, config)``. Knows the results so far."""
 
-    def __init__(self, start, n_train, fixed=()):
+    def __init__(self, start, n_train, fixed=(), rare_class=None):
         self.start, self.n_train = start, n_train
+        self.rare_class = rare_class  # the start's class_signal.RareClassSignal (None: none, or a start given)
         self.not_searched = set(fixed)  # settings kept at the start's value (emsize with pretrained vectors)
         self.results = {}  # settings key -> row
         self.fixed = {}  # (ngrams, buckets, min_count) -> seconds of a trial besides featurizing and its epochs

@@ -12,9 +12,15 @@ documents they were not learned from: 0.57 on the NYT sets, 0.71-0.84 where the 
 schedule.skew_factor turns it into less budget. Evidence: docs/RESULTS.md 3, "Skewed classes: a held-out test of
 the words".
 
-It reads the words only (the vocabulary's rows of each document's bag, not its n-grams), so unigram and bigram runs
-of the same data decide alike, and at most :data:`SAMPLE_DOCS` documents: from train's bags ~0.2 s and 60 MB on
-560k reviews of ~110 words (0.7 s and 250 MB at ~900 words), from the texts (autotune's start) ~1.5 s.
+It reads the words only (each document's words, not its n-grams), so unigram and bigram runs of the same data decide
+alike, and at most :data:`SAMPLE_DOCS` documents: from train's token ids ~0.2 s and 60 MB on 560k reviews of ~110
+words (0.7 s and 250 MB at ~900 words), from the texts (autotune's start) ~1.5 s.
+
+It is a property of the data, not of a run's settings: every word of a document, whatever the vocabulary's
+``min_count`` (train reads them from its token ids, features.TokenBags.every_word, autotune from the texts). Its
+threshold (schedule.WEAK_SIGNAL_AUC) was derived with min_count 1, every word; read at the run's min_count, ``train
+--min-count 5`` left out the rare words that tell a class apart (lowering the AUC), and decided otherwise than
+autotune with the same base on the same data.
 """
 from collections import namedtuple
 
@@ -112,9 +118,9 @@ def sample(n_docs, seed=0):
 
 def pairs_of_bags(bags, featurizer):
     """``(doc_of, word)`` of features.Bags of ``featurizer``: each document's word rows (rows below its vocabulary's
-    size; n-gram rows above), ``<unk>``'s left out: a text's words are those of its vocabulary (all of them with
-    min_count 1), and an empty document's bag is one ``<unk>`` row where its text has no word
-    (:func:`pairs_of_texts`)."""
+    size; n-gram rows above), ``<unk>``'s left out: an empty document's bag is one ``<unk>`` row where its text has no
+    word (:func:`pairs_of_texts`). A text's words are all in its bags with min_count 1, or those of
+    features.TokenBags.every_word (train's)."""
     doc_of = np.repeat(np.arange(len(bags), dtype=np.int32), np.diff(bags.offsets))
     is_word = (bags.rows < featurizer.vocab_size) & (bags.rows != featurizer.unk_id)
     return doc_of[is_word], bags.rows[is_word]
@@ -130,3 +136,12 @@ def pairs_of_texts(texts):
     n_words = max(len(counted.words), 1)
     pairs = np.unique(doc_of * n_words + counted.ids)  # one per distinct word of a document
     return pairs // n_words, pairs % n_words
+
+
+def texts_pairs(data):
+    """``pairs_of`` for LabeledTexts ``data``: its documents ``docs`` (sorted indices), as the training splits their
+    words (by position: texts may be a pandas Series, whose [i] is its index's label i)."""
+    def pairs_of(docs):
+        wanted = set(docs.tolist())
+        return pairs_of_texts([text for i, text in enumerate(data.texts) if i in wanted])
+    return pairs_of

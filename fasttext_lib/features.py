@@ -108,12 +108,16 @@ class TokenBags:
         """Every document's bag, as :class:`Bags` (what ``fit(return_bags=True)`` returns)."""
         return self.select(np.arange(len(self)))
 
-    def words_only(self):
-        """These documents as bags of their words alone, no n-gram encoded (:meth:`select` of the copy): for what reads
-        only the words (class_signal), whose sample's n-grams were most of its memory (~0.6 GB for 20k documents of
-        900 tokens)."""
+    def every_word(self):
+        """These documents as bags of every word of theirs, no n-gram encoded (:meth:`select` of the copy): for what
+        reads the data's words (class_signal), whose sample's n-grams were most of its memory (~0.6 GB for 20k documents
+        of 900 tokens). Every word, whatever the vocabulary's ``min_count``: the token ids hold them all. A word of the
+        vocabulary is its own row (so at min_count 1 these are :meth:`select`'s word rows, to the bit); one below
+        ``min_count`` (``<unk>`` in training) gets a row of its own past the vocabulary's, ``vocab_size`` + its id. An
+        empty document stays one ``<unk>`` row."""
         f = self.featurizer
-        return replace(self, featurizer=Featurizer(f.vocab, ngrams=1, unicode_form=f.unicode_form))
+        own = np.where(self.to_id != f.unk_id, self.to_id, f.vocab_size + np.arange(len(self.to_id), dtype=np.int64))
+        return replace(self, to_id=own, featurizer=_EveryWord(f, f.vocab_size + len(own)))
 
 
 def pack_ids(ids, lengths, chunk_tokens=4_000_000):
@@ -408,6 +412,19 @@ def count_tokens(texts, progress=None, to_file=False):
         words=words, counts=np.bincount(ids, minlength=len(words)).astype(np.int64),
         hashes=np.array([word_hash(w) for w in words], dtype=np.int64), codes=codes,
         starts=np.concatenate([[0], byte_ends]).astype(np.int64), lengths=lengths, form=form)
+
+
+class _EveryWord(Featurizer):
+    """:meth:`TokenBags.every_word`'s unigram featurizer: ``rows`` word rows, the vocabulary's and one past it for each
+    word below its min_count (:func:`class_signal.pairs_of_bags` reads a row below ``vocab_size`` as a word)."""
+
+    def __init__(self, featurizer, rows):
+        super().__init__(featurizer.vocab, ngrams=1, unicode_form=featurizer.unicode_form)
+        self.rows = rows
+
+    @property
+    def vocab_size(self):
+        return self.rows
 
 
 class _CodeTable(dict):

@@ -727,12 +727,20 @@ def lr_from_the_data(config):
 
 
 def rare_class_of(data):
-    """class_signal.rare_class_signal of the run's training split (its labels and its bags' words)."""
-    from .class_signal import pairs_of_bags, rare_class_signal
+    """class_signal.rare_class_signal of the run's training split: its labels and every word of its documents, whatever
+    the run's min_count, as autotune's start reads them from the texts (class_signal.py: a property of the data). From
+    the token ids the run holds (TokenBags.every_word: no text tokenized again, a streamed split's neither); a
+    caller's ``featurized`` Bags hold the vocabulary's words only: from the split's texts, where it holds them."""
+    from .class_signal import pairs_of_bags, rare_class_signal, texts_pairs
 
-    bags = data.train_bags  # (featurized= may be Bags, all encoded already)
-    words = bags.words_only() if isinstance(bags, TokenBags) else bags
-    return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(words.select(docs), data.featurizer))
+    bags = data.train_bags
+    if isinstance(bags, TokenBags):
+        words = bags.every_word()
+        return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(words.select(docs), words.featurizer))
+    if isinstance(data.train_split, LabeledTexts):
+        return rare_class_signal(data.y_train, texts_pairs(data.train_split))
+    # (read_counted's split with a caller's Bags, which no library route makes: the vocabulary's words)
+    return rare_class_signal(data.y_train, lambda docs: pairs_of_bags(bags.select(docs), data.featurizer))
 
 
 def settings_line(config, resolved, num_docs, rare_class=None, searched=()):

@@ -356,10 +356,10 @@ def test_autotune_says_which_of_its_final_models_settings_came_from_the_data(spl
     from fasttext_lib.autotune import _final_settings_line
 
     moved = replace(start, lr=start.lr * 4, epochs=20)
-    assert _final_settings_line(moved, start, True, splits[0]) == (
+    assert _final_settings_line(moved, start, True, len(splits[0]), None) == (
         f"settings from the data: batch={start.batch_size} ({len(splits[0])} documents, 10 epochs); searched by "
         f"autotune: sgd lr={start.lr * 4:g}")
-    assert _final_settings_line(replace(START, batch_size=16), START, False, splits[0]) == (
+    assert _final_settings_line(replace(START, batch_size=16), START, False, len(splits[0]), None) == (
         "settings given: sgd lr=2; searched by autotune: batch=16")
 
 

@@ -13,7 +13,7 @@ from fasttext_lib.class_signal import (MIN_RARE_DOCS, SAMPLE_DOCS, SKEWED_BELOW,
 from fasttext_lib.config import TrainConfig
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.schedule import MIN_SKEW_FACTOR, WEAK_SIGNAL_AUC, default_schedule, skew_factor
-from fasttext_lib.train import train
+from fasttext_lib.train import featurize, train
 
 WORDS = [f"w{i}" for i in range(300)]
 
@@ -129,7 +129,10 @@ def _with_a_label_word_in_the_rare_documents(data):
     _with_empty_documents,  # an empty document is one <unk> row in its bag: no word, as in its text
     _with_a_label_word_in_the_rare_documents,  # its text held the class, which no bag holds
     lambda data: LabeledTexts(data.labels, [text.upper().replace(" ", ", ") for text in data.texts]),
-], ids=["plain", "empty documents", "a __label__ word", "capitals and commas"])
+    # a word spelt <unk> is a word of the text (training's <unk> row: the bags left it out)
+    lambda data: LabeledTexts(data.labels, [text + " <unk>" if label == "1" else text
+                                            for label, text in zip(data.labels, data.texts)]),
+], ids=["plain", "empty documents", "a __label__ word", "capitals and commas", "a word spelt <unk>"])
 def test_the_words_of_bags_and_of_texts_give_the_same_test(made):
     """train() reads the words from its bags (n-gram rows left out: rare_class_of), autotune from the texts: one
     answer."""
@@ -143,6 +146,45 @@ def test_the_words_of_bags_and_of_texts_give_the_same_test(made):
     y_train = np.array([int(label) for label in data.labels])
     from_bags = rare_class_of(types.SimpleNamespace(y_train=y_train, train_bags=bags, featurizer=featurizer))
     assert from_bags == pytest.approx(rare_class_signal(data.labels, texts_pairs(data)))
+
+
+def _telling_words_below_min_count_5(n=2000, seed=0):
+    """Skewed data whose rare documents each hold, besides the common words, one of 120 words of their own: ~2 documents
+    a word, most below min_count 5 (the held-out test sees them at min_count 1: AUC 0.88; without them: 0.60)."""
+    rng = random.Random(seed)
+    labels, texts = [], []
+    for _ in range(n):
+        rare = rng.random() < 0.12
+        words = [rng.choice(WORDS) for _ in range(12)] + ([f"rare{rng.randrange(120)}"] if rare else [])
+        labels.append("1" if rare else "2")
+        texts.append(" ".join(words))
+    return LabeledTexts(labels, texts)
+
+
+@pytest.mark.parametrize("min_count", [1, 5])
+def test_the_test_reads_every_word_of_the_data_whatever_the_min_count(min_count):
+    """train() read the words of its vocabulary at the run's min_count (AUC 0.60 at 5: its lr 0.4x), autotune every
+    word of the texts (0.88: the full budget), so train --min-count 5 and autotune with min_count 5 decided otherwise
+    on the same data. The test is of the data: every word, as the threshold was derived (min_count 1)."""
+    import types
+
+    from fasttext_lib.features import Featurizer
+    from fasttext_lib.train import rare_class_of
+
+    data = _telling_words_below_min_count_5()
+    featurizer, bags = Featurizer.fit(data.texts, min_count=min_count, ngrams=2, buckets=4096, return_bags="tokens")
+    rare_words = sum(word.startswith("rare") for word in featurizer.vocab.idx_to_token)
+    assert rare_words < 20 if min_count == 5 else rare_words > 100  # (at 5, most rare words are no row of the model)
+    y_train = np.array([int(label) for label in data.labels])
+    from_bags = rare_class_of(types.SimpleNamespace(y_train=y_train, train_bags=bags, featurizer=featurizer))
+    from_texts = rare_class_signal(data.labels, texts_pairs(data))
+    assert from_texts.auc > WEAK_SIGNAL_AUC
+    assert from_bags == pytest.approx(from_texts)
+    config = TrainConfig(epochs=10, ngrams=2, emsize=8, buckets=1024, ctx="cpu", progress=False, min_count=min_count)
+    featurizer, token_bags, _ = featurize(data, None, config)
+    encoded = (featurizer, token_bags.encode_all(), None)  # a caller's featurized Bags: the vocabulary's words only
+    assert (train(data, None, config).config.lr == train(data, None, config, featurized=encoded).config.lr
+            == starting_config(data, config).lr)
 
 
 def test_autotune_starts_from_the_lr_train_resolves_for_text_holding_a_label_word():
@@ -188,13 +230,34 @@ def test_an_lr_given_or_adams_is_left_alone_and_the_words_not_tested(monkeypatch
 
 
 def test_autotune_starts_from_the_lowered_lr_and_its_final_line_says_why():
-    from fasttext_lib.autotune import _final_settings_line
+    from fasttext_lib.autotune import _final_settings_line, rare_class_of_texts
 
     weak, telling = skewed(telling=False), skewed(telling=True)
     start = starting_config(weak)
     assert start.lr == pytest.approx(MIN_SKEW_FACTOR * starting_config(telling).lr, rel=1e-3)
-    assert "the lr 0.4x: the rarer class, 12% of the documents" in _final_settings_line(start, start, True, weak)
-    assert "barely" not in _final_settings_line(start, start, True, telling)
+    said = _final_settings_line(start, start, True, len(weak), rare_class_of_texts(weak))
+    assert "the lr 0.4x: the rarer class, 12% of the documents" in said
+    assert "barely" not in _final_settings_line(start, start, True, len(telling), rare_class_of_texts(telling))
+
+
+def test_autotune_tests_the_words_once_for_its_start_and_its_final_line(monkeypatch, capsys):
+    """It tested them twice: for the start's lr, and again for the final settings line (with progress on)."""
+    import fasttext_lib.class_signal as class_signal
+    from fasttext_lib.autotune import autotune
+
+    calls = []
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    real = class_signal.rare_class_signal
+    monkeypatch.setattr(class_signal, "rare_class_signal", counted)
+    base = TrainConfig(ctx="cpu", buckets=1024, progress=True)
+    autotune(skewed(telling=False), skewed(n=400, telling=False, seed=1), duration=600, base=base, max_trials=1,
+             verbose=False, refit=False)
+    assert len(calls) == 1
+    assert "the lr 0.4x: the rarer class, 12% of the documents" in _settings_line(capsys)
 
 
 def test_train_reads_its_sample_as_bags_of_words_without_encoding_their_n_grams(monkeypatch):
