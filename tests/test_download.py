@@ -2501,6 +2501,77 @@ def test_a_download_stopped_by_a_signal_says_its_partial_download_is_kept_for_a_
     assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=200-")
 
 
+def _stop_as_the_test_split_is_written(monkeypatch, stop):
+    """``stop()`` as prepare writes its test split: the names file and the train split are written already."""
+    import fasttext_lib.download as download_module
+
+    real = download_module.write_fasttext_rows
+
+    def write_fasttext_rows(data, f, uri, **kwargs):
+        if uri.endswith(".test"):
+            stop()
+        return real(data, f, uri, **kwargs)
+
+    monkeypatch.setattr(download_module, "write_fasttext_rows", write_fasttext_rows)
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                               (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_prepare_stopped_as_it_writes_the_dataset_says_what_it_cleaned_up_and_that_the_archive_is_kept(
+        archive, server, tmp_path, monkeypatch, sig, status, says):
+    """A stop (Ctrl-C, SIGTERM) while ``prepare`` writes the dataset's files said "stopped and cleaned up", as if
+    nothing were kept: the verified archive stays in the cache (the download is the expensive part, up to 690 MB),
+    and a rerun uses it without downloading it again. The line names the files whose writes it cleaned up, and the
+    archive kept, where."""
+    from conftest import cli_in_process
+
+    spec, data = archive
+    base_url, handler = server
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    _stop_as_the_test_split_is_written(monkeypatch, lambda: signal.getsignal(sig)(sig, None))  # (a signal there)
+    stopped = cli_in_process("prepare", "--dataset", NAME, "--output", out, "--cache-dir", cache, "--base-url",
+                             base_url)
+    written = ", ".join(str(out / f"{NAME}.{suffix}") for suffix in ("classes.txt", "train"))
+    assert (stopped.returncode, stopped.stderr.strip().splitlines()[-1]) == (
+        status, f"error: {says}; stopped and cleaned up {written} and {out / NAME}.test, being written when the "
+                f"stop came, but the downloaded archive {cache / spec.filename} is kept in the cache: a rerun does "
+                f"not download it again"), stopped.stderr
+    assert os.listdir(cache) == [spec.filename] and not out.exists()
+    monkeypatch.undo()
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    assert cli_in_process("prepare", "--dataset", NAME, "--output", out, "--cache-dir", cache, "--base-url", base_url
+                          ).returncode == 0
+    assert len(handler.log) == 1 and sorted(os.listdir(out)) == [f"{NAME}.classes.txt", f"{NAME}.test",
+                                                                 f"{NAME}.train"]
+
+
+def test_a_prepare_stopped_in_python_as_it_writes_over_the_dataset_keeps_it_and_says_the_archive_is_kept(
+        archive, server, tmp_path, monkeypatch):
+    """The same stop in a notebook or a script (a KeyboardInterrupt: the kernel's Stop button), over files a
+    prepare wrote before (overwrite=True): they stay as they were, and the stop's line (a notebook shows it:
+    notebook_errors) says the archive is kept."""
+    from fasttext_lib.stops import stop_message
+
+    spec, _ = archive
+    base_url, handler = server
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    uris = prepare(spec, str(out), str(cache), base_url=base_url, progress=False)
+    before = _listing(out)
+
+    def notebook_stop():
+        raise KeyboardInterrupt
+
+    _stop_as_the_test_split_is_written(monkeypatch, notebook_stop)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        prepare(spec, str(out), str(cache), base_url=base_url, progress=False, overwrite=True)
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up {uris['label_names']}, {uris['train']} and {uris['test']}, "
+        f"being written when the stop came, but the downloaded archive {cache / spec.filename} is kept in the "
+        f"cache: a rerun does not download it again")
+    assert _listing(out) == before and os.listdir(cache) == [spec.filename] and len(handler.log) == 1
+
+
 def _listing(out):
     return {name: (out / name).read_bytes() for name in os.listdir(out)}
 
