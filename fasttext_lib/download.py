@@ -6,6 +6,7 @@ verified archive is never fetched twice (download_cache.py). A transient failure
 retried within the run, resuming the ``.part`` (download_retry.py). The datasets' table is zhang_datasets.py
 (``DATASETS`` is importable from here too), their splits are read by zhang_splits.py.
 """
+import contextlib
 import errno
 import os
 
@@ -16,7 +17,7 @@ from .download_cache import (CacheReadError, bytes_held, cache_lock, fail_verifi
 from .download_fetch import fetch
 from .download_retry import attempts_allowed, retried
 from .errors import FastTextError, refuse_standard_output
-from .stops import note_what_a_stop_left
+from .stops import note_what_a_stop_cleaned_up, note_what_a_stop_left
 from .writers import check_fasttext_labels, write_fasttext_rows
 from .zhang_datasets import DATASETS, SPLITS, ZhangDataset, archive_url, dataset_label_names, get_dataset
 
@@ -148,7 +149,9 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
     changed since: storage.atomic_writes' ``if_taken``). On S3 a HEAD tells (storage.holds: the ETag); an object it
     cannot tell and that may not be read is refused before the download (storage.check_comparable). What to do is
     said as ``overwrite_as`` says to replace (these arguments; the command line passes its flag,
-    storage.OVERWRITE_FLAG, and is told its flags). ``~`` in a local path: the home folder.
+    storage.OVERWRITE_FLAG, and is told its flags). ``~`` in a local path: the home folder. A stop (Ctrl-C, SIGTERM)
+    once the archive is verified keeps it in the cache for a rerun, and its line says so, and which files' writes it
+    cleaned up (_archive_kept_on_a_stop).
     """
     out_dir_or_s3_prefix = storage.expand_home(out_dir_or_s3_prefix)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(out_dir_or_s3_prefix, "out_dir_or_s3_prefix", "the dataset", "a directory")
@@ -163,7 +166,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         for uri in _names_first(_output_uris(spec, out_dir_or_s3_prefix)):
             storage.check_comparable(uri, unreadable_hint)
     archive = _download(spec, cache_dir, base_url, progress)
-    with storage.staging_dir() as tmp:
+    with _archive_kept_on_a_stop(archive), storage.staging_dir() as tmp:
         csvs = zhang_splits.extract_splits(archive, f"{spec.name}_csv", tmp)
         names = dataset_label_names(spec, csvs.get("classes"))
         uris = _output_uris(spec, out_dir_or_s3_prefix, names=bool(names))
@@ -181,7 +184,7 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
         # (a link, S3's conditional PUT).
         with storage.atomic_writes(placed, overwrite=overwrite, if_taken=None if overwrite else refuse_what_differs,
                                    on_written=on_written and (lambda: on_written(uris)),
-                                   overwrite_as=overwrite_as) as files:
+                                   overwrite_as=overwrite_as) as files, _cleaned_up_on_a_stop(placed):
             outputs.update((uri, storage.Written(f, s3=storage.is_s3(uri))) for uri, f in zip(placed, files))
             if names:
                 outputs[uris["label_names"]].write("".join(f"{k}={v}\n" for k, v in names.items()).encode("utf-8"))
@@ -191,6 +194,30 @@ def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, pr
             if not overwrite:  # all again, in uris' order: the names file last, the one a user edits, looked at
                 refuse_what_differs(*uris.values())  # just before all are put in place (the least time unseen)
     return uris
+
+
+@contextlib.contextmanager
+def _archive_kept_on_a_stop(archive):
+    """A stop (Ctrl-C, SIGTERM) once ``archive`` is verified in the cache says it is kept there, and that a rerun uses
+    it: "stopped and cleaned up" alone had the user think the download (the expensive part: up to 690 MB) was lost,
+    or delete it to clean up. (A stop during the download says what it keeps itself: _download.)"""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        note_what_a_stop_left(exc, f"the downloaded archive {archive} is kept in the cache: a rerun does not "
+                                   f"download it again")
+        raise
+
+
+@contextlib.contextmanager
+def _cleaned_up_on_a_stop(placed):
+    """A stop while the files ``placed`` are written (before any is put in place: storage.atomic_writes cleans their
+    writes up, what was there stays as it was) names them in its line (stops.note_what_a_stop_cleaned_up)."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        note_what_a_stop_cleaned_up(exc, placed)
+        raise
 
 
 def _write_splits(spec, archive, csvs, limit, uris, outputs):

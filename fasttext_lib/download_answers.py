@@ -88,10 +88,28 @@ def labels_the_archive_as_sent(response, spec):
     return size == spec.size or (size is None and end == spec.size)
 
 
-def refuse_an_encoding(encoding, response, url, part, spec, offset):
+def a_range_of_the_encoding(response):
+    """Is ``response``, an answer in the server's encoding (not the .tgz only labelled gzip:
+    :func:`labels_the_archive_as_sent`), a range of that encoding, not all of it? A 206 is one, unless it is all of
+    a gzip encoding: from its byte 0 to its end (``Content-Range: bytes 0-<last>/<last + 1>``, or ``/*``: a server
+    gzipping as it sends knows no total), of the range's length where a length is announced. Such a server answers
+    the request for the whole (no Range) so, where others answer 200: it was refused as "a range of that" on every
+    run, though it holds all there is; it is read as a 200 is, decoded, and verified by size and md5 as any download
+    (one that is not all of it after all, ``/*`` ending early, ends before its gzip does: a connection cut short)."""
+    if response.status != 206:
+        return False
+    sent = range_sent(response)
+    if content_encoding(response) not in GZIP_ENCODINGS or sent is None:
+        return True
+    first, end, size = sent
+    return first != 0 or size not in (None, end) or announced_length(response) not in (None, end)
+
+
+def refuse_an_encoding(encoding, ranged, url, part, spec, offset):
     """Refuse an answer sent in another encoding than gzip (which download_fetch's ``_Gunzipped`` decodes), or a
-    range of its encoding to a request for the whole (``response.status`` 206): neither is the archive's bytes."""
-    if encoding in GZIP_ENCODINGS and response.status != 206:
+    range of its encoding (``ranged``: :func:`a_range_of_the_encoding`) to a request for the whole: neither is the
+    archive's bytes."""
+    if encoding in GZIP_ENCODINGS and not ranged:
         return
     kept = f"; the partial download {part} is kept" if offset else ""
     what = ("and answers a request for all of it with a range of that" if encoding in GZIP_ENCODINGS

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Optional
 
-from .download_answers import (GZIP_ENCODINGS, announced_length, check_range, content_encoding,
-                               labels_the_archive_as_sent, open_from_byte, page_error, page_kind, range_sent,
-                               refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding, sends_the_whole)
+from .download_answers import (GZIP_ENCODINGS, a_range_of_the_encoding, announced_length, check_range,
+                               content_encoding, labels_the_archive_as_sent, open_from_byte, page_error, page_kind,
+                               range_sent, refuse_a_206_without_a_range, refuse_a_page, refuse_an_encoding,
+                               sends_the_whole)
 from .download_cache import bytes_to_resume_from, fail_verification, opened_to_read, refuse_a_folder, remove_if_there
 from .download_retry import TransientError
 from .errors import FastTextError
@@ -148,9 +149,10 @@ def _a_range_of_the_encoding(response, spec):
     is read instead, its start compared with the .part. A Content-Range of unknown total (``bytes 100-199/*``)
     ending before the archive's end is one too: what it is a range of cannot be told (a server that compresses as it
     sends knows no total for its encoding, nor a range's bytes of the archive), and the whole costs a download, where
-    a wrong guess cost the .part."""
-    return response.status == 206 and bool(content_encoding(response)) and not labels_the_archive_as_sent(response,
-                                                                                                          spec)
+    a wrong guess cost the .part. One from the encoding's byte 0 to its end is all of it, read as it is
+    (download_answers.a_range_of_the_encoding): asked for again, it was answered the same."""
+    return (bool(content_encoding(response)) and not labels_the_archive_as_sent(response, spec)
+            and a_range_of_the_encoding(response))
 
 
 def _the_whole_instead(response, read, body, told):
@@ -248,9 +250,10 @@ def _where_the_body_goes(response, offset, url, part, spec):
     kept = part if offset else None
     if encoding and not labels_the_archive_as_sent(response, spec):  # (a server or CDN that compresses the .tgz
         # again: its length is the encoding's; one that only labels it so sends it as it is, read as any other)
-        if encoding not in GZIP_ENCODINGS or response.status == 206:  # (first: a page in any encoding is named as
-            refuse_a_page(response, None, url, spec, kept)             # one; gzip's is told by its decoded start)
-        refuse_an_encoding(encoding, response, url, part, spec, offset)
+        ranged = a_range_of_the_encoding(response)  # (not all of it: a 206 from its byte 0 to its end is, as a 200)
+        if encoding not in GZIP_ENCODINGS or ranged:  # (first: a page in any encoding is named as one; gzip's is
+            refuse_a_page(response, None, url, spec, kept)  # told by its decoded start)
+        refuse_an_encoding(encoding, ranged, url, part, spec, offset)
         return _Body(offset, offset, None, encoding, page=page_kind(response, None, spec))
     first, end, outgrows = offset, spec.size, 0
     sent = range_sent(response) if response.status == 206 else None

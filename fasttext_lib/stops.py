@@ -421,17 +421,24 @@ def files_written(files):
     where)`` each, each on its own: ``the bundle was written to B, history.csv to D and metrics.json to D``."""
     said = [f"{what} to {where}" for what, where in files]
     said[0] = f"{files[0][0]} was written to {files[0][1]}"
-    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+    return _and_joined(said)
+
+
+def _and_joined(items):
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def note_what_a_stop_cleaned_up(exc, path):
     """A KeyboardInterrupt ``exc`` that came while ``path`` was being written, one of the files a command writes one
     after the other (a training job's metrics after its bundle), whose write it cleaned up: after what the earlier
     writes did (:func:`note_what_a_stop_came_after`) its line names it (:func:`stop_message`). Said only as "stopped
-    after the bundle was written to ...", the files written since and the one cleaned up went unsaid. The first note
-    stays."""
+    after the bundle was written to ...", the files written since and the one cleaned up went unsaid. ``path`` may be
+    several files written together, a set (prepare's dataset files: a list or tuple of them), and the stop may come
+    after no earlier write: its line then says ``stopped and cleaned up <files>, being written when the stop came``
+    ("stopped and cleaned up" alone did not say what, beside the archive prepare keeps). The first note stays."""
     if getattr(exc, "cleaned_up", None) is None:
-        exc.cleaned_up = path
+        exc.cleaned_up = path if isinstance(path, str) else tuple(path)  # (a tuple: _noted takes a list as notes)
 
 
 def note_checkpoint_kept(exc, where, epoch, checkpoint_dir, compared=True):
@@ -520,11 +527,20 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
     if not_removed:
         line += f"; {could_not_remove(not_removed, _noted(exc, 'rerun_to_replace')[0])}"
     elif came_after and cleaned_up:  # (files written one after the other: those done, and the one the stop cut short)
-        line += f" after {came_after} (kept); {cleaned_up}, being written when the stop came, was cleaned up"
+        line += (f" after {came_after} (kept); {_cleaned_up_said(cleaned_up)}, being written when the stop came, "
+                 f"{'was' if isinstance(cleaned_up, str) or len(cleaned_up) == 1 else 'were'} cleaned up")
+    elif came_after:
+        line += f" after {came_after}"
     else:
-        line += f" after {came_after}" if came_after else " and cleaned up"
+        line += " and cleaned up" + (f" {_cleaned_up_said(cleaned_up)}, being written when the stop came"
+                                     if cleaned_up else "")
     line += f", but {left}" if left else ""
     return line + _checkpoint_clause(exc, ", keeping" if line.endswith(" and cleaned up") else "; keeping", resume)
+
+
+def _cleaned_up_said(cleaned_up):
+    """The file or files :func:`note_what_a_stop_cleaned_up` noted, as a stop's line names them."""
+    return cleaned_up if isinstance(cleaned_up, str) else _and_joined(list(cleaned_up))
 
 
 def _checkpoint_clause(exc, joined, resume):

@@ -101,6 +101,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # A Range answered with a Content-Range of unknown total (bytes <first>-<last>/*): "rest" (the bytes to the end
     # asked for), or this many bytes (a piece ending before the archive's end)
     unknown_total = None
+    # A request for the whole (no Range) answered 206 from byte 0 instead of 200, as a server that gzips on the fly
+    # may: "given" (Content-Range bytes 0-<last>/<size>) or "unknown" (bytes 0-<last>/*); a request for a range too
+    # (``whole_as_206_to_ranges``)
+    whole_as_206 = None
+    whole_as_206_to_ranges = False
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
@@ -166,6 +171,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             data = gzip.compress(data, mtime=0)
             if self.damaged:  # its CRC: the archive decodes whole, its encoding does not check
                 data = data[:-5] + bytes([data[-5] ^ 1]) + data[-4:]
+        if self.whole_as_206 and (self.whole_as_206_to_ranges or not self.headers.get("Range")):
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes 0-{len(data) - 1}/"
+                                              f"{len(data) if self.whole_as_206 == 'given' else '*'}")
+            if not self.no_length:
+                self.send_header("Content-Length", str(len(data)))
+            if self.encoding:
+                self.send_header("Content-Encoding", self.encoding)
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if self.headers.get("Range") and self.from_zero:
             self.send_response(206)
             if self.from_zero == "content-range":
@@ -2151,6 +2167,45 @@ def test_a_resume_from_a_server_gzipping_again_to_the_archive_s_own_length_reads
     assert os.listdir(cache) == [spec.filename]
 
 
+@pytest.mark.parametrize("total", ["given", "unknown"])
+@pytest.mark.parametrize("no_length", [False, True])
+@pytest.mark.parametrize("resume", [None, "its range", "all of it"])
+def test_a_server_gzipping_again_that_answers_a_request_for_the_whole_with_a_206_from_byte_0_is_read_whole(
+        archive, server, tmp_path, total, no_length, resume):
+    """A server that gzips the .tgz again as it sends it, and answers a request for the whole (no Range: a fresh
+    download's, or the one a resume's range of its encoding is followed by) with a 206 of all its encoding, from byte
+    0 (``Content-Range: bytes 0-<last>/<size>``, or ``/*``: a server compressing on the fly knows no total), where
+    others answer 200. It was refused as "a range of that" on every run, though it holds all of the encoding: it is
+    read whole and decoded as a 200 is, verified by size and md5 as any download, the .part's bytes compared with it.
+    One answering a resume's range so (``all of it``) is read at once, not asked for again."""
+    spec, data = archive
+    base_url, handler = server
+    handler.encoding, handler.whole_as_206, handler.no_length = "gzip", total, no_length
+    handler.whole_as_206_to_ranges = resume == "all of it"
+    cache = tmp_path / "cache"
+    if resume:
+        cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+    with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
+        assert f.read() == data
+    asked = {None: [None], "its range": ["bytes=100-", None], "all of it": ["bytes=100-"]}[resume]
+    assert handler.log == [(f"/mirror/{spec.filename}", r) for r in asked] and os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("total", ["given", "unknown"])
+def test_a_206_from_byte_0_of_a_gzip_encoding_is_verified_by_its_md5_as_any_download(archive, server, tmp_path,
+                                                                                    total):
+    """Read whole, such an answer is verified as every download is: another archive of the same size, sent so, fails
+    its md5 and leaves nothing in the cache."""
+    spec, _ = archive
+    base_url, handler = server
+    handler.encoding, handler.whole_as_206 = "gzip", total
+    bad = ZhangDataset(spec.name, spec.url, spec.size, "0" * 32, spec.num_classes)
+    with pytest.raises(FastTextError, match=rf"^download of {base_url}{spec.filename} failed verification \(md5 "
+                                            rf"{spec.md5}, expected 0{{32}}\); the partial file was deleted"):
+        download(bad, str(tmp_path / "cache"), base_url=base_url, progress=False)
+    assert os.listdir(tmp_path / "cache") == []
+
+
 @pytest.mark.parametrize("no_length", [False, True])
 def test_a_resume_from_a_server_that_labels_the_archive_gzip_encoded_continues_with_its_range(archive, server,
                                                                                               tmp_path, no_length):
@@ -2444,6 +2499,77 @@ def test_a_download_stopped_by_a_signal_says_its_partial_download_is_kept_for_a_
     with open(download(spec, str(cache), base_url=base_url, progress=False), "rb") as f:
         assert f.read() == data
     assert handler.log[-1] == (f"/mirror/{spec.filename}", "bytes=200-")
+
+
+def _stop_as_the_test_split_is_written(monkeypatch, stop):
+    """``stop()`` as prepare writes its test split: the names file and the train split are written already."""
+    import fasttext_lib.download as download_module
+
+    real = download_module.write_fasttext_rows
+
+    def write_fasttext_rows(data, f, uri, **kwargs):
+        if uri.endswith(".test"):
+            stop()
+        return real(data, f, uri, **kwargs)
+
+    monkeypatch.setattr(download_module, "write_fasttext_rows", write_fasttext_rows)
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGINT, 130, "interrupted (SIGINT)"),
+                                               (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_prepare_stopped_as_it_writes_the_dataset_says_what_it_cleaned_up_and_that_the_archive_is_kept(
+        archive, server, tmp_path, monkeypatch, sig, status, says):
+    """A stop (Ctrl-C, SIGTERM) while ``prepare`` writes the dataset's files said "stopped and cleaned up", as if
+    nothing were kept: the verified archive stays in the cache (the download is the expensive part, up to 690 MB),
+    and a rerun uses it without downloading it again. The line names the files whose writes it cleaned up, and the
+    archive kept, where."""
+    from conftest import cli_in_process
+
+    spec, data = archive
+    base_url, handler = server
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    _stop_as_the_test_split_is_written(monkeypatch, lambda: signal.getsignal(sig)(sig, None))  # (a signal there)
+    stopped = cli_in_process("prepare", "--dataset", NAME, "--output", out, "--cache-dir", cache, "--base-url",
+                             base_url)
+    written = ", ".join(str(out / f"{NAME}.{suffix}") for suffix in ("classes.txt", "train"))
+    assert (stopped.returncode, stopped.stderr.strip().splitlines()[-1]) == (
+        status, f"error: {says}; stopped and cleaned up {written} and {out / NAME}.test, being written when the "
+                f"stop came, but the downloaded archive {cache / spec.filename} is kept in the cache: a rerun does "
+                f"not download it again"), stopped.stderr
+    assert os.listdir(cache) == [spec.filename] and not out.exists()
+    monkeypatch.undo()
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    assert cli_in_process("prepare", "--dataset", NAME, "--output", out, "--cache-dir", cache, "--base-url", base_url
+                          ).returncode == 0
+    assert len(handler.log) == 1 and sorted(os.listdir(out)) == [f"{NAME}.classes.txt", f"{NAME}.test",
+                                                                 f"{NAME}.train"]
+
+
+def test_a_prepare_stopped_in_python_as_it_writes_over_the_dataset_keeps_it_and_says_the_archive_is_kept(
+        archive, server, tmp_path, monkeypatch):
+    """The same stop in a notebook or a script (a KeyboardInterrupt: the kernel's Stop button), over files a
+    prepare wrote before (overwrite=True): they stay as they were, and the stop's line (a notebook shows it:
+    notebook_errors) says the archive is kept."""
+    from fasttext_lib.stops import stop_message
+
+    spec, _ = archive
+    base_url, handler = server
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    uris = prepare(spec, str(out), str(cache), base_url=base_url, progress=False)
+    before = _listing(out)
+
+    def notebook_stop():
+        raise KeyboardInterrupt
+
+    _stop_as_the_test_split_is_written(monkeypatch, notebook_stop)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        prepare(spec, str(out), str(cache), base_url=base_url, progress=False, overwrite=True)
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up {uris['label_names']}, {uris['train']} and {uris['test']}, "
+        f"being written when the stop came, but the downloaded archive {cache / spec.filename} is kept in the "
+        f"cache: a rerun does not download it again")
+    assert _listing(out) == before and os.listdir(cache) == [spec.filename] and len(handler.log) == 1
 
 
 def _listing(out):
