@@ -303,7 +303,9 @@ def tsv_header_line(line):
     """Is ``line`` (an input's first line) the header row of a TSV (``sentence<TAB>label``; ``review<TAB>stars``;
     pandas' index first): a tab before any comma, its fields column names as a CSV header's would be? ``predict``
     then reads the file as training does, one answer per record."""
-    line = line.lstrip("\ufeff").strip()
+    # (a leading tab is kept: pandas' index column's empty name, df[["text"]].to_csv(sep="\t"): stripped, "\ttext"
+    # read as a CSV header of one text column, every row answered whole, its row number and a tab in its review)
+    line = line.lstrip("\ufeff").lstrip(" ").rstrip()
     if "\t" not in line or ("," in line and line.index(",") < line.index("\t")):
         return False
     try:

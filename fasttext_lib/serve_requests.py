@@ -319,7 +319,7 @@ def jsonlines_texts(text):
     SingleRecord, a 400 that failed the job). A broken line is a 400 naming its line number (counted within
     this request: one Batch Transform mini-batch). A line without ``"source"`` is answered for its text keys
     (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
-    lines = text.split("\n")
+    lines = _excel_sep_blank(text).split("\n")  # (a first line sep=,: blank, as predict reads any file's)
     if in_batch_transform(os.environ):
         if lines[-1] == "":
             lines.pop()  # the final line's end only: each line before it was sent as a record
@@ -386,9 +386,23 @@ def plain_texts(text):
     """A ``text/plain`` body -> its reviews, one a line."""
     from .text import split_lines
 
-    texts = split_lines(text)
+    texts = split_lines(_excel_sep_blank(text))
     _refuse_lone_cr(texts)
     return texts
+
+
+def _excel_sep_blank(text):
+    """A ``text/plain``, ``text/csv`` or ``application/jsonlines`` body's ``text`` with its first line read as a blank
+    one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
+    line; another separator's (``sep=;``) is a 400, as predict refuses it. It was answered as a review (and over a
+    header row, that row too, each row whole; in JSON Lines, a 400), where predict reads the table under it."""
+    from .lines import excel_sep_line
+
+    first = text[:text.find("\n")] if "\n" in text else text
+    try:
+        return text[len(first):] if excel_sep_line(first, "request") else text
+    except FastTextError as exc:
+        raise RequestError(400, str(exc)) from None
 
 
 def _refuse_lone_cr(lines):
@@ -422,6 +436,7 @@ def csv_request(text, header):
     if header not in ("", "present", "absent"):
         raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
+    text = _excel_sep_blank(text)
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     opening = _opening(text, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
@@ -535,11 +550,13 @@ def _csv_records(text, header, delimiter):
             if header == "present":
                 reader, names, start, blank = _declared_header(stream, reader, delimiter, quoting)
             line, seen = reader.line_num, names is not None  # seen: a row read (a header too: _blank_or's leading)
+            at = stream.tell()  # where the record read next begins, while no row is read (_blank_or's leading)
             for record in reader:
                 if len(record) == 1:  # (only a record of one field may be blank: no call for the others)
-                    record = _blank_or(record, leading=not seen)
+                    record = _blank_or(record, leading=None if seen else text[at:stream.tell()])
                 records.append(record)
                 seen = seen or bool(record)
+                at = at if seen else stream.tell()
                 spanned, line = spanned or reader.line_num - line > 1, reader.line_num
             if _sdk_reviews(text, records, spanned, header, delimiter, error=False):
                 # Quotes that went on over line breaks in a body no CSV writer wrote (_read_a_line_at_a_time): the
@@ -617,11 +634,17 @@ def _lone_cr_in_csv(exc, records, text):
     first = next((record for record in records if record), None)
     if first is not None and not (short_header(first) or index_header_start(first)):
         return False
-    lines = (lone_cr_as_space(line.rstrip("\r\n")) + "\n" for line in _lines_of(text))
+    read = []  # the last line read (_blank_or's leading)
+
+    def lines():
+        for line in _lines_of(text):
+            read[:] = [lone_cr_as_space(line.rstrip("\r\n")) + "\n"]
+            yield read[0]
+
     ahead = []  # (not strict, as predict reads the first lines: the strict reading's 400s are said after)
     with contextlib.suppress(csv.Error):
-        for record in csv.reader(lines):
-            if _blank_or(record, leading=not ahead):
+        for record in csv.reader(lines()):
+            if _blank_or(record, leading=None if ahead else read[0]):
                 ahead.append(record)
             if len(ahead) > HEADER_LOOKAHEAD:
                 break
@@ -643,18 +666,20 @@ def _cut_hint(exc):
             'over several lines between mini-batches; write each review on one line, or send JSON Lines)')
 
 
-def _blank_or(record, leading=False):
+def _blank_or(record, leading=None):
     """``record`` (a CSV reader's, or None), or ``[]`` when it is one field without text (formats.predicted_record: a
     line of spaces, or ``""``), a blank record as an empty line is ([]), as predict reads a table's records
     (formats.csv_rows). Read as a field, it was a record of one column: under a header of two (label,text), or among
     labeled rows, a 400 that failed a whole Batch Transform job, where predict answers it as an empty review; above a
-    header, taken for the header itself. ``leading``: no row before it, where predict reads lines, not records
-    (lines.leading_blank_lines): only a line of spaces is blank there, and a line ``""`` is the input's first, which
+    header, taken for the header itself. ``leading``: the record's line(s) as the body writes them, when no row came
+    before it, where predict reads lines, not records (lines.leading_blank_lines): only a line of spaces is blank
+    there, and a line ``""`` or ``"  "`` (a quoted field of spaces, no line of spaces) is the input's first, which
     starts no table (predict answers each line as a review): it stays a record of one field, no header or labeled
-    row, as the look-ahead's first row (:func:`_rows_ahead`)."""
+    row, as the look-ahead's first row (:func:`_rows_ahead`). (Its field was asked: ``"  "`` above ``label,text`` was
+    blank, the table below it read as one, where predict answered every line whole, the header too.)"""
     if record is None or len(record) != 1:
         return record
-    return [] if (record[0].isspace() if leading else not predicted_record(record)) else record
+    return [] if (leading.isspace() if leading is not None else not predicted_record(record)) else record
 
 
 def _rows_ahead(records, count=HEADER_LOOKAHEAD):
@@ -697,14 +722,16 @@ def _header_line_record(stream, reader):
 
     at = stream.tell()
     try:
-        return _blank_or(next(reader, None), leading=True)
+        record = next(reader, None)
+        # (told header=present, a record without text above the header is none, a quoted field of spaces too)
+        return _blank_or(record, leading=record[0] if record and len(record) == 1 else None)
     except csv.Error as exc:
         line = stream.getvalue()[at:stream.tell()]
         line = line[:-1] if line.endswith("\n") else line
         spaced = _one_record(lone_cr_as_space(line)) if _lone_cr(exc) and "\n" not in line else None
         if spaced is None or len(spaced) != 1:
             raise
-        return _blank_or(spaced, leading=True)
+        return _blank_or(spaced, leading=spaced[0])
 
 
 def _sdk_reviews(text, records, spanned, header, delimiter, error):
@@ -738,11 +765,14 @@ def _header_row_repeated(records, names, start, blank, header, delimiter, fell_b
 
 def _repeats_of(first, records):
     """Where among ``records`` the header row ``first`` is repeated (files joined with their headers): capitals,
-    spaces and a BOM count for nothing (header_row.RepeatedHeader, as predict compares them)."""
+    spaces and a BOM count for nothing (header_row.RepeatedHeader, as predict compares them). Excel's separator line
+    above a joined file's header (formats.excel_sep_record) is one of its lines too: no record, as predict skips it
+    (it was answered as the review ``sep=`` under ``text,label`` or ``title,body``, else as an empty one)."""
+    from .formats import excel_sep_record
     from .header_row import RepeatedHeader
 
     repeated = RepeatedHeader([(first, 1)], "request", None)
-    return [i for i, record in enumerate(records) if repeated.repeats(record)]
+    return [i for i, record in enumerate(records) if repeated.repeats(record) or excel_sep_record(record)]
 
 
 def _left_out(records, positions):
@@ -994,7 +1024,7 @@ def _csv_lines(text):
             records.append(record or WholeLine([line], _one_record(lone_cr_as_space(line))))
         else:
             record = _one_record(line)  # ("": blank, as read as CSV, but for a first row: _blank_or)
-            records.append([line] if record is None else _blank_or(record, leading=not seen))
+            records.append([line] if record is None else _blank_or(record, leading=None if seen else line))
         seen = seen or bool(records[-1])
     return records
 
@@ -1046,7 +1076,7 @@ def csv_texts(reviews, predictor):
     (``reviews.class_first``: :func:`_tsv_header`) is read as labeled rows whatever the model's classes, as predict
     reads it."""
     from .columns import csv_text, headless_index_rows
-    from .formats import class_last_rows, typed_header_kind
+    from .formats import class_last_rows, excel_sep_record, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
@@ -1080,7 +1110,8 @@ def csv_texts(reviews, predictor):
                                             predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
             # the review; its text columns, as the first mini-batch read them under the header
-            return [csv_text(record[:-1]) for record in records]
+            # (Excel's sep=, where files were joined: an empty review's answer, its line's, as between labeled rows)
+            return [csv_text(record[:-1]) if not excel_sep_record(record) else "" for record in records]
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:
@@ -1091,6 +1122,11 @@ def csv_texts(reviews, predictor):
         raise RequestError(400, f"CSV record {_record_number(short, numbering)} has one column, but record "
                                 f"{_record_number(labeled, numbering)} is a labeled row (class "
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
+    # Excel's sep=, between labeled rows (files joined) is no record, as predict skips it (formats.csv_rows); in Batch
+    # Transform every line has its answer: an empty review's, as a blank line's
+    answered = in_batch_transform(os.environ)
+    records = [[] if excel_sep_record(record) else record for record in records
+               if answered or not excel_sep_record(record)]
     _refuse_metadata_columns(records, None, under_header=typed is not None or header_names is not None)
     return [csv_text(record[1:]) for record in records]
 

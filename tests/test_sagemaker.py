@@ -3940,6 +3940,8 @@ _LABELED_ROWS = b"2,great food\n1,cold soup\n2,would go again\n1,never again\n"
     (b'\n{"source": "great food"}\n{"source": "cold soup"}\n', "application/jsonlines", 3),
     # a null line (a missing review, as pandas writes None; NaN as Python's json does): an empty review to both
     (b'{"text": "great food"}\nnull\n{"text": "cold soup"}\nNaN\n', "application/jsonlines", 4),
+    # Excel's separator line first: a blank line to both (a 400 at the endpoint, "not valid JSON")
+    (b'sep=,\n{"text": "great food"}\n{"text": "cold soup"}\n', "application/jsonlines", 3),
     # files joined with their headers (cat a.csv b.csv): the repeated header is no record
     (b"label,text\n2,great food\n1,cold soup\nlabel,text\n2,would go again\n1,never again\n", "text/csv", 4),
     (b"label,text\n2,great food\nlabel,text\n1,cold soup\n", "text/csv", 2),
@@ -4409,6 +4411,76 @@ def test_predict_and_the_endpoint_judge_a_table_by_the_same_rows_among_blank_lin
     answers, error = _predicted(tmp_path, bundle, body)
     assert error is None, error
     assert _served_answers(body, served) == answers
+
+
+_JOINED_ROWS = "2,great food\n1,cold soup\n2,would go again\n1,never again\n"
+
+
+@pytest.mark.parametrize("body, texts", [
+    # Excel's separator line where files that start with one were joined (cat a.csv b.csv): no record, as predict skips
+    # it; the endpoint answered it (an empty review; the review "sep=" under text,label or title,body)
+    ("label,text\n2,great food\nsep=,\n1,cold soup\n2,would go again\n", ["great food", "cold soup", "would go again"]),
+    ("label,text\n" + _JOINED_ROWS + "sep=,\nlabel,text\n" + _JOINED_ROWS,
+     ["great food", "cold soup", "would go again", "never again"] * 2),
+    (_JOINED_ROWS + "sep=,\n" + _JOINED_ROWS, ["great food", "cold soup", "would go again", "never again"] * 2),
+    ("text,label\ngreat food,2\nsep=,\ncold soup,1\nwould go again,2\n", ["great food", "cold soup", "would go again"]),
+    ("title,body\ngreat,food\nsep=,\ncold,soup\nwould,go again\n", ["great food", "cold soup", "would go again"]),
+    ("label\ttext\n2\tgreat food\nsep=\t\n1\tcold soup\n2\twould go again\n", ["great food", "cold soup",
+                                                                            "would go again"]),
+    # ... and as the first line, a blank line to both (the endpoint answered it as a review, the header under it too)
+    ("sep=,\nlabel,text\n2,great food\n1,cold soup\n2,would go again\n", ["great food", "cold soup", "would go again"]),
+    ("sep=,\r\n" + _JOINED_ROWS.replace("\n", "\r\n"), ["", "great food", "cold soup", "would go again", "never again"]),
+    ("sep=,\ngreat food\ncold soup\n", ["", "great food", "cold soup"]),
+    # a first line that is a quoted field of spaces starts no table, as "" does: predict answers every line whole (the
+    # endpoint took it for a blank line and read the table under it)
+    ('"  "\nlabel,text\n2,great food\n1,cold soup\n2,would go again\n',
+     ['"  "', "label,text", "2,great food", "1,cold soup", "2,would go again"]),
+    ('"  "\n' + _JOINED_ROWS, ['"  "'] + _JOINED_ROWS.splitlines()),
+    # pandas' index column first in a TSV of one column (df[["text"]].to_csv(sep="\t"), pd.Series(texts).to_csv(...)):
+    # left out, as in a CSV (,text): both answered each line whole, its row number and a tab in its review
+    ("\ttext\n0\tgreat food\n1\tcold soup\n2\twould go again\n", ["great food", "cold soup", "would go again"]),
+    ('\t0\n0\tgreat food, sadly\n1\t"cold ""soup"""\n2\twould go again\n',
+     ["great food, sadly", 'cold "soup"', "would go again"]),
+], ids=["sep-under-a-header", "sep-above-a-repeated-header", "sep-between-labeled-rows", "sep-class-last",
+        "sep-text-columns", "sep-tsv", "sep-first", "sep-first-crlf-rows", "sep-first-reviews", "quoted-spaces-header",
+        "quoted-spaces-rows", "tsv-index-one-column", "tsv-index-series"])
+def test_predict_and_the_endpoint_read_excel_and_pandas_lines_alike(tmp_path, bundle, served, body, texts):
+    """Excel's ``sep=,`` line, a first line of a quoted field of spaces and pandas' index column in a TSV: the same
+    bytes are the same records to predict and the endpoint, each read as a user means it (the texts answered)."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert answers == served[1].predict(texts)
+    assert _served_answers(body, served) == answers
+
+
+@pytest.mark.parametrize("body, answers", [
+    ("sep=,\nlabel,text\n" + _JOINED_ROWS + "sep=,\nlabel,text\n" + _JOINED_ROWS,
+     [""] + ["names"] + _JOINED_ROWS.splitlines() + ["names", "names"] + _JOINED_ROWS.splitlines()),
+    (_JOINED_ROWS + "sep=,\n" + _JOINED_ROWS, _JOINED_ROWS.splitlines() + [""] + _JOINED_ROWS.splitlines()),
+], ids=["headers", "labeled-rows"])
+def test_batch_transform_answers_every_line_of_excel_files_joined(served, monkeypatch, body, answers):
+    """In Batch Transform every line of a mini-batch has its answer (SplitType=Line joins them by position): Excel's
+    ``sep=,`` above a joined file's header gets the header's (FieldNames), as the header's repeat does; between labeled
+    rows, an empty review's; the first line, a blank line, an empty review's, as blank lines above a header get."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    texts = [line.split(",", 1)[1] if "," in line else line for line in answers]
+    expected = [sm_serve.FieldNames() if text == "names" else served[1].predict([text])[0] for text in texts]
+    for content_type in ("text/csv", "text/csv; header=present"):
+        assert _served_answers(body, served, content_type) == expected, content_type
+
+
+def test_a_first_line_naming_another_separator_is_refused_by_the_endpoint_as_by_predict(tmp_path, bundle, served):
+    """Excel's ``sep=;`` first line: predict refuses the file with the conversion that reads it; the endpoint answered
+    the line, and every row, as reviews."""
+    body = "sep=;\nlabel;text\n2;great food\n1;cold soup\n"
+    answers, error = _predicted(tmp_path, bundle, body)
+    for content_type in ("text/csv", "text/plain"):
+        with pytest.raises(sm_serve.RequestError) as caught:
+            _served_answers(body, served, content_type)
+        assert caught.value.status_code == 400 and "Excel's separator line sep=;" in caught.value.message
+        said = caught.value.message
+        assert said[said.index("Excel's"):] == error[error.index("Excel's"):]
+    assert answers is None
 
 
 @pytest.mark.parametrize("body", [
