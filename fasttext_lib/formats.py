@@ -86,7 +86,7 @@ def _detected_format(first, rest, uri):
             if two_names(row):  # v1,v2,,, or positive,great whose class is rare at the top: the rest of the file
                 return "csv", rest  # tells (header_row.class_and_text_columns), which refuses a header so
             # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
-            raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({line}), {unread_columns(row)}") from None
+            raise _header_of_unknown_columns(uri, "CSV", line, row) from None
         raise FormatToGive(f"{exc}; a CSV whose class is written as a word (positive,the text) is read",
                            " with {format}", " once its first line is a header row naming its columns (label,text)",
                            "csv") from None
@@ -159,9 +159,7 @@ def detect_format(first_line, uri):
             if (_UNQUOTED_TSV.match(line) or (looks_like_header(cells) and not several_class_columns(cells))
                     or (index_named(cells) and short_names(cells[1:]))):
                 return "tsv"
-            if len(cells) >= 3 and short_names(cells) and not any(reads_as_number(c) for c in cells):
-                raise _UnknownColumns(f"{uri}: line 1 reads as a TSV header row ({','.join(c.strip() for c in cells)}), "
-                                      f"{unread_columns(cells)}")
+            _refuse_a_header_of_unknown_columns(uri, "TSV", cells)
         raise _HeaderlessTsv(
             f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
             f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
@@ -175,16 +173,26 @@ def detect_format(first_line, uri):
     json_hint = json_input(stripped.strip(), uri)
     if json_hint:
         raise FastTextError(json_hint)
-    if len(row) >= 3 and short_names(row) and not any(reads_as_number(c) for c in row):
-        # a header of a table with more than a class and a text (tweet_id,airline_sentiment,...,text) whose class
-        # column has a name training does not know: the columns can be named
-        raise _UnknownColumns(f"{uri}: line 1 reads as a CSV header row ({','.join(c.strip() for c in row)}), "
-                              f"{unread_columns(row)}")
+    _refuse_a_header_of_unknown_columns(uri, "CSV", row)
     raise _UndetectedFormat(
         f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
         f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
         f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
     )
+
+
+def _refuse_a_header_of_unknown_columns(uri, kind, row):
+    """Refuse a line 1 of three or more fields, each a short name and none a number: the header row of a table with more
+    than a class and a text (tweet_id,airline_sentiment,...,text) whose class column has a name training does not
+    know. The columns can be named, so the error says how (unread_columns). ``kind``: CSV or TSV, as it was read."""
+    if len(row) >= 3 and short_names(row) and not any(reads_as_number(c) for c in row):
+        raise _header_of_unknown_columns(uri, kind, ",".join(c.strip() for c in row), row)
+
+
+def _header_of_unknown_columns(uri, kind, shown, row):
+    """The error for a line 1 that reads as a ``kind`` (CSV, TSV) header row, ``shown`` as its names are, whose
+    columns training cannot read: what it names (columns.unread_columns), so that they can be named."""
+    return _UnknownColumns(f"{uri}: line 1 reads as a {kind} header row ({shown}), {unread_columns(row)}")
 
 
 def _semicolon_separated(uri):

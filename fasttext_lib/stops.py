@@ -89,15 +89,10 @@ def stop_on_signals():
     stopping = stopping_signals()
     previous, received.arm = arm(), arm
     previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
-    _received.append(received)
     try:
-        yield
-        raise_if_interrupted()
-    except KeyboardInterrupt as exc:
-        received.tell_a_late_stop(exc)
-        raise
+        with _innermost(received):
+            yield
     finally:
-        _received.remove(received)
         # after a stop, an array it left half made may be collected only now (a traceback's frame held it), after
         # the error line: its failing __del__ is dropped there too
         sys.unraisablehook = previous_hook if received.signum is None else _quiet_about_half_made(previous_hook)
@@ -106,6 +101,26 @@ def stop_on_signals():
                 continue  # second: restored, the next one dumped core during the exit (ignored, it stays so, until
                 # the hard limit's SIGKILL)
             signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def _innermost(received):
+    """The block of :func:`stop_on_signals` or :func:`kept_stops` whose stops ``received`` records, run as the
+    innermost one (what raise_if_interrupted, note_progress and tell_a_late_stop read). One for both: each had this
+    written out, and what a stop ending either carries must not drift apart. A stop dropped in a finalizer meanwhile
+    is raised at the block's end; a stop ending it carries where training was (a kept_stops block's: note_progress;
+    ``where`` stays None in the other) and the late note."""
+    _received.append(received)
+    try:
+        yield
+        raise_if_interrupted()
+    except KeyboardInterrupt as exc:
+        if received.where is not None and not isinstance(exc, Interrupted):
+            exc.stopped_at = received.where  # (shown as one line in a notebook: stopped_line)
+        received.tell_a_late_stop(exc)
+        raise
+    finally:
+        _received.remove(received)
 
 
 def _half_made(unraisable):
@@ -174,17 +189,10 @@ def kept_stops():
             previous_hook(unraisable)
 
     previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
-    _received.append(received)
     try:
-        yield
-        raise_if_interrupted()
-    except KeyboardInterrupt as exc:
-        if received.where is not None and not isinstance(exc, Interrupted):
-            exc.stopped_at = received.where  # (shown as one line in a notebook: stopped_line)
-        received.tell_a_late_stop(exc)
-        raise
+        with _innermost(received):
+            yield
     finally:
-        _received.remove(received)
         if sys.unraisablehook is dropped:  # (one set meanwhile by someone else is theirs to put back)
             sys.unraisablehook = previous_hook
 
