@@ -277,12 +277,13 @@ def armed(watch, phase):
             yield
 
 
-def describe(watch, rank, data_id, config, classes):
-    """What this worker tells the others: who it is, where it answers, and what it trains on."""
+def describe(watch, rank, data_id, config, classes, resumed_epoch=None):
+    """What this worker tells the others: who it is, where it answers, what it trains on, and the epoch of the
+    checkpoint it resumes from (None: it starts anew)."""
     settings = {k: v for k, v in config.to_dict().items() if k not in LOCAL_SETTINGS}
     return {"rank": int(rank), "host": this_host(), "address": watch.address, "port": watch.port,
             "data": data_id, "classes": hashlib.sha256("\n".join(classes).encode("utf-8")).hexdigest(),
-            "settings": settings}
+            "settings": settings, "resumed": resumed_epoch}
 
 
 def agree(kv, watch, description):
@@ -309,7 +310,8 @@ def agree(kv, watch, description):
 
 
 def differences(workers):
-    """Raise :class:`FastTextError` naming the first worker whose data or settings differ from worker 0's."""
+    """Raise :class:`FastTextError` naming the first worker whose data, settings or resumed checkpoint differ from
+    worker 0's."""
     first = workers[0]
     for other in workers[1:]:
         where = f"worker {other['rank']} (host {other['host']}) and worker 0 (host {first['host']})"
@@ -324,3 +326,15 @@ def differences(workers):
         if changed:
             raise FastTextError(f"{where} train with different settings ({', '.join(changed)}): every worker must "
                                 f"be given the same settings")
+        if other["resumed"] != first["resumed"]:
+            # (a checkpoint dir on one host's disk alone: each worker stepped through its own number of epochs, and
+            # the one done first waited for the others in the kvstore's exit barrier, both for FASTTEXT_CLUSTER_TIMEOUT)
+            raise FastTextError(f"{where} resume from different checkpoints (worker 0: {_resumed(first)}, worker "
+                                f"{other['rank']}: {_resumed(other)}): every worker must resume from the same one, and only "
+                                f"the first (rank 0) writes them; give every host the same "
+                                f"{setting_named('checkpoint_dir')} (an s3:// one, or on SageMaker the job's "
+                                f"checkpoint_s3_uri)")
+
+
+def _resumed(worker):
+    return "none" if worker["resumed"] is None else f"epoch {worker['resumed']}"

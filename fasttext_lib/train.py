@@ -431,7 +431,7 @@ def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, sea
             cluster.agree(kv, workers.watch, cluster.describe(
                 workers.watch, workers.rank,
                 data_id or data_fingerprint(data.featurizer, data.train_bags, data.y_train, vectors_id), config,
-                data.classes))
+                data.classes, None if resumed is None else resumed["epoch"]))
     steps_per_epoch = math.ceil(workers.per_worker / config.batch_size)
     updater = _make_updater(model, config, data.ctxs, kv, workers, steps_per_epoch, resumed)
     native = use_bag_ops(data.ctxs)

@@ -416,3 +416,32 @@ def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_n
     # (a worker's rank is the order the scheduler registered it in, not the order the processes were started in)
     assert status == 2 and re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped", _errors(err)[0]), err
     assert not any((out / "config.json").exists() for out in outputs)
+
+
+def test_workers_resuming_from_different_checkpoints_are_refused_before_training(sample_dir, tmp_path):
+    """A checkpoint dir on one host's disk alone (only the first worker writes them): the worker that found a
+    checkpoint resumed at its epoch, the other started anew, and with fewer epochs left the first one done waited
+    for the other in the kvstore's exit barrier, the other for its pushes, both alive: FASTTEXT_CLUSTER_TIMEOUT
+    (30 minutes) later each ended blaming a parameter server or the scheduler. Every worker now ends in the same
+    line naming the checkpoints that differ, before the first step, and no bundle is written."""
+    checkpoints = tmp_path / "checkpoints"
+
+    def two_epochs_saved():
+        return (checkpoints / "epoch-0002" / "checkpoint.json").exists()
+
+    assert run_cluster(_common(sample_dir) + ["--checkpoint-dir", checkpoints],
+                       [tmp_path / f"killed{rank}" for rank in range(2)], stop_when=two_epochs_saved) is None
+    done = max(int(p.name[len("epoch-"):]) for p in checkpoints.glob("epoch-*") if (p / "checkpoint.json").exists())
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        each=[["--checkpoint-dir", checkpoints], ["--checkpoint-dir", tmp_path / "empty"]])
+    assert [status for status, _, _ in ended] == [2, 2], ended
+    assert _errors(ended[0][2]) == _errors(ended[1][2]) and len(_errors(ended[0][2])) == 1, ended
+    epochs = {f"epoch {done}", "none"}
+    said = re.match(r"error: worker 1 \(host \S+\) and worker 0 \(host \S+\) resume from different checkpoints "
+                    r"\(worker 0: (epoch \d+|none), worker 1: (epoch \d+|none)\): every worker must resume from the same "
+                    r"one, and only the first \(rank 0\) writes them; give every host the same --checkpoint-dir",
+                    _errors(ended[0][2])[0])
+    assert said and {said[1], said[2]} == epochs, ended[0][2]
+    assert not any(out.exists() for out in outputs)
+    assert (checkpoints / f"epoch-{done:04d}" / "checkpoint.json").is_file()  # the user's checkpoint kept
