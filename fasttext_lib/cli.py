@@ -936,6 +936,12 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "prepare": cmd_prepare, "export-vectors": cmd_export_vectors, "import-folders": cmd_import_folders}
 
 
+def _told_to_a_cluster(args, line):
+    """``line``, for the other workers of a cluster a ``train`` command was to join (errors.let_mxnet_finish); None
+    for every other command, which joins none."""
+    return line if args.command == "train" else None
+
+
 def _say_error(line):
     """The error line on stderr, if stderr is still there: after a hangup its terminal is gone (EIO), and the
     failed write turned the exit status (129, 2) into 1 with a traceback nobody could read either."""
@@ -1166,15 +1172,17 @@ def main(argv=None, lean_mxnet=False):
         let_mxnet_finish()
         return exc.exit_status
     except FastTextError as exc:
-        _say_error(error_line(exc))
-        let_mxnet_finish(2)
+        line = error_line(exc)
+        _say_error(line)
+        let_mxnet_finish(2, _told_to_a_cluster(args, line))
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
             exit_after_a_bugs_traceback_if_joined()
             raise
-        _say_error(error_line(out_of_memory_line(exc)))
-        let_mxnet_finish(2)
+        line = error_line(out_of_memory_line(exc))
+        _say_error(line)
+        let_mxnet_finish(2, _told_to_a_cluster(args, line))
         return 2
     except KeyboardInterrupt as exc:
         _say_error(error_line(stop_message(exc)))  # (with what it left: files it could not remove, a mixed set)

@@ -24,7 +24,10 @@ So every worker:
   ``FASTTEXT_CLUSTER_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) without a step it ends the run
   whatever the cause (a server or the scheduler lost, a worker that never joined);
 * on an error of its own exits at once after its error line (:func:`exit_if_joined`), rather than wait in the
-  kvstore's exit barrier for workers that wait for it.
+  kvstore's exit barrier for workers that wait for it;
+* on an error before it joined (every worker reads its data first: a file missing or empty on its host alone), joins
+  to tell the others its line (:func:`tell_the_others`), and they end in one line naming it and its reason, rather
+  than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it.
 
 The scheduler and servers are MXNet's own processes (SageMaker's MXNet toolkit starts them): they stay in their
 barrier until stopped, which the end of a SageMaker job's container does.
@@ -167,8 +170,9 @@ def listen_everywhere():
 class Watch:
     """This worker's port, and the thread that ends a run its cluster can no longer finish (module doc)."""
 
-    def __init__(self, timeout=None):
+    def __init__(self, timeout=None, quiet_status=None):
         self.timeout = timeout_from_environment() if timeout is None else timeout
+        self.quiet_status = quiet_status  # ends with this status and no line of its own (tell_the_others: one is out)
         self.address = own_address()
         self.listener = listen_everywhere()
         self.port = self.listener.getsockname()[1]
@@ -248,6 +252,10 @@ class Watch:
     def fail(self, message):
         """End this process now, from this thread: the main thread is blocked inside MXNet, which no signal or
         exception reaches. Nothing is being written (the watch is armed only while the worker waits on the cluster)."""
+        if self.quiet_status is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(self.quiet_status)
         line = error_line(message)
         print(line, file=sys.stderr, flush=True)
         for report in REPORTERS:
@@ -290,10 +298,19 @@ def agree(kv, watch, description):
     """Exchange every worker's :func:`describe` through the kvstore and refuse (every worker the same way) a
     cluster whose workers differ in data or settings. Before the optimizer is set: a push to a key the servers
     have not seen initializes it (kvstore_dist_server.h), in dist_sync and dist_async alike."""
+    theirs = _exchange(kv, description)
+    watch.peers = [peer for peer in theirs if peer["rank"] != kv.rank]
+    differences(theirs)
+    return theirs
+
+
+def _exchange(kv, description):
+    """Push this worker's ``description`` (JSON) to its key, wait until every worker has pushed its own: every
+    worker's, by rank."""
     import mxnet as mx
 
     payload = json.dumps(description, sort_keys=True).encode("utf-8")
-    if len(payload) > AGREE_BYTES:  # (settings are a few hundred bytes)
+    if len(payload) > AGREE_BYTES:  # (settings are a few hundred bytes; a failure's line is cut: tell_the_others)
         raise ValueError("cluster.agree: description too long")
     mine = mx.nd.array(np.frombuffer(payload.ljust(AGREE_BYTES), dtype=np.uint8).astype(np.float32))
     kv.push(AGREE_KEY + kv.rank, mine)
@@ -304,14 +321,45 @@ def agree(kv, watch, description):
         out = mx.nd.zeros((AGREE_BYTES,))
         kv.pull(AGREE_KEY + rank, out=out)
         theirs.append(json.loads(out.asnumpy().astype(np.uint8).tobytes().rstrip(b" ")))
-    watch.peers = [peer for peer in theirs if peer["rank"] != kv.rank]
-    differences(theirs)
     return theirs
+
+
+def tell_the_others(line, status):
+    """A worker of a cluster that failed before joining it (its data unreadable, its checkpoint refused: every worker
+    reads its data before it joins) joins it now, to tell the others its error ``line`` in :func:`agree`'s exchange:
+    they waited for it in ``mx.kv.create`` for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default), and then blamed
+    a worker that did not join, any one. They now end as they compare, in one line with this one's reason. Then
+    this process exits with ``status`` (:func:`exit_if_joined`), having said nothing more: where the others never
+    come it ends quietly after the same timeout. Nothing is done outside a cluster's worker (``DMLC_ROLE=worker``,
+    as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined, or where it could not join (its
+    ``DMLC_*`` variables are what it failed on)."""
+    if _joined or os.environ.get("DMLC_ROLE") != "worker":
+        return
+    try:
+        check_kvstore_environment("dist_sync")
+        watch = Watch(quiet_status=status)
+    except (FastTextError, OSError):
+        return
+    import mxnet as mx
+
+    reason = line[len("error: "):] if line.startswith("error: ") else line
+    while len(json.dumps(reason)) > AGREE_BYTES // 2:  # (a long path's line, cut to fit the exchange's bytes)
+        reason = reason[:len(reason) * 3 // 4]
+    with watch.armed("while telling the others its error"):
+        # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
+        kv = mx.kv.create("dist_sync")
+        _exchange(kv, {"rank": kv.rank, "host": this_host(), "address": watch.address, "port": watch.port,
+                       "failed": reason})
+        exit_if_joined(status)  # (here: kv's destructor, as this returned, waited in the exit barrier for ever)
 
 
 def differences(workers):
     """Raise :class:`FastTextError` naming the first worker whose data, settings or resumed checkpoint differ from
     worker 0's."""
+    for worker in workers:  # one that failed before it joined (tell_the_others): its reason
+        if "failed" in worker:
+            raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) failed before training: "
+                                f"{worker['failed']}")
     first = workers[0]
     for other in workers[1:]:
         where = f"worker {other['rank']} (host {other['host']}) and worker 0 (host {first['host']})"

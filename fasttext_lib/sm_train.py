@@ -1038,6 +1038,8 @@ def _fail(line, environ, status=2):
 
     print(line, file=sys.stderr, flush=True)
     write_failure(line, environ)
-    let_mxnet_finish(status)  # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here
+    # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here (on its own error, after
+    # telling the other workers its line if it had not joined them yet)
+    let_mxnet_finish(status, line if status == 2 else None)
     quiet_exit_hook()  # (as the CLI does: MXNet's exit hook failing again printed a traceback below the line)
     return status

@@ -333,14 +333,43 @@ def test_workers_given_other_data_or_settings_are_refused_before_training(sample
     assert not any(out.exists() for out in outputs)
 
 
-def test_a_worker_that_fails_before_joining_ends_the_other_after_the_timeout(sample_dir, tmp_path):
-    """A worker that stopped before joining the cluster (its data could not be read) left the others in
-    mx.kv.create for ever; they now give up after FASTTEXT_CLUSTER_TIMEOUT seconds, in one line."""
+@pytest.mark.parametrize("case", ["missing on one host", "empty on one host", "missing on both", "a long path"])
+def test_a_worker_that_fails_reading_its_data_tells_the_others_its_reason(sample_dir, tmp_path, case):
+    """Every worker reads its data before it joins the cluster: one that could not (a file missing or empty on its
+    host alone) ended in its line, and the others waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30
+    minutes by default), then blamed "a worker or server" that did not join. The failed worker now joins to tell
+    them its reason, and every worker ends at once, in one line, the others' naming it; no bundle is written."""
+    (tmp_path / "empty.csv").write_text("")
+    bad = {"missing on one host": tmp_path / "missing.csv", "empty on one host": tmp_path / "empty.csv",
+           "missing on both": tmp_path / "missing.csv",
+           "a long path": tmp_path.joinpath(*["d" * 200] * 18, "missing.csv")}[case]  # (a line of 3.7k characters)
+    each = [["--train", bad]] * 2 if case == "missing on both" else [[], ["--train", bad]]
+    said = (f"error: --train: no such file: {bad}" if "empty" not in case else
+            f"error: {bad}: file is empty")
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
-    ended = run_workers(_common(sample_dir), outputs, each=[[], ["--train", tmp_path / "missing.csv"]],
-                        env={"FASTTEXT_CLUSTER_TIMEOUT": "3"}, deadline=90)
+    ended = run_workers(_common(sample_dir), outputs, each=each, deadline=90)
+    assert [status for status, _, _ in ended] == [2, 2], ended
+    assert [len(_errors(err)) for _, _, err in ended] == [1, 1], ended
+    if case == "missing on both":
+        assert [_errors(err) for _, _, err in ended] == [[said]] * 2, ended
+    else:
+        (_, _, err), (_, _, failed_err) = ended
+        assert _errors(failed_err) == [said] and "Traceback" not in failed_err, failed_err
+        told = re.fullmatch(r"error: worker [01] \(host \S+\) failed before training: (.+)", _errors(err)[0])
+        assert told and said[len("error: "):].startswith(told[1]), err
+        assert told[1] == said[len("error: "):] or case == "a long path", err
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_worker_that_cannot_join_ends_the_other_after_the_timeout(sample_dir, tmp_path):
+    """A worker that failed on its cluster settings themselves (here its own FASTTEXT_CLUSTER_TIMEOUT) cannot join
+    to say why: the others give up after their FASTTEXT_CLUSTER_TIMEOUT seconds, in one line."""
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "3"}, {"FASTTEXT_CLUSTER_TIMEOUT": "soon"}])
     (status, _, err), (failed_status, _, failed_err) = ended
-    assert failed_status == 2 and _errors(failed_err) == [f"error: --train: no such file: {tmp_path / 'missing.csv'}"]
+    assert failed_status == 2 and _errors(failed_err) == [
+        "error: FASTTEXT_CLUSTER_TIMEOUT must be a number of seconds above 0, got 'soon'"], failed_err
     assert status == 2 and len(_errors(err)) == 1, err
     assert _errors(err)[0].startswith("error: the cluster did not move for 3 s while joining the cluster: a worker or "
                                       "server did not join"), err
