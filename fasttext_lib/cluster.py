@@ -20,7 +20,8 @@ So every worker:
 * answers on a TCP port of its own while it lives (:class:`Watch`), which it tells the others in that exchange;
 * while it waits on the cluster (joining it, stepping, leaving it) watches for progress: after
   :data:`PROBE_AFTER` seconds without a step it asks the other workers whether they live, and one that does
-  not answer (its process is gone, or its host) ends the run in one ``error:`` line naming it; after
+  not answer (its process is gone, or its host) ends the run in one ``error:`` line naming it, and while it joins,
+  a scheduler's port that answers as no ZeroMQ socket does (another program holds it) ends it too; after
   ``FASTTEXT_CLUSTER_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) without a step it ends the run
   whatever the cause (a server or the scheduler lost, a worker that never joined);
 * on an error of its own exits at once after its error line (:func:`exit_if_joined`), rather than wait in the
@@ -52,6 +53,9 @@ TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 DEFAULT_TIMEOUT = 1800
 PROBE_AFTER = 10  # seconds without a step before the other workers are asked whether they live
 PROBE_TIMEOUT = 5  # seconds a connect to a live worker's port may take (a host gone answers nothing)
+JOINING = "while joining the cluster"  # the phase in which the scheduler's port is checked (scheduler_port_taken)
+# What a ZeroMQ socket, as ps-lite's scheduler listens with, sends first on every connection (ZMTP's signature)
+ZMTP_SIGNATURE_START, ZMTP_SIGNATURE_END, ZMTP_SIGNATURE_BYTES = 0xFF, 0x7F, 10
 AGREE_KEY = 1000  # kvstore keys AGREE_KEY + rank: each worker's description (optim.py uses 0 and 1)
 AGREE_BYTES = 4096  # a description's JSON, padded: a float32 per byte, exact
 # What may differ between workers: the devices, the bars, and the vectors' path (their content is in the data's id)
@@ -179,6 +183,7 @@ class Watch:
         self.peers = []  # the other workers' descriptions (agree), once known
         self.phase = None  # what this worker waits for, while it waits on the cluster
         self.last = time.monotonic()
+        self.scheduler_checked = False
         self.closed = threading.Event()
         _joined.append(self)
         for target in (self._answer, self._watch):
@@ -229,6 +234,13 @@ class Watch:
                     else "a worker or server did not join (see the other hosts' logs), or the scheduler at "
                          f"{os.environ.get('DMLC_PS_ROOT_URI')}:{os.environ.get('DMLC_PS_ROOT_PORT')} cannot be reached")
                     + f"; the time allowed is {TIMEOUT_ENV} (seconds)")
+            if phase == JOINING and stalled >= PROBE_AFTER and not self.scheduler_checked:
+                self.scheduler_checked = True
+                host, port = os.environ.get("DMLC_PS_ROOT_URI"), os.environ.get("DMLC_PS_ROOT_PORT")
+                if scheduler_port_taken(host, port) and self._still_stuck(phase, stalled):
+                    self.fail(f"the scheduler's address {host}:{port} (DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT) answers, "
+                              f"but not as MXNet's scheduler: another program holds that port, so the scheduler "
+                              f"could not listen on it; start the cluster again with a free DMLC_PS_ROOT_PORT")
             if stalled >= PROBE_AFTER and self.peers:
                 lost = self.lost_peers()
                 if lost and self._still_stuck(phase, stalled):
@@ -265,6 +277,34 @@ class Watch:
                 pass
         sys.stdout.flush()
         os._exit(2)
+
+
+def scheduler_port_taken(host, port):
+    """Whether the scheduler's address answers, twice, with anything but the signature a ZeroMQ socket opens every
+    connection with: another program holds the port, and MXNet's scheduler, which could not listen on it, has
+    ended; the workers waited for FASTTEXT_CLUSTER_TIMEOUT, sending to that program. (Nothing listening is no
+    answer: the scheduler may not have started yet, which the timeout waits for.)"""
+    return all(_greeting(host, port) is False for _ in range(2))
+
+
+def _greeting(host, port):
+    """True: ``host:port`` opens with ZMTP's signature; False: it answers otherwise or not within PROBE_TIMEOUT
+    seconds; None: nothing listens (or the address is unreachable)."""
+    try:
+        connection = socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT)
+    except (OSError, ValueError):
+        return None
+    got = b""
+    with connection:
+        try:
+            while len(got) < ZMTP_SIGNATURE_BYTES:
+                more = connection.recv(ZMTP_SIGNATURE_BYTES - len(got))
+                if not more:
+                    break
+                got += more
+        except OSError:  # (socket.timeout among them: a program that waits for its client to speak first)
+            pass
+    return len(got) == ZMTP_SIGNATURE_BYTES and got[0] == ZMTP_SIGNATURE_START and got[-1] == ZMTP_SIGNATURE_END
 
 
 def _answers(peer):

@@ -381,7 +381,7 @@ def _join_workers(config, data):
 
     kv_type = kvstore_type(config, data.ctxs)
     watch = cluster.Watch() if str(kv_type).startswith("dist") else None
-    with cluster.armed(watch, "while joining the cluster"):
+    with cluster.armed(watch, cluster.JOINING):
         kv = mx.kv.create(kv_type) if kv_type else None
     rank, count = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     # Every worker draws the same permutation and takes an equal share: in dist_sync every worker

@@ -4,6 +4,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -474,3 +475,36 @@ def test_workers_resuming_from_different_checkpoints_are_refused_before_training
     assert said and {said[1], said[2]} == epochs, ended[0][2]
     assert not any(out.exists() for out in outputs)
     assert (checkpoints / f"epoch-{done:04d}" / "checkpoint.json").is_file()  # the user's checkpoint kept
+
+
+def test_a_scheduler_port_another_program_holds_ends_the_workers_in_one_line_saying_so(sample_dir, tmp_path):
+    """A DMLC_PS_ROOT_PORT another program listens on: MXNet's scheduler could not listen there and ended, and the
+    workers sent their registrations to that program, waiting for FASTTEXT_CLUSTER_TIMEOUT (30 minutes) to end in a
+    line that blamed a worker or server that did not join. The port is now found answering as no ZeroMQ socket
+    does, soon after the join stalls, and every worker ends in one line saying so."""
+    taken = socket.create_server(("127.0.0.1", 0))  # (it accepts nothing: connections wait in its backlog, unanswered)
+    port = taken.getsockname()[1]
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    try:
+        ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                            env=dict(_probing_after_2_s(tmp_path / "hooks"), DMLC_PS_ROOT_PORT=str(port)))
+    finally:
+        taken.close()
+    assert [status for status, _, _ in ended] == [2, 2], ended
+    for _, _, err in ended:
+        assert _errors(err) == [f"error: the scheduler's address 127.0.0.1:{port} (DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT) "
+                                f"answers, but not as MXNet's scheduler: another program holds that port, so the "
+                                f"scheduler could not listen on it; start the cluster again with a free "
+                                f"DMLC_PS_ROOT_PORT"], err
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_join_that_waits_for_a_slow_worker_finds_the_scheduler_and_trains(sample_dir, tmp_path):
+    """The check of the scheduler's port (while a join stalls) finds MXNet's own scheduler what it is: a worker that
+    starts seconds after the other (its data read slowly) joins, and both train to the end."""
+    slow = _probing_after_2_s(tmp_path / "slow", also="import time\ntime.sleep(6)\n")  # (2 s probe: checked at 2 s)
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir, epochs=1), outputs, deadline=120,
+                        env=[_probing_after_2_s(tmp_path / "probing"), slow])
+    assert [status for status, _, _ in ended] == [0, 0], ended
+    assert sum((out / "config.json").exists() for out in outputs) == 1
