@@ -936,10 +936,13 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "prepare": cmd_prepare, "export-vectors": cmd_export_vectors, "import-folders": cmd_import_folders}
 
 
-def _told_to_a_cluster(args, line):
-    """``line``, for the other workers of a cluster a ``train`` command was to join (errors.let_mxnet_finish); None
-    for every other command, which joins none."""
-    return line if args.command == "train" else None
+def _tell_a_cluster(args, line):
+    """A ``train`` command's worker of a cluster, which failed in ``line`` before joining it, tells the others
+    (cluster.tell_the_others: it exits there); every other command joins none."""
+    if args.command == "train":
+        from .cluster import tell_the_others
+
+        tell_the_others(line, 2)
 
 
 def _say_error(line):
@@ -1174,7 +1177,8 @@ def main(argv=None, lean_mxnet=False):
     except FastTextError as exc:
         line = error_line(exc)
         _say_error(line)
-        let_mxnet_finish(2, _told_to_a_cluster(args, line))
+        _tell_a_cluster(args, line)
+        let_mxnet_finish(2)
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
@@ -1182,7 +1186,8 @@ def main(argv=None, lean_mxnet=False):
             raise
         line = error_line(out_of_memory_line(exc))
         _say_error(line)
-        let_mxnet_finish(2, _told_to_a_cluster(args, line))
+        _tell_a_cluster(args, line)
+        let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
         _say_error(error_line(stop_message(exc)))  # (with what it left: files it could not remove, a mixed set)

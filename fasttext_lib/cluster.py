@@ -42,8 +42,6 @@ import sys
 import threading
 import time
 
-import numpy as np
-
 from .errors import FastTextError, error_line, setting_named
 
 TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
@@ -348,6 +346,7 @@ def _exchange(kv, description):
     """Push this worker's ``description`` (JSON) to its key, wait until every worker has pushed its own: every
     worker's, by rank."""
     import mxnet as mx
+    import numpy as np  # (here: the CLI imports this module on a train command's error, for tell_the_others)
 
     payload = json.dumps(description, sort_keys=True).encode("utf-8")
     if len(payload) > AGREE_BYTES:  # (settings are a few hundred bytes; a failure's line is cut: tell_the_others)

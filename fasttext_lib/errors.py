@@ -201,18 +201,13 @@ def reason_of(exc):
     return lines[0]
 
 
-def let_mxnet_finish(status=None, line=None):
+def let_mxnet_finish(status=None):
     """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
     the engine down with operators pending can abort the process ("terminate called without an
     active exception", exit -6) after the error line, instead of exiting with 2. (Without MXNet imported: nothing.)
 
     A worker of a ``dist_*`` cluster exits here, with ``status``: its pushes wait for the other workers, which
-    wait for its own, and so would the kvstore's exit barrier (cluster.exit_if_joined). One that had not joined yet,
-    given the error ``line`` it ended in, joins first to tell the others (cluster.tell_the_others), which waited for it."""
-    if line is not None and status is not None and os.environ.get("DMLC_ROLE") == "worker":
-        from . import cluster
-
-        cluster.tell_the_others(line, status)
+    wait for its own, and so would the kvstore's exit barrier (cluster.exit_if_joined)."""
     cluster = sys.modules.get("fasttext_lib.cluster")
     if cluster is not None and status is not None:
         cluster.exit_if_joined(status)
