@@ -376,20 +376,23 @@ def tell_the_others(line, status):
         return
     try:
         check_kvstore_environment("dist_sync")
-        watch = Watch(quiet_status=status)
-    except (FastTextError, OSError):
-        return
-    import mxnet as mx
+        import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
 
+        watch = Watch(quiet_status=status)
+    except Exception:
+        return
     reason = line[len("error: "):] if line.startswith("error: ") else line
     while len(json.dumps(reason)) > AGREE_BYTES // 2:  # (a long path's line, cut to fit the exchange's bytes)
         reason = reason[:len(reason) * 3 // 4]
-    with watch.armed("while telling the others its error"):
-        # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
-        kv = mx.kv.create("dist_sync")
-        _exchange(kv, {"rank": kv.rank, "host": this_host(), "address": watch.address, "port": watch.port,
-                       "failed": reason})
-        exit_if_joined(status)  # (here: kv's destructor, as this returned, waited in the exit barrier for ever)
+    try:
+        with watch.armed("while telling the others its error"):
+            # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
+            kv = mx.kv.create("dist_sync")
+            _exchange(kv, {"rank": kv.rank, "host": this_host(), "address": watch.address, "port": watch.port,
+                           "failed": reason})
+    except Exception:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
+        pass
+    exit_if_joined(status)  # (here, kv alive: its destructor, as this returned, waited in the exit barrier for ever)
 
 
 def differences(workers):
