@@ -15,9 +15,10 @@ So every worker:
 
 * refuses, before it reads its data, an environment no cluster launched it in (the ``DMLC_*`` variables unset),
   a scheduler address that cannot be one or a bad ``FASTTEXT_CLUSTER_TIMEOUT`` (:func:`check_kvstore_environment`);
-* compares, before the first step, its data and settings with every other worker's (:func:`agree`): one line
-  names the worker, its host and what differs;
-* answers on a TCP port of its own while it lives (:class:`Watch`), which it tells the others in that exchange;
+* compares, before the first step, its data, settings and resumed checkpoint with every other worker's
+  (:func:`agree`): one line names the worker, its host and what differs;
+* answers on a TCP port of its own while it lives (:class:`Watch`), which it tells the others as it joins
+  (:func:`introduce`);
 * while it waits on the cluster (joining it, stepping, leaving it) watches for progress: after
   :data:`PROBE_AFTER` seconds without a step it asks the other workers whether they live, and one that does
   not answer (its process is gone, or its host) ends the run in one ``error:`` line naming it, and while it joins,
@@ -55,6 +56,7 @@ JOINING = "while joining the cluster"  # the phase in which the scheduler's port
 # What a ZeroMQ socket, as ps-lite's scheduler listens with, sends first on every connection (ZMTP's signature)
 ZMTP_SIGNATURE_START, ZMTP_SIGNATURE_END, ZMTP_SIGNATURE_BYTES = 0xFF, 0x7F, 10
 AGREE_KEY = 1000  # kvstore keys AGREE_KEY + rank: each worker's description (optim.py uses 0 and 1)
+INTRODUCE_KEY = 2000  # kvstore keys INTRODUCE_KEY + rank: each worker's address, or its failure, as it joins
 AGREE_BYTES = 4096  # a description's JSON, padded: a float32 per byte, exact
 # What may differ between workers: the devices, the bars, and the vectors' path (their content is in the data's id)
 LOCAL_SETTINGS = ("ctx", "progress", "pretrained_vectors")
@@ -332,19 +334,35 @@ def describe(watch, rank, data_id, config, classes, resumed_epoch=None):
             "settings": settings, "resumed": resumed_epoch}
 
 
-def agree(kv, watch, description):
+def agree(kv, description):
     """Exchange every worker's :func:`describe` through the kvstore and refuse (every worker the same way) a
     cluster whose workers differ in data or settings. Before the optimizer is set: a push to a key the servers
     have not seen initializes it (kvstore_dist_server.h), in dist_sync and dist_async alike."""
-    theirs = _exchange(kv, description)
-    watch.peers = [peer for peer in theirs if peer["rank"] != kv.rank]
+    theirs = _exchange(kv, description, AGREE_KEY)
     differences(theirs)
     return theirs
 
 
-def _exchange(kv, description):
-    """Push this worker's ``description`` (JSON) to its key, wait until every worker has pushed its own: every
-    worker's, by rank."""
+def introduce(kv, watch):
+    """Right after the join, every worker's address for the watch (its peers), and any worker's failure before it
+    joined (:func:`tell_the_others`), raised naming it. Known only from :func:`agree` on, the peers of a worker lost
+    before it (a table too large for one host's memory, a checkpoint refused on one host) went unasked: the others
+    waited for it while comparing, for FASTTEXT_CLUSTER_TIMEOUT."""
+    theirs = _exchange(kv, _whoami(kv, watch), INTRODUCE_KEY)
+    for worker in theirs:
+        if "failed" in worker:
+            raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) failed before training: "
+                                f"{worker['failed']}")
+    watch.peers = [peer for peer in theirs if peer["rank"] != kv.rank]
+
+
+def _whoami(kv, watch):
+    return {"rank": int(kv.rank), "host": this_host(), "address": watch.address, "port": watch.port}
+
+
+def _exchange(kv, description, first_key):
+    """Push this worker's ``description`` (JSON) to its key (``first_key`` + its rank), wait until every worker has
+    pushed its own: every worker's, by rank. (The first push to a key the servers have not seen initializes it.)"""
     import mxnet as mx
     import numpy as np  # (here: the CLI imports this module on a train command's error, for tell_the_others)
 
@@ -352,20 +370,20 @@ def _exchange(kv, description):
     if len(payload) > AGREE_BYTES:  # (settings are a few hundred bytes; a failure's line is cut: tell_the_others)
         raise ValueError("cluster.agree: description too long")
     mine = mx.nd.array(np.frombuffer(payload.ljust(AGREE_BYTES), dtype=np.uint8).astype(np.float32))
-    kv.push(AGREE_KEY + kv.rank, mine)
+    kv.push(first_key + kv.rank, mine)
     mx.nd.waitall()  # the push has reached its server
     kv._barrier()  # every worker's has
     theirs = []
     for rank in range(kv.num_workers):
         out = mx.nd.zeros((AGREE_BYTES,))
-        kv.pull(AGREE_KEY + rank, out=out)
+        kv.pull(first_key + rank, out=out)
         theirs.append(json.loads(out.asnumpy().astype(np.uint8).tobytes().rstrip(b" ")))
     return theirs
 
 
 def tell_the_others(line, status):
     """A worker of a cluster that failed before joining it (its data unreadable, its checkpoint refused: every worker
-    reads its data before it joins) joins it now, to tell the others its error ``line`` in :func:`agree`'s exchange:
+    reads its data before it joins) joins it now, to tell the others its error ``line`` in :func:`introduce`'s exchange:
     they waited for it in ``mx.kv.create`` for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default), and then blamed
     a worker that did not join, any one. They now end as they compare, in one line with this one's reason. Then
     this process exits with ``status`` (:func:`exit_if_joined`), having said nothing more: where the others never
@@ -388,8 +406,7 @@ def tell_the_others(line, status):
         with watch.armed("while telling the others its error"):
             # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
             kv = mx.kv.create("dist_sync")
-            _exchange(kv, {"rank": kv.rank, "host": this_host(), "address": watch.address, "port": watch.port,
-                           "failed": reason})
+            _exchange(kv, dict(_whoami(kv, watch), failed=reason), INTRODUCE_KEY)
     except Exception:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
         pass
     exit_if_joined(status)  # (here, kv alive: its destructor, as this returned, waited in the exit barrier for ever)
@@ -398,10 +415,6 @@ def tell_the_others(line, status):
 def differences(workers):
     """Raise :class:`FastTextError` naming the first worker whose data, settings or resumed checkpoint differ from
     worker 0's."""
-    for worker in workers:  # one that failed before it joined (tell_the_others): its reason
-        if "failed" in worker:
-            raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) failed before training: "
-                                f"{worker['failed']}")
     first = workers[0]
     for other in workers[1:]:
         where = f"worker {other['rank']} (host {other['host']}) and worker 0 (host {first['host']})"

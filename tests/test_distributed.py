@@ -508,3 +508,24 @@ def test_a_join_that_waits_for_a_slow_worker_finds_the_scheduler_and_trains(samp
                         env=[_probing_after_2_s(tmp_path / "probing"), slow])
     assert [status for status, _, _ in ended] == [0, 0], ended
     assert sum((out / "config.json").exists() for out in outputs) == 1
+
+
+def test_a_worker_that_fails_between_joining_and_comparing_ends_the_other_naming_it(sample_dir, tmp_path):
+    """The workers learnt where the others answer only as they compared their data and settings: one that failed
+    after joining and before that (its model's table too large for its host's memory, a checkpoint of its own
+    disk refused) exited in its line, and the other waited for it, comparing, for FASTTEXT_CLUSTER_TIMEOUT (30
+    minutes). They now learn it as they join, and the other ends soon after, in one line naming it."""
+    fail = ("import fasttext_lib.train as t\n"
+            "from fasttext_lib.errors import FastTextError\n"
+            "def build(*args, **kwargs):\n"
+            "    raise FastTextError('an injected failure after joining')\n"
+            "t._build_model = build\n")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        env=[_probing_after_2_s(tmp_path / "probing"), _probing_after_2_s(tmp_path / "failing", also=fail)])
+    (status, _, err), (failed_status, _, failed_err) = ended
+    assert failed_status == 2 and _errors(failed_err) == ["error: an injected failure after joining"], failed_err
+    assert status == 2 and len(_errors(err)) == 1, err
+    assert re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped while the workers compared their data "
+                    r"and settings: its process ended", _errors(err)[0]), err
+    assert not any(out.exists() for out in outputs)
