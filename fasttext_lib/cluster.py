@@ -385,7 +385,7 @@ def tell_the_others(line, status):
     """A worker of a cluster that failed before joining it (its data unreadable, its checkpoint refused: every worker
     reads its data before it joins) joins it now, to tell the others its error ``line`` in :func:`introduce`'s exchange:
     they waited for it in ``mx.kv.create`` for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default), and then blamed
-    a worker that did not join, any one. They now end as they compare, in one line with this one's reason. Then
+    a worker that did not join, any one. They now end as they join, in one line with this one's reason. Then
     this process exits with ``status`` (:func:`exit_if_joined`), having said nothing more: where the others never
     come it ends quietly after the same timeout. Nothing is done outside a cluster's worker (``DMLC_ROLE=worker``,
     as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined, or where it could not join (its
