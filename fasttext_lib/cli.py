@@ -936,6 +936,15 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "prepare": cmd_prepare, "export-vectors": cmd_export_vectors, "import-folders": cmd_import_folders}
 
 
+def _tell_a_cluster(args, line):
+    """A ``train`` command's worker of a cluster, which failed in ``line`` before joining it, tells the others
+    (cluster.tell_the_others: it exits there); every other command joins none."""
+    if args.command == "train":
+        from .cluster import tell_the_others
+
+        tell_the_others(line, 2)
+
+
 def _say_error(line):
     """The error line on stderr, if stderr is still there: after a hangup its terminal is gone (EIO), and the
     failed write turned the exit status (129, 2) into 1 with a traceback nobody could read either."""
@@ -1166,14 +1175,18 @@ def main(argv=None, lean_mxnet=False):
         let_mxnet_finish()
         return exc.exit_status
     except FastTextError as exc:
-        _say_error(error_line(exc))
+        line = error_line(exc)
+        _say_error(line)
+        _tell_a_cluster(args, line)
         let_mxnet_finish(2)
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
             exit_after_a_bugs_traceback_if_joined()
             raise
-        _say_error(error_line(out_of_memory_line(exc)))
+        line = error_line(out_of_memory_line(exc))
+        _say_error(line)
+        _tell_a_cluster(args, line)
         let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:

@@ -15,16 +15,21 @@ So every worker:
 
 * refuses, before it reads its data, an environment no cluster launched it in (the ``DMLC_*`` variables unset),
   a scheduler address that cannot be one or a bad ``FASTTEXT_CLUSTER_TIMEOUT`` (:func:`check_kvstore_environment`);
-* compares, before the first step, its data and settings with every other worker's (:func:`agree`): one line
-  names the worker, its host and what differs;
-* answers on a TCP port of its own while it lives (:class:`Watch`), which it tells the others in that exchange;
+* compares, before the first step, its data, settings and resumed checkpoint with every other worker's
+  (:func:`agree`): one line names the worker, its host and what differs;
+* answers on a TCP port of its own while it lives (:class:`Watch`), which it tells the others as it joins
+  (:func:`introduce`);
 * while it waits on the cluster (joining it, stepping, leaving it) watches for progress: after
   :data:`PROBE_AFTER` seconds without a step it asks the other workers whether they live, and one that does
-  not answer (its process is gone, or its host) ends the run in one ``error:`` line naming it; after
+  not answer (its process is gone, or its host) ends the run in one ``error:`` line naming it, and while it joins,
+  a scheduler's port that answers as no ZeroMQ socket does (another program holds it) ends it too; after
   ``FASTTEXT_CLUSTER_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`) without a step it ends the run
   whatever the cause (a server or the scheduler lost, a worker that never joined);
 * on an error of its own exits at once after its error line (:func:`exit_if_joined`), rather than wait in the
-  kvstore's exit barrier for workers that wait for it.
+  kvstore's exit barrier for workers that wait for it;
+* on an error before it joined (every worker reads its data first: a file missing or empty on its host alone), joins
+  to tell the others its line (:func:`tell_the_others`), and they end in one line naming it and its reason, rather
+  than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it.
 
 The scheduler and servers are MXNet's own processes (SageMaker's MXNet toolkit starts them): they stay in their
 barrier until stopped, which the end of a SageMaker job's container does.
@@ -38,8 +43,6 @@ import sys
 import threading
 import time
 
-import numpy as np
-
 from .errors import FastTextError, error_line, setting_named
 
 TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
@@ -49,7 +52,11 @@ TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 DEFAULT_TIMEOUT = 1800
 PROBE_AFTER = 10  # seconds without a step before the other workers are asked whether they live
 PROBE_TIMEOUT = 5  # seconds a connect to a live worker's port may take (a host gone answers nothing)
+JOINING = "while joining the cluster"  # the phase in which the scheduler's port is checked (scheduler_port_taken)
+# What a ZeroMQ socket, as ps-lite's scheduler listens with, sends first on every connection (ZMTP's signature)
+ZMTP_SIGNATURE_START, ZMTP_SIGNATURE_END, ZMTP_SIGNATURE_BYTES = 0xFF, 0x7F, 10
 AGREE_KEY = 1000  # kvstore keys AGREE_KEY + rank: each worker's description (optim.py uses 0 and 1)
+INTRODUCE_KEY = 2000  # kvstore keys INTRODUCE_KEY + rank: each worker's address, or its failure, as it joins
 AGREE_BYTES = 4096  # a description's JSON, padded: a float32 per byte, exact
 # What may differ between workers: the devices, the bars, and the vectors' path (their content is in the data's id)
 LOCAL_SETTINGS = ("ctx", "progress", "pretrained_vectors")
@@ -167,14 +174,16 @@ def listen_everywhere():
 class Watch:
     """This worker's port, and the thread that ends a run its cluster can no longer finish (module doc)."""
 
-    def __init__(self, timeout=None):
+    def __init__(self, timeout=None, quiet_status=None):
         self.timeout = timeout_from_environment() if timeout is None else timeout
+        self.quiet_status = quiet_status  # ends with this status and no line of its own (tell_the_others: one is out)
         self.address = own_address()
         self.listener = listen_everywhere()
         self.port = self.listener.getsockname()[1]
         self.peers = []  # the other workers' descriptions (agree), once known
         self.phase = None  # what this worker waits for, while it waits on the cluster
         self.last = time.monotonic()
+        self.scheduler_checked = False
         self.closed = threading.Event()
         _joined.append(self)
         for target in (self._answer, self._watch):
@@ -225,6 +234,13 @@ class Watch:
                     else "a worker or server did not join (see the other hosts' logs), or the scheduler at "
                          f"{os.environ.get('DMLC_PS_ROOT_URI')}:{os.environ.get('DMLC_PS_ROOT_PORT')} cannot be reached")
                     + f"; the time allowed is {TIMEOUT_ENV} (seconds)")
+            if phase == JOINING and stalled >= PROBE_AFTER and not self.scheduler_checked:
+                self.scheduler_checked = True
+                host, port = os.environ.get("DMLC_PS_ROOT_URI"), os.environ.get("DMLC_PS_ROOT_PORT")
+                if scheduler_port_taken(host, port) and self._still_stuck(phase, stalled):
+                    self.fail(f"the scheduler's address {host}:{port} (DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT) answers, "
+                              f"but not as MXNet's scheduler: another program holds that port, so the scheduler "
+                              f"could not listen on it; start the cluster again with a free DMLC_PS_ROOT_PORT")
             if stalled >= PROBE_AFTER and self.peers:
                 lost = self.lost_peers()
                 if lost and self._still_stuck(phase, stalled):
@@ -248,6 +264,10 @@ class Watch:
     def fail(self, message):
         """End this process now, from this thread: the main thread is blocked inside MXNet, which no signal or
         exception reaches. Nothing is being written (the watch is armed only while the worker waits on the cluster)."""
+        if self.quiet_status is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(self.quiet_status)
         line = error_line(message)
         print(line, file=sys.stderr, flush=True)
         for report in REPORTERS:
@@ -257,6 +277,34 @@ class Watch:
                 pass
         sys.stdout.flush()
         os._exit(2)
+
+
+def scheduler_port_taken(host, port):
+    """Whether the scheduler's address answers, twice, with anything but the signature a ZeroMQ socket opens every
+    connection with: another program holds the port, and MXNet's scheduler, which could not listen on it, has
+    ended; the workers waited for FASTTEXT_CLUSTER_TIMEOUT, sending to that program. (Nothing listening is no
+    answer: the scheduler may not have started yet, which the timeout waits for.)"""
+    return all(_greeting(host, port) is False for _ in range(2))
+
+
+def _greeting(host, port):
+    """True: ``host:port`` opens with ZMTP's signature; False: it answers otherwise or not within PROBE_TIMEOUT
+    seconds; None: nothing listens (or the address is unreachable)."""
+    try:
+        connection = socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT)
+    except (OSError, ValueError):
+        return None
+    got = b""
+    with connection:
+        try:
+            while len(got) < ZMTP_SIGNATURE_BYTES:
+                more = connection.recv(ZMTP_SIGNATURE_BYTES - len(got))
+                if not more:
+                    break
+                got += more
+        except OSError:  # (socket.timeout among them: a program that waits for its client to speak first)
+            pass
+    return len(got) == ZMTP_SIGNATURE_BYTES and got[0] == ZMTP_SIGNATURE_START and got[-1] == ZMTP_SIGNATURE_END
 
 
 def _answers(peer):
@@ -277,39 +325,96 @@ def armed(watch, phase):
             yield
 
 
-def describe(watch, rank, data_id, config, classes):
-    """What this worker tells the others: who it is, where it answers, and what it trains on."""
+def describe(watch, rank, data_id, config, classes, resumed_epoch=None):
+    """What this worker tells the others: who it is, where it answers, what it trains on, and the epoch of the
+    checkpoint it resumes from (None: it starts anew)."""
     settings = {k: v for k, v in config.to_dict().items() if k not in LOCAL_SETTINGS}
     return {"rank": int(rank), "host": this_host(), "address": watch.address, "port": watch.port,
             "data": data_id, "classes": hashlib.sha256("\n".join(classes).encode("utf-8")).hexdigest(),
-            "settings": settings}
+            "settings": settings, "resumed": resumed_epoch}
 
 
-def agree(kv, watch, description):
+def agree(kv, description):
     """Exchange every worker's :func:`describe` through the kvstore and refuse (every worker the same way) a
     cluster whose workers differ in data or settings. Before the optimizer is set: a push to a key the servers
     have not seen initializes it (kvstore_dist_server.h), in dist_sync and dist_async alike."""
+    theirs = _exchange(kv, description, AGREE_KEY)
+    differences(theirs)
+    return theirs
+
+
+def introduce(kv, watch):
+    """Right after the join, every worker's address for the watch (its peers), and any worker's failure before it
+    joined (:func:`tell_the_others`), raised naming it. Known only from :func:`agree` on, the peers of a worker lost
+    before it (a table too large for one host's memory, a checkpoint refused on one host) went unasked: the others
+    waited for it while comparing, for FASTTEXT_CLUSTER_TIMEOUT."""
+    theirs = _exchange(kv, _whoami(kv, watch), INTRODUCE_KEY)
+    for worker in theirs:
+        if "failed" in worker:
+            raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) failed before training: "
+                                f"{worker['failed']}")
+    watch.peers = [peer for peer in theirs if peer["rank"] != kv.rank]
+
+
+def _whoami(kv, watch):
+    return {"rank": int(kv.rank), "host": this_host(), "address": watch.address, "port": watch.port}
+
+
+def _exchange(kv, description, first_key):
+    """Push this worker's ``description`` (JSON) to its key (``first_key`` + its rank), wait until every worker has
+    pushed its own: every worker's, by rank. (The first push to a key the servers have not seen initializes it.)"""
     import mxnet as mx
+    import numpy as np  # (here: the CLI imports this module on a train command's error, for tell_the_others)
 
     payload = json.dumps(description, sort_keys=True).encode("utf-8")
-    if len(payload) > AGREE_BYTES:  # (settings are a few hundred bytes)
+    if len(payload) > AGREE_BYTES:  # (settings are a few hundred bytes; a failure's line is cut: tell_the_others)
         raise ValueError("cluster.agree: description too long")
     mine = mx.nd.array(np.frombuffer(payload.ljust(AGREE_BYTES), dtype=np.uint8).astype(np.float32))
-    kv.push(AGREE_KEY + kv.rank, mine)
+    kv.push(first_key + kv.rank, mine)
     mx.nd.waitall()  # the push has reached its server
     kv._barrier()  # every worker's has
     theirs = []
     for rank in range(kv.num_workers):
         out = mx.nd.zeros((AGREE_BYTES,))
-        kv.pull(AGREE_KEY + rank, out=out)
+        kv.pull(first_key + rank, out=out)
         theirs.append(json.loads(out.asnumpy().astype(np.uint8).tobytes().rstrip(b" ")))
-    watch.peers = [peer for peer in theirs if peer["rank"] != kv.rank]
-    differences(theirs)
     return theirs
 
 
+def tell_the_others(line, status):
+    """A worker of a cluster that failed before joining it (its data unreadable, its checkpoint refused: every worker
+    reads its data before it joins) joins it now, to tell the others its error ``line`` in :func:`introduce`'s exchange:
+    they waited for it in ``mx.kv.create`` for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default), and then blamed
+    a worker that did not join, any one. They now end as they join, in one line with this one's reason. Then
+    this process exits with ``status`` (:func:`exit_if_joined`), having said nothing more: where the others never
+    come it ends quietly after the same timeout. Nothing is done outside a cluster's worker (``DMLC_ROLE=worker``,
+    as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined, or where it could not join (its
+    ``DMLC_*`` variables are what it failed on)."""
+    if _joined or os.environ.get("DMLC_ROLE") != "worker":
+        return
+    try:
+        check_kvstore_environment("dist_sync")
+        import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
+
+        watch = Watch(quiet_status=status)
+    except Exception:
+        return
+    reason = line[len("error: "):] if line.startswith("error: ") else line
+    while len(json.dumps(reason)) > AGREE_BYTES // 2:  # (a long path's line, cut to fit the exchange's bytes)
+        reason = reason[:len(reason) * 3 // 4]
+    try:
+        with watch.armed("while telling the others its error"):
+            # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
+            kv = mx.kv.create("dist_sync")
+            _exchange(kv, dict(_whoami(kv, watch), failed=reason), INTRODUCE_KEY)
+    except Exception:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
+        pass
+    exit_if_joined(status)  # (here, kv alive: its destructor, as this returned, waited in the exit barrier for ever)
+
+
 def differences(workers):
-    """Raise :class:`FastTextError` naming the first worker whose data or settings differ from worker 0's."""
+    """Raise :class:`FastTextError` naming the first worker whose data, settings or resumed checkpoint differ from
+    worker 0's."""
     first = workers[0]
     for other in workers[1:]:
         where = f"worker {other['rank']} (host {other['host']}) and worker 0 (host {first['host']})"
@@ -324,3 +429,15 @@ def differences(workers):
         if changed:
             raise FastTextError(f"{where} train with different settings ({', '.join(changed)}): every worker must "
                                 f"be given the same settings")
+        if other["resumed"] != first["resumed"]:
+            # (a checkpoint dir on one host's disk alone: each worker stepped through its own number of epochs, and
+            # the one done first waited for the others in the kvstore's exit barrier, both for FASTTEXT_CLUSTER_TIMEOUT)
+            raise FastTextError(f"{where} resume from different checkpoints (worker 0: {_resumed(first)}, worker "
+                                f"{other['rank']}: {_resumed(other)}): every worker must resume from the same one, and only "
+                                f"the first (rank 0) writes them; give every host the same "
+                                f"{setting_named('checkpoint_dir')} (an s3:// one, or on SageMaker the job's "
+                                f"checkpoint_s3_uri)")
+
+
+def _resumed(worker):
+    return "none" if worker["resumed"] is None else f"epoch {worker['resumed']}"

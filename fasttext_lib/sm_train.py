@@ -1038,6 +1038,10 @@ def _fail(line, environ, status=2):
 
     print(line, file=sys.stderr, flush=True)
     write_failure(line, environ)
+    if status == 2:  # a host's worker that failed before joining its cluster: the others told (it exits there)
+        from .cluster import tell_the_others
+
+        tell_the_others(line, status)
     let_mxnet_finish(status)  # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here
     quiet_exit_hook()  # (as the CLI does: MXNet's exit hook failing again printed a traceback below the line)
     return status

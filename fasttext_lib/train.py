@@ -381,8 +381,10 @@ def _join_workers(config, data):
 
     kv_type = kvstore_type(config, data.ctxs)
     watch = cluster.Watch() if str(kv_type).startswith("dist") else None
-    with cluster.armed(watch, "while joining the cluster"):
+    with cluster.armed(watch, cluster.JOINING):
         kv = mx.kv.create(kv_type) if kv_type else None
+        if watch is not None:  # (its peers known from here: one lost before the first step is found as soon)
+            cluster.introduce(kv, watch)
     rank, count = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
     # must push the same number of batches, or the last ones would wait forever.
@@ -428,10 +430,10 @@ def _build_or_resume(config, data, workers, kv, checkpoint_dir, score_train, sea
     result.rank, result.num_workers = workers.rank, workers.count
     if workers.watch is not None:  # every worker must train on the same data with the same settings: refused otherwise
         with workers.watch.armed("while the workers compared their data and settings"):
-            cluster.agree(kv, workers.watch, cluster.describe(
+            cluster.agree(kv, cluster.describe(
                 workers.watch, workers.rank,
                 data_id or data_fingerprint(data.featurizer, data.train_bags, data.y_train, vectors_id), config,
-                data.classes))
+                data.classes, None if resumed is None else resumed["epoch"]))
     steps_per_epoch = math.ceil(workers.per_worker / config.batch_size)
     updater = _make_updater(model, config, data.ctxs, kv, workers, steps_per_epoch, resumed)
     native = use_bag_ops(data.ctxs)

@@ -4,6 +4,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -333,14 +334,43 @@ def test_workers_given_other_data_or_settings_are_refused_before_training(sample
     assert not any(out.exists() for out in outputs)
 
 
-def test_a_worker_that_fails_before_joining_ends_the_other_after_the_timeout(sample_dir, tmp_path):
-    """A worker that stopped before joining the cluster (its data could not be read) left the others in
-    mx.kv.create for ever; they now give up after FASTTEXT_CLUSTER_TIMEOUT seconds, in one line."""
+@pytest.mark.parametrize("case", ["missing on one host", "empty on one host", "missing on both", "a long path"])
+def test_a_worker_that_fails_reading_its_data_tells_the_others_its_reason(sample_dir, tmp_path, case):
+    """Every worker reads its data before it joins the cluster: one that could not (a file missing or empty on its
+    host alone) ended in its line, and the others waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30
+    minutes by default), then blamed "a worker or server" that did not join. The failed worker now joins to tell
+    them its reason, and every worker ends at once, in one line, the others' naming it; no bundle is written."""
+    (tmp_path / "empty.csv").write_text("")
+    bad = {"missing on one host": tmp_path / "missing.csv", "empty on one host": tmp_path / "empty.csv",
+           "missing on both": tmp_path / "missing.csv",
+           "a long path": tmp_path.joinpath(*["d" * 200] * 18, "missing.csv")}[case]  # (a line of 3.7k characters)
+    each = [["--train", bad]] * 2 if case == "missing on both" else [[], ["--train", bad]]
+    said = (f"error: --train: no such file: {bad}" if "empty" not in case else
+            f"error: {bad}: file is empty")
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
-    ended = run_workers(_common(sample_dir), outputs, each=[[], ["--train", tmp_path / "missing.csv"]],
-                        env={"FASTTEXT_CLUSTER_TIMEOUT": "3"}, deadline=90)
+    ended = run_workers(_common(sample_dir), outputs, each=each, deadline=90)
+    assert [status for status, _, _ in ended] == [2, 2], ended
+    assert [len(_errors(err)) for _, _, err in ended] == [1, 1], ended
+    if case == "missing on both":
+        assert [_errors(err) for _, _, err in ended] == [[said]] * 2, ended
+    else:
+        (_, _, err), (_, _, failed_err) = ended
+        assert _errors(failed_err) == [said] and "Traceback" not in failed_err, failed_err
+        told = re.fullmatch(r"error: worker [01] \(host \S+\) failed before training: (.+)", _errors(err)[0])
+        assert told and said[len("error: "):].startswith(told[1]), err
+        assert told[1] == said[len("error: "):] or case == "a long path", err
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_worker_that_cannot_join_ends_the_other_after_the_timeout(sample_dir, tmp_path):
+    """A worker that failed on its cluster settings themselves (here its own FASTTEXT_CLUSTER_TIMEOUT) cannot join
+    to say why: the others give up after their FASTTEXT_CLUSTER_TIMEOUT seconds, in one line."""
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "3"}, {"FASTTEXT_CLUSTER_TIMEOUT": "soon"}])
     (status, _, err), (failed_status, _, failed_err) = ended
-    assert failed_status == 2 and _errors(failed_err) == [f"error: --train: no such file: {tmp_path / 'missing.csv'}"]
+    assert failed_status == 2 and _errors(failed_err) == [
+        "error: FASTTEXT_CLUSTER_TIMEOUT must be a number of seconds above 0, got 'soon'"], failed_err
     assert status == 2 and len(_errors(err)) == 1, err
     assert _errors(err)[0].startswith("error: the cluster did not move for 3 s while joining the cluster: a worker or "
                                       "server did not join"), err
@@ -416,3 +446,86 @@ def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_n
     # (a worker's rank is the order the scheduler registered it in, not the order the processes were started in)
     assert status == 2 and re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped", _errors(err)[0]), err
     assert not any((out / "config.json").exists() for out in outputs)
+
+
+def test_workers_resuming_from_different_checkpoints_are_refused_before_training(sample_dir, tmp_path):
+    """A checkpoint dir on one host's disk alone (only the first worker writes them): the worker that found a
+    checkpoint resumed at its epoch, the other started anew, and with fewer epochs left the first one done waited
+    for the other in the kvstore's exit barrier, the other for its pushes, both alive: FASTTEXT_CLUSTER_TIMEOUT
+    (30 minutes) later each ended blaming a parameter server or the scheduler. Every worker now ends in the same
+    line naming the checkpoints that differ, before the first step, and no bundle is written."""
+    checkpoints = tmp_path / "checkpoints"
+
+    def two_epochs_saved():
+        return (checkpoints / "epoch-0002" / "checkpoint.json").exists()
+
+    assert run_cluster(_common(sample_dir) + ["--checkpoint-dir", checkpoints],
+                       [tmp_path / f"killed{rank}" for rank in range(2)], stop_when=two_epochs_saved) is None
+    done = max(int(p.name[len("epoch-"):]) for p in checkpoints.glob("epoch-*") if (p / "checkpoint.json").exists())
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        each=[["--checkpoint-dir", checkpoints], ["--checkpoint-dir", tmp_path / "empty"]])
+    assert [status for status, _, _ in ended] == [2, 2], ended
+    assert _errors(ended[0][2]) == _errors(ended[1][2]) and len(_errors(ended[0][2])) == 1, ended
+    epochs = {f"epoch {done}", "none"}
+    said = re.match(r"error: worker 1 \(host \S+\) and worker 0 \(host \S+\) resume from different checkpoints "
+                    r"\(worker 0: (epoch \d+|none), worker 1: (epoch \d+|none)\): every worker must resume from the same "
+                    r"one, and only the first \(rank 0\) writes them; give every host the same --checkpoint-dir",
+                    _errors(ended[0][2])[0])
+    assert said and {said[1], said[2]} == epochs, ended[0][2]
+    assert not any(out.exists() for out in outputs)
+    assert (checkpoints / f"epoch-{done:04d}" / "checkpoint.json").is_file()  # the user's checkpoint kept
+
+
+def test_a_scheduler_port_another_program_holds_ends_the_workers_in_one_line_saying_so(sample_dir, tmp_path):
+    """A DMLC_PS_ROOT_PORT another program listens on: MXNet's scheduler could not listen there and ended, and the
+    workers sent their registrations to that program, waiting for FASTTEXT_CLUSTER_TIMEOUT (30 minutes) to end in a
+    line that blamed a worker or server that did not join. The port is now found answering as no ZeroMQ socket
+    does, soon after the join stalls, and every worker ends in one line saying so."""
+    taken = socket.create_server(("127.0.0.1", 0))  # (it accepts nothing: connections wait in its backlog, unanswered)
+    port = taken.getsockname()[1]
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    try:
+        ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                            env=dict(_probing_after_2_s(tmp_path / "hooks"), DMLC_PS_ROOT_PORT=str(port)))
+    finally:
+        taken.close()
+    assert [status for status, _, _ in ended] == [2, 2], ended
+    for _, _, err in ended:
+        assert _errors(err) == [f"error: the scheduler's address 127.0.0.1:{port} (DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT) "
+                                f"answers, but not as MXNet's scheduler: another program holds that port, so the "
+                                f"scheduler could not listen on it; start the cluster again with a free "
+                                f"DMLC_PS_ROOT_PORT"], err
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_join_that_waits_for_a_slow_worker_finds_the_scheduler_and_trains(sample_dir, tmp_path):
+    """The check of the scheduler's port (while a join stalls) finds MXNet's own scheduler what it is: a worker that
+    starts seconds after the other (its data read slowly) joins, and both train to the end."""
+    slow = _probing_after_2_s(tmp_path / "slow", also="import time\ntime.sleep(6)\n")  # (2 s probe: checked at 2 s)
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir, epochs=1), outputs, deadline=120,
+                        env=[_probing_after_2_s(tmp_path / "probing"), slow])
+    assert [status for status, _, _ in ended] == [0, 0], ended
+    assert sum((out / "config.json").exists() for out in outputs) == 1
+
+
+def test_a_worker_that_fails_between_joining_and_comparing_ends_the_other_naming_it(sample_dir, tmp_path):
+    """The workers learnt where the others answer only as they compared their data and settings: one that failed
+    after joining and before that (its model's table too large for its host's memory, a checkpoint of its own
+    disk refused) exited in its line, and the other waited for it, comparing, for FASTTEXT_CLUSTER_TIMEOUT (30
+    minutes). They now learn it as they join, and the other ends soon after, in one line naming it."""
+    fail = ("import fasttext_lib.train as t\n"
+            "from fasttext_lib.errors import FastTextError\n"
+            "def build(*args, **kwargs):\n"
+            "    raise FastTextError('an injected failure after joining')\n"
+            "t._build_model = build\n")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        env=[_probing_after_2_s(tmp_path / "probing"), _probing_after_2_s(tmp_path / "failing", also=fail)])
+    (status, _, err), (failed_status, _, failed_err) = ended
+    assert failed_status == 2 and _errors(failed_err) == ["error: an injected failure after joining"], failed_err
+    assert status == 2 and len(_errors(err)) == 1, err
+    assert re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped while the workers compared their data "
+                    r"and settings: its process ended", _errors(err)[0]), err
+    assert not any(out.exists() for out in outputs)

@@ -30,7 +30,7 @@ import types
 import pytest
 
 from conftest import (ROOT, UNRESUMABLE_BEFORE_READING, as_an_older_writer_left_it, edit_checkpoint, exit_modules_probe,
-                      machine_with_memory, modules_at_exit, staged_only_site)
+                      free_port, machine_with_memory, modules_at_exit, staged_only_site)
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -608,6 +608,43 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert os.listdir(tmp_path / "model") == []
     # what the console shows as FailureReason: the toolkit keeps this file rather than writing its own
     assert (tmp_path / "output" / "failure").read_text() == last
+
+
+def test_a_job_on_two_hosts_one_of_whose_channels_is_empty_fails_on_both_in_one_line_naming_it(source_dir, sample_dir,
+                                                                                               tmp_path):
+    """Every host reads its channels before joining the cluster: a host whose train channel held no files (its
+    own copy of the data gone) failed in its line, and the other host waited for it in MXNet's kvstore for
+    FASTTEXT_CLUSTER_TIMEOUT (30 minutes), billed, then failed blaming a worker or server that did not join. Both
+    now fail at once, the other host's FailureReason naming the host and its reason; no model is saved."""
+    hosts = ("algo-1", "algo-2")
+    cluster = dict(DMLC_PS_ROOT_URI="127.0.0.1", DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1",
+                   DMLC_NUM_WORKER="2", DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
+    copy = lambda path: open(path, "w").write((sample_dir / "train.csv").read_text())  # noqa: E731
+    envs = [make_container(tmp_path / host, {"train": {"a.csv": copy} if host == "algo-1" else {}}, hosts=hosts,
+                           current_host=host, extra_env=dict(cluster, DMLC_ROLE="worker")) for host in hosts]
+    # (the scheduler and the server, which SageMaker's toolkit starts: MXNet imported with their DMLC_ROLE)
+    roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE=role, **cluster))
+             for role in ("scheduler", "server")]
+    jobs = [subprocess.Popen([sys.executable, "fasttext_lib/entry_point.py", *map(str, args_for(epochs=2))],
+                             cwd=str(source_dir), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for env in envs]
+    try:
+        ended = [(job.communicate(timeout=90)[1], job.returncode) for job in jobs]
+    finally:
+        for process in roles + jobs:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    channel = tmp_path / "algo-2" / "input" / "data" / "train"
+    reason = f"train channel {channel} holds no files (check the S3 prefix given to fit())"
+    lines = [[line for line in err.splitlines() if line.startswith("error: ")] for err, _ in ended]
+    assert [status for _, status in ended] == [2, 2] and lines[1] == [f"error: {reason}"], ended
+    assert re.fullmatch(r"error: worker [01] \(host algo-2\) failed before training: " + re.escape(reason),
+                        lines[0][0]) and len(lines[0]) == 1, ended
+    for host, said in zip(hosts, lines):
+        assert (tmp_path / host / "output" / "failure").read_text() == said[0]
+        assert os.listdir(tmp_path / host / "model") == []
 
 
 @pytest.mark.parametrize("variable, value, says", [
