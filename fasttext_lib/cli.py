@@ -29,6 +29,7 @@ file is read (and checked whole) once the vocabulary is known, keeping only the 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
+import contextlib
 import functools
 import itertools
 import json
@@ -936,13 +937,24 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "prepare": cmd_prepare, "export-vectors": cmd_export_vectors, "import-folders": cmd_import_folders}
 
 
-def _tell_a_cluster(args, line):
-    """A ``train`` command's worker of a cluster, which failed in ``line`` before joining it, tells the others
-    (cluster.tell_the_others: it exits there); every other command joins none."""
+def _tell_a_cluster(args, failure, status, shown=None):
+    """A ``train`` command's worker of a cluster, which failed before joining it (``failure``: its error line, a bug or
+    a stop), tells the others (cluster.tell_the_others: it exits there with ``status``); every other command joins
+    none."""
     if args.command == "train":
         from .cluster import tell_the_others
 
-        tell_the_others(line, 2)
+        tell_the_others(failure, status, shown)
+
+
+def _telling_a_cluster(args):
+    """While a ``train`` command runs: its cluster's others are told here, after its cleanup and its line, not by
+    ``train()`` itself (cluster.caller_tells)."""
+    if args.command != "train":
+        return contextlib.nullcontext()
+    from .cluster import caller_tells
+
+    return caller_tells()
 
 
 def _say_error(line):
@@ -1139,6 +1151,8 @@ def main(argv=None, lean_mxnet=False):
     a first Ctrl-C during an autotune search with a trial completed stops only the search: autotune.autotune);
     141 when stdout's reader is gone (``| head -1``: :class:`StdoutClosed`), without an error line unless what the
     command had written could not all be put back as it was (the line says where the user's file is kept)."""
+    import traceback
+
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
                          out_of_memory_line)
     from .stops import stop_left, stop_message, stop_on_signals
@@ -1157,7 +1171,7 @@ def main(argv=None, lean_mxnet=False):
             _say_error(error_line(exc))
             return 2
     try:
-        with stop_on_signals():
+        with stop_on_signals(), _telling_a_cluster(args):
             refuse_standard_output(args)
             if sys.stdout is None and args.command in ANSWERING_COMMANDS:
                 raise FastTextError(f"standard output is closed (>&-): {args.command}'s answers would go nowhere; "
@@ -1177,22 +1191,25 @@ def main(argv=None, lean_mxnet=False):
     except FastTextError as exc:
         line = error_line(exc)
         _say_error(line)
-        _tell_a_cluster(args, line)
+        _tell_a_cluster(args, line, 2)
         let_mxnet_finish(2)
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
             exit_after_a_bugs_traceback_if_joined()
+            _tell_a_cluster(args, exc, 1, shown=traceback.print_exc)  # (before joining: its traceback, then it exits)
             raise
         line = error_line(out_of_memory_line(exc))
         _say_error(line)
-        _tell_a_cluster(args, line)
+        _tell_a_cluster(args, line, 2)
         let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
+        status = getattr(exc, "exit_status", 130)
         _say_error(error_line(stop_message(exc)))  # (with what it left: files it could not remove, a mixed set)
-        let_mxnet_finish(getattr(exc, "exit_status", 130))
-        return getattr(exc, "exit_status", 130)
+        _tell_a_cluster(args, exc, status)
+        let_mxnet_finish(status)
+        return status
     finally:
         # A library that installs a rich traceback handler (the sagemaker SDK does, when imported)
         # would print a bug's traceback on stdout: keep Python's own, on stderr.

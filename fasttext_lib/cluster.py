@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 
-from .errors import FastTextError, error_line, setting_named
+from .errors import FastTextError, bug_reason, error_line, setting_named
 
 TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 # Seconds a worker waits on the cluster with no step done before it gives up. Its peers' work between steps
@@ -51,6 +51,7 @@ TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 # must fit: a lost worker is found much sooner, by PROBE_AFTER.
 DEFAULT_TIMEOUT = 1800
 PROBE_AFTER = 10  # seconds without a step before the other workers are asked whether they live
+STOPPED_TELLS_FOR = 60  # seconds a stopped worker waits to tell the others (tell_the_others): then it exits all the same
 PROBE_TIMEOUT = 5  # seconds a connect to a live worker's port may take (a host gone answers nothing)
 JOINING = "while joining the cluster"  # the phase in which the scheduler's port is checked (scheduler_port_taken)
 # What a ZeroMQ socket, as ps-lite's scheduler listens with, sends first on every connection (ZMTP's signature)
@@ -63,6 +64,7 @@ LOCAL_SETTINGS = ("ctx", "progress", "pretrained_vectors")
 
 REPORTERS = []  # callables given the error line a lost cluster ends in (sm_train: the job's failure file)
 _joined = []  # the Watch of this process's cluster, once it started joining one
+_ever_joined = []  # every Watch made: MXNet joins a cluster once per process (tell_the_others joins none after one)
 
 
 def joined():
@@ -186,6 +188,7 @@ class Watch:
         self.scheduler_checked = False
         self.closed = threading.Event()
         _joined.append(self)
+        _ever_joined.append(self)
         for target in (self._answer, self._watch):
             threading.Thread(target=target, daemon=True, name=f"fasttext-cluster{target.__name__}").start()
 
@@ -350,6 +353,8 @@ def introduce(kv, watch):
     waited for it while comparing, for FASTTEXT_CLUSTER_TIMEOUT."""
     theirs = _exchange(kv, _whoami(kv, watch), INTRODUCE_KEY)
     for worker in theirs:
+        if worker.get("stopped"):
+            raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) was stopped before training")
         if "failed" in worker:
             raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) failed before training: "
                                 f"{worker['failed']}")
@@ -381,35 +386,128 @@ def _exchange(kv, description, first_key):
     return theirs
 
 
-def tell_the_others(line, status):
+def tell_the_others(failure, status, shown=None):
     """A worker of a cluster that failed before joining it (its data unreadable, its checkpoint refused: every worker
-    reads its data before it joins) joins it now, to tell the others its error ``line`` in :func:`introduce`'s exchange:
+    reads its data before it joins; a bug; a stop) joins it now, to tell the others in :func:`introduce`'s exchange:
     they waited for it in ``mx.kv.create`` for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default), and then blamed
     a worker that did not join, any one. They now end as they join, in one line with this one's reason. Then
     this process exits with ``status`` (:func:`exit_if_joined`), having said nothing more: where the others never
-    come it ends quietly after the same timeout. Nothing is done outside a cluster's worker (``DMLC_ROLE=worker``,
-    as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined, or where it could not join (its
-    ``DMLC_*`` variables are what it failed on)."""
-    if _joined or os.environ.get("DMLC_ROLE") != "worker":
+    come it ends quietly after the same timeout, or after :data:`STOPPED_TELLS_FOR` seconds when ``failure`` is a
+    stop (a stopped host must not hang), which a second stop ends at once. Nothing is done outside a cluster's worker
+    (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined, or where it could
+    not join (its ``DMLC_*`` variables are what it failed on).
+
+    ``failure``: the error line this host said, a bug's exception or a stop (a ``KeyboardInterrupt``). ``shown``: what
+    this host shows of it (a bug's traceback), called only once it is sure to join (and so to exit here: where it
+    returns, the caller's raise shows the traceback)."""
+    if _ever_joined or os.environ.get("DMLC_ROLE") != "worker":
         return
+    stopped = isinstance(failure, KeyboardInterrupt)
     try:
         check_kvstore_environment("dist_sync")
         import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
 
-        watch = Watch(quiet_status=status)
+        watch = Watch(quiet_status=status, timeout=min(STOPPED_TELLS_FOR, timeout_from_environment()) if stopped
+                      else None)
     except Exception:
         return
-    reason = line[len("error: "):] if line.startswith("error: ") else line
-    while len(json.dumps(reason)) > AGREE_BYTES // 2:  # (a long path's line, cut to fit the exchange's bytes)
-        reason = reason[:len(reason) * 3 // 4]
+    if shown is not None:
+        shown()
+    if stopped:
+        _exit_on_a_second_stop(status)
+    told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
     try:
         with watch.armed("while telling the others its error"):
             # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
             kv = mx.kv.create("dist_sync")
-            _exchange(kv, dict(_whoami(kv, watch), failed=reason), INTRODUCE_KEY)
-    except Exception:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
+            _exchange(kv, dict(_whoami(kv, watch), **told), INTRODUCE_KEY)
+    except BaseException:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
         pass
     exit_if_joined(status)  # (here, kv alive: its destructor, as this returned, waited in the exit barrier for ever)
+
+
+def _reason_told(failure):
+    """The reason the others are told: an error line without its ``error: ``, or a bug's type and message; cut to
+    fit the exchange's bytes (a long path's line)."""
+    if isinstance(failure, str):
+        reason = failure[len("error: "):] if failure.startswith("error: ") else failure
+    else:
+        reason = bug_reason(failure)
+    while len(json.dumps(reason)) > AGREE_BYTES // 2:
+        reason = reason[:len(reason) * 3 // 4]
+    return reason
+
+
+def _exit_on_a_second_stop(status):
+    """A stop while a stopped worker tells the others (joining, in MXNet's C++, which no Python signal handler
+    interrupts: it runs once the call returns) ends the process at once, quietly, with the first stop's ``status``:
+    the signal's byte on Python's wakeup descriptor wakes a thread that exits. (Not the main thread: nothing here.)"""
+    import signal
+
+    from .stops import stopping_signals
+
+    reader, writer = os.pipe()
+    os.set_blocking(writer, False)
+    try:
+        signal.set_wakeup_fd(writer)
+        for signum in stopping_signals():
+            signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
+    except ValueError:  # not the main thread
+        return
+
+    def exit_on_the_byte():
+        os.read(reader, 1)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+    threading.Thread(target=exit_on_the_byte, daemon=True, name="fasttext-cluster-second-stop").start()
+
+
+_callers_tell = []  # the CLI's and the training job's main, while they run: they tell the others themselves
+
+
+@contextlib.contextmanager
+def caller_tells():
+    """The CLI's command and the training job: they tell the others (:func:`tell_the_others`) once their own cleanup
+    has run and their line is out; :func:`train`'s own telling (:func:`told_if_it_fails`) leaves it to them."""
+    _callers_tell.append(True)
+    try:
+        yield
+    finally:
+        _callers_tell.pop()
+
+
+@contextlib.contextmanager
+def told_if_it_fails():
+    """The Python API's ``train()``, in a cluster's worker: what fails before it joins (its data, a bug, a stop) is
+    told to the others, as the CLI tells them, and this process exits there (it joined the cluster; the kvstore's
+    exit barrier would wait for ever), after the line the CLI would say (a bug: its traceback). Called by the CLI
+    or the training job, nothing here: they tell the others themselves (:func:`caller_tells`)."""
+    try:
+        yield
+    except BaseException as exc:
+        if not _callers_tell:
+            _tell_as_the_cli_would(exc)
+        raise
+
+
+def _tell_as_the_cli_would(exc):
+    import traceback
+
+    from .errors import is_out_of_memory, out_of_memory_line
+    from .stops import stop_message
+
+    def say(line):
+        return lambda: print(line, file=sys.stderr, flush=True)
+
+    if isinstance(exc, KeyboardInterrupt):
+        tell_the_others(exc, getattr(exc, "exit_status", 130), shown=say(error_line(stop_message(exc))))
+    elif isinstance(exc, FastTextError) or is_out_of_memory(exc):
+        line = error_line(exc if isinstance(exc, FastTextError) else out_of_memory_line(exc))
+        tell_the_others(line, 2, shown=say(line))
+    elif isinstance(exc, Exception):
+        tell_the_others(exc, 1, shown=traceback.print_exc)
 
 
 def differences(workers):

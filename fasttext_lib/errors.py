@@ -201,6 +201,12 @@ def reason_of(exc):
     return lines[0]
 
 
+def bug_reason(exc):
+    """A bug's exception as one line: its type and :func:`reason_of` (the job's FailureReason; what a cluster's other
+    workers are told, cluster.tell_the_others)."""
+    return f"{type(exc).__name__}: {reason_of(exc)}" if str(exc).strip() else type(exc).__name__
+
+
 def let_mxnet_finish(status=None):
     """Wait for MXNet's engine to run what an aborted run (e.g. a diverged one) left queued: shutting
     the engine down with operators pending can abort the process ("terminate called without an

@@ -994,8 +994,10 @@ def main(argv=None, environ=None, lean_mxnet=False):
     once with one error line, the same line as the FailureReason and the signal's status (143 for SIGTERM), as the
     CLI stops; armed already where the package's import began the job (fasttext_lib/__init__.py). It stays armed
     to the process's end: a signal after the job's own stop has no cleanup left to wait for."""
-    from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line,
-                         reason_of)
+    import traceback
+
+    from . import cluster
+    from .errors import bug_reason, error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, out_of_memory_line
     from .stops import stop_at_once_on_signals, stop_message, stop_on_signals
 
     if lean_mxnet:
@@ -1010,38 +1012,36 @@ def main(argv=None, environ=None, lean_mxnet=False):
             from .mxnet_env import start_mxnet
 
             start_mxnet()
-        with stop_on_signals():  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
+        with stop_on_signals(), cluster.caller_tells():  # StopTrainingJob / spot: SIGTERM -> clean up, one error line
             return run_training(argv, environ)
     except FastTextError as exc:
         return _fail(error_line(exc), environ)
     except KeyboardInterrupt as exc:
         # The CLI's line and status, 128 + the signal's number (143 for SIGTERM, 130 for Ctrl-C), as a stop while
         # the job starts has (stops.stop_at_once_on_signals): re-raised as a user error, it exited 2
-        return _fail(error_line(stop_message(exc, resumed_by_a_job)), environ, getattr(exc, "exit_status", 130))
+        return _fail(error_line(stop_message(exc, resumed_by_a_job)), environ, getattr(exc, "exit_status", 130), exc)
     except Exception as exc:
         if is_out_of_memory(exc):  # the instance type, the data or the settings, not a bug: the CLI's one line
             return _fail(error_line(out_of_memory_line(exc)), environ)
         # a bug: the traceback goes to the log, its reason to the console, as one line (MXNet's message starts with
         # its C++ stack, over lines: that was the FailureReason, the reason last or cut off)
-        reason = f"{type(exc).__name__}: {reason_of(exc)}" if str(exc).strip() else type(exc).__name__
-        write_failure(error_line(reason)[len("error: "):], environ)
+        write_failure(error_line(bug_reason(exc))[len("error: "):], environ)
         exit_after_a_bugs_traceback_if_joined()  # a cluster's worker: not in the kvstore's exit barrier for ever
+        cluster.tell_the_others(exc, 1, shown=traceback.print_exc)  # (before joining: its traceback, then it exits)
         raise
 
 
-def _fail(line, environ, status=2):
-    """The job's end on a user error (or a stop: ``status``, the signal's): ``line`` on stderr and as the
-    FailureReason; exit status ``status``."""
+def _fail(line, environ, status=2, stop=None):
+    """The job's end on a user error (or a ``stop``, a KeyboardInterrupt: ``status``, the signal's): ``line`` on stderr
+    and as the FailureReason; exit status ``status``."""
+    from . import cluster
     from .errors import let_mxnet_finish
 
     from .mxnet_env import quiet_exit_hook
 
     print(line, file=sys.stderr, flush=True)
     write_failure(line, environ)
-    if status == 2:  # a host's worker that failed before joining its cluster: the others told (it exits there)
-        from .cluster import tell_the_others
-
-        tell_the_others(line, status)
+    cluster.tell_the_others(stop or line, status)  # a host's worker before joining its cluster: it exits there
     let_mxnet_finish(status)  # as the CLI does: not an abort (-6) after the line; a cluster's worker exits here
     quiet_exit_hook()  # (as the CLI does: MXNet's exit hook failing again printed a traceback below the line)
     return status

@@ -134,6 +134,7 @@ def featurize(train_data, val_data, config):
     return featurizer, train_bags, val_bags
 
 
+@cluster.told_if_it_fails()  # a cluster's worker that fails before joining tells the others, as the CLI does
 @keeping_stops  # the Stop button of a notebook stops it, also when it lands in a finalizer (stops.kept_stops)
 def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_dir=None, featurized=None,
           release_texts=False, pretrained=None, release_pretrained=False, score_train=False,

@@ -44,11 +44,12 @@ def run_cluster(args, outputs, stop_when=None, kvstore="dist_sync"):
 
 
 def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, env=None, while_running=None,
-                deadline=300):
+                deadline=300, programs=None):
     """The cluster of :func:`run_cluster` -> each worker's ``(exit status, stdout, stderr)``, whatever they are.
 
     ``each``: per worker, more arguments (its own --train, ...); ``env``: more variables for the workers, or per
-    worker (a list of dicts); ``while_running(workers)``: called every poll (to kill one). Workers still running
+    worker (a list of dicts); ``while_running(workers)``: called every poll (to kill one); ``programs``: per worker,
+    the command it runs instead of the CLI's train (None: the CLI's). Workers still running
     after ``deadline`` seconds fail the test (a hang); the scheduler and server are killed at the end.
     """
     env_all = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", DMLC_PS_ROOT_URI="127.0.0.1",
@@ -59,10 +60,12 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
     roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], env=dict(env_all, DMLC_ROLE=role),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
-    workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, args), *map(str, extra),
-                                 "--kvstore", kvstore, "--batch-size", str(WORKER_BATCH), "--output", str(out)],
+    workers = [subprocess.Popen(program or [sys.executable, "-m", "fasttext_lib", "train", *map(str, args),
+                                            *map(str, extra), "--kvstore", kvstore, "--batch-size", str(WORKER_BATCH),
+                                            "--output", str(out)],
                                 env=dict(env_all, DMLC_ROLE="worker", **own), stdout=stdout, stderr=stderr, text=True)
-               for out, (stdout, stderr), extra, own in zip(outputs, logs, each or [[]] * len(outputs), worker_envs)]
+               for out, (stdout, stderr), extra, own, program in zip(outputs, logs, each or [[]] * len(outputs),
+                                                                     worker_envs, programs or [None] * len(outputs))]
     try:
         until = time.time() + deadline
         while any(w.poll() is None for w in workers):
@@ -528,4 +531,100 @@ def test_a_worker_that_fails_between_joining_and_comparing_ends_the_other_naming
     assert status == 2 and len(_errors(err)) == 1, err
     assert re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped while the workers compared their data "
                     r"and settings: its process ended", _errors(err)[0]), err
+    assert not any(out.exists() for out in outputs)
+
+
+def _before_joining(code):
+    """Code for a worker's sitecustomize that runs ``code`` (a line of it, indented as a function's body) as the
+    worker's training begins, before it joins the cluster (as it checks its inputs)."""
+    return ("import os, signal, fasttext_lib.train as t\n"
+            "real_checked_inputs = t._checked_inputs\n"
+            "def checked_inputs(*args, **kwargs):\n"
+            f"    {code}\n"
+            "    return real_checked_inputs(*args, **kwargs)\n"
+            "t._checked_inputs = checked_inputs\n")
+
+
+def test_a_worker_that_hits_a_bug_before_joining_tells_the_others(sample_dir, tmp_path):
+    """A bug (an exception that is no user error) in one worker before it joined the cluster printed its traceback
+    and ended it, and the others waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default).
+    It now joins to tell them, after its traceback, and they end at once in one line naming it and the bug."""
+    bug = _before_joining("raise RuntimeError('an injected bug')")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", **_probing_after_2_s(tmp_path / "buggy", also=bug)}])
+    (status, _, err), (buggy_status, _, buggy_err) = ended
+    assert buggy_status == 1 and "Traceback" in buggy_err and "RuntimeError: an injected bug" in buggy_err, buggy_err
+    assert status == 2 and _errors(err) and re.fullmatch(
+        r"error: worker [01] \(host \S+\) failed before training: RuntimeError: an injected bug", _errors(err)[0]), err
+    assert len(_errors(err)) == 1 and not _errors(buggy_err), ended
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_worker_stopped_before_joining_tells_the_others_it_was_stopped(sample_dir, tmp_path):
+    """A SIGTERM (a spot host reclaimed, a job stopped on one host) or Ctrl-C on one worker before it joined the
+    cluster ended it in its stop line, and the others waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT
+    (30 minutes by default). It now joins to tell them, and they end at once in one line saying it was stopped."""
+    stop = _before_joining("os.kill(os.getpid(), signal.SIGTERM)")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", **_probing_after_2_s(tmp_path / "stopped", also=stop)}])
+    (status, _, err), (stopped_status, _, stopped_err) = ended
+    assert stopped_status == 143 and _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], \
+        stopped_err
+    assert "Traceback" not in stopped_err, stopped_err
+    assert status == 2 and len(_errors(err)) == 1 and re.fullmatch(
+        r"error: worker [01] \(host \S+\) was stopped before training", _errors(err)[0]), err
+    assert not any(out.exists() for out in outputs)
+
+
+@pytest.mark.parametrize("ended_by", ["the bound", "a second stop"])
+def test_a_worker_stopped_before_joining_ends_though_the_others_never_come(sample_dir, tmp_path, ended_by):
+    """Telling the others it was stopped means joining, which waits for them to finish reading their data: the
+    stopped worker gives up after cluster.STOPPED_TELLS_FOR seconds (60; 3 here) and exits quietly with its stop's
+    status, or at once on a second stop, rather than hang. (The other worker here never comes: it sleeps.)"""
+    marker = tmp_path / "stopped-once"
+    stop = _before_joining(f"open({str(marker)!r}, 'w').close(); os.kill(os.getpid(), signal.SIGTERM)")
+    if ended_by == "the bound":
+        stop += "import fasttext_lib.cluster\nfasttext_lib.cluster.STOPPED_TELLS_FOR = 3\n"
+    asleep = _probing_after_2_s(tmp_path / "asleep", also="import time\ntime.sleep(600)\n")
+    stopped_again = []
+
+    def stop_again_then_end_the_sleeper(workers):
+        if ended_by == "a second stop" and marker.exists() and not stopped_again:
+            time.sleep(5)  # (telling the others by now: joining, in MXNet's C++)
+            workers[1].send_signal(signal.SIGTERM)
+            stopped_again.append(True)
+        if workers[1].poll() is not None and workers[0].poll() is None:
+            workers[0].kill()
+
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    # (the deadline is below STOPPED_TELLS_FOR's 60 s: a second stop that did not end the wait fails the test)
+    ended = run_workers(_common(sample_dir), outputs, deadline=40, while_running=stop_again_then_end_the_sleeper,
+                        env=[asleep, _probing_after_2_s(tmp_path / "stopped", also=stop)])
+    stopped_status, _, stopped_err = ended[1]
+    assert stopped_status == 143 and _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], \
+        stopped_err
+    assert "Traceback" not in stopped_err and not any(out.exists() for out in outputs), stopped_err
+
+
+def test_the_python_api_in_a_worker_that_fails_before_joining_tells_the_others(sample_dir, tmp_path):
+    """``train()`` called from Python in a cluster's worker (DMLC_ROLE=worker) raised its error before joining, and the
+    others waited for that worker in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default). It now tells
+    them, as the CLI does: it says its line and exits 2 (it joined; the kvstore's exit barrier would wait for ever),
+    and they end at once in one line naming it and its reason."""
+    script = ("from fasttext_lib.config import TrainConfig\n"
+              "from fasttext_lib.data import LabeledTexts\n"
+              "from fasttext_lib.train import train\n"
+              "train(LabeledTexts(labels=['1'], texts=['']), config=TrainConfig(kvstore='dist_sync', ctx='cpu'))\n")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, env={"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                        programs=[None, [sys.executable, "-c", script]])
+    (status, _, err), (failed_status, _, failed_err) = ended
+    assert failed_status == 2 and len(_errors(failed_err)) == 1 and "Traceback" not in failed_err, failed_err
+    reason = _errors(failed_err)[0][len("error: "):]
+    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) failed before "
+                                            f"training: {reason}" for rank in "01" if f"worker {rank}" in err], err
     assert not any(out.exists() for out in outputs)

@@ -610,18 +610,26 @@ def test_training_job_errors_are_one_line(source_dir, tmp_path, case, pattern):
     assert (tmp_path / "output" / "failure").read_text() == last
 
 
-def test_a_job_on_two_hosts_one_of_whose_channels_is_empty_fails_on_both_in_one_line_naming_it(source_dir, sample_dir,
-                                                                                               tmp_path):
-    """Every host reads its channels before joining the cluster: a host whose train channel held no files (its
-    own copy of the data gone) failed in its line, and the other host waited for it in MXNet's kvstore for
-    FASTTEXT_CLUSTER_TIMEOUT (30 minutes), billed, then failed blaming a worker or server that did not join. Both
-    now fail at once, the other host's FailureReason naming the host and its reason; no model is saved."""
+def _job_on_two_hosts(source_dir, tmp_path, train_channels, algo_2_hook=""):
+    """The training job on hosts algo-1 and algo-2 (each under ``tmp_path / host``, its train channel's files
+    ``train_channels[host]``), with the scheduler and server SageMaker's toolkit starts -> each host's (stderr, exit
+    status). ``algo_2_hook``: code algo-2's job runs once fasttext_lib.train is imported (a thread that waits for it
+    patches it before it trains)."""
     hosts = ("algo-1", "algo-2")
     cluster = dict(DMLC_PS_ROOT_URI="127.0.0.1", DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1",
                    DMLC_NUM_WORKER="2", DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
-    copy = lambda path: open(path, "w").write((sample_dir / "train.csv").read_text())  # noqa: E731
-    envs = [make_container(tmp_path / host, {"train": {"a.csv": copy} if host == "algo-1" else {}}, hosts=hosts,
-                           current_host=host, extra_env=dict(cluster, DMLC_ROLE="worker")) for host in hosts]
+    envs = [make_container(tmp_path / host, {"train": train_channels[host]}, hosts=hosts, current_host=host,
+                           extra_env=dict(cluster, DMLC_ROLE="worker")) for host in hosts]
+    if algo_2_hook:
+        with open(os.path.join(envs[1]["PYTHONPATH"], "sitecustomize.py"), "a") as site:
+            site.write("\nimport sys as _s, threading as _th, time as _t\n"
+                       "def _hook():\n"
+                       "    while 'fasttext_lib.train' not in _s.modules or getattr(_s.modules['fasttext_lib.train']"
+                       ".__spec__, '_initializing', False):  # (until its import is done)\n"
+                       "        _t.sleep(0.001)\n"
+                       "    t = _s.modules['fasttext_lib.train']\n"
+                       + "".join(f"    {line}\n" for line in algo_2_hook.splitlines()) +
+                       "_th.Thread(target=_hook, daemon=True).start()\n")
     # (the scheduler and the server, which SageMaker's toolkit starts: MXNet imported with their DMLC_ROLE)
     roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE=role, **cluster))
@@ -630,12 +638,23 @@ def test_a_job_on_two_hosts_one_of_whose_channels_is_empty_fails_on_both_in_one_
                              cwd=str(source_dir), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for env in envs]
     try:
-        ended = [(job.communicate(timeout=90)[1], job.returncode) for job in jobs]
+        return [(job.communicate(timeout=90)[1], job.returncode) for job in jobs]
     finally:
         for process in roles + jobs:
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_a_job_on_two_hosts_one_of_whose_channels_is_empty_fails_on_both_in_one_line_naming_it(source_dir, sample_dir,
+                                                                                               tmp_path):
+    """Every host reads its channels before joining the cluster: a host whose train channel held no files (its
+    own copy of the data gone) failed in its line, and the other host waited for it in MXNet's kvstore for
+    FASTTEXT_CLUSTER_TIMEOUT (30 minutes), billed, then failed blaming a worker or server that did not join. Both
+    now fail at once, the other host's FailureReason naming the host and its reason; no model is saved."""
+    copy = lambda path: open(path, "w").write((sample_dir / "train.csv").read_text())  # noqa: E731
+    ended = _job_on_two_hosts(source_dir, tmp_path, {"algo-1": {"a.csv": copy}, "algo-2": {}})
+    hosts = ("algo-1", "algo-2")
     channel = tmp_path / "algo-2" / "input" / "data" / "train"
     reason = f"train channel {channel} holds no files (check the S3 prefix given to fit())"
     lines = [[line for line in err.splitlines() if line.startswith("error: ")] for err, _ in ended]
@@ -645,6 +664,35 @@ def test_a_job_on_two_hosts_one_of_whose_channels_is_empty_fails_on_both_in_one_
     for host, said in zip(hosts, lines):
         assert (tmp_path / host / "output" / "failure").read_text() == said[0]
         assert os.listdir(tmp_path / host / "model") == []
+
+
+@pytest.mark.parametrize("case", ["bug", "stop"])
+def test_a_job_on_two_hosts_one_of_which_hits_a_bug_or_is_stopped_before_joining_ends_both(source_dir, sample_dir,
+                                                                                          tmp_path, case):
+    """A host whose job hit a bug (its traceback) or was stopped (StopTrainingJob's SIGTERM on its host, a spot
+    instance reclaimed) before it joined the cluster ended, and the other host waited for it in MXNet's kvstore for
+    FASTTEXT_CLUSTER_TIMEOUT (30 minutes), billed. It now tells the other, which fails at once naming it."""
+    injected = {"bug": "raise RuntimeError('an injected bug')", "stop": "os.kill(os.getpid(), signal.SIGTERM)"}[case]
+    hook = ("import os, signal\n"
+            "real = t._checked_inputs\n"
+            "def checked_inputs(*args, **kwargs):\n"
+            f"    {injected}\n"
+            "    return real(*args, **kwargs)\n"
+            "t._checked_inputs = checked_inputs\n")
+    copy = lambda path: open(path, "w").write((sample_dir / "train.csv").read_text())  # noqa: E731
+    ended = _job_on_two_hosts(source_dir, tmp_path, {"algo-1": {"a.csv": copy}, "algo-2": {"a.csv": copy}}, hook)
+    lines = [[line for line in err.splitlines() if line.startswith("error: ")] for err, _ in ended]
+    told = "failed before training: RuntimeError: an injected bug" if case == "bug" else "was stopped before training"
+    assert ended[0][1] == 2 and len(lines[0]) == 1, ended
+    assert re.fullmatch(r"error: worker [01] \(host algo-2\) " + re.escape(told), lines[0][0]), ended
+    assert (tmp_path / "algo-1" / "output" / "failure").read_text() == lines[0][0]
+    if case == "bug":
+        assert ended[1][1] == 1 and "Traceback" in ended[1][0] and "RuntimeError: an injected bug" in ended[1][0], ended
+    else:
+        assert ended[1][1] == 143 and lines[1] == ["error: terminated (SIGTERM); stopped and cleaned up"], ended
+    for host in ("algo-1", "algo-2"):
+        assert os.listdir(tmp_path / host / "model") == []
+
 
 
 @pytest.mark.parametrize("variable, value, says", [
