@@ -27,9 +27,10 @@ So every worker:
   whatever the cause (a server or the scheduler lost, a worker that never joined);
 * on an error of its own exits at once after its error line (:func:`exit_if_joined`), rather than wait in the
   kvstore's exit barrier for workers that wait for it;
-* on an error before it joined (every worker reads its data first: a file missing or empty on its host alone), joins
-  to tell the others its line (:func:`tell_the_others`), and they end in one line naming it and its reason, rather
-  than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it.
+* on an error before it joined (every worker reads its data first: a file missing or empty on its host alone; a bug;
+  a stop), joins to tell the others its line (:func:`tell_the_others`), and they end in one line naming it and its
+  reason (or that it was stopped), rather than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it: the CLI and the training
+  job after their own line and cleanup, the Python API's ``train()`` itself (:func:`told_if_it_fails`).
 
 The scheduler and servers are MXNet's own processes (SageMaker's MXNet toolkit starts them): they stay in their
 barrier until stopped, which the end of a SageMaker job's container does.
