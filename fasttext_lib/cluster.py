@@ -401,7 +401,7 @@ def tell_the_others(failure, status, shown=None):
     ``failure``: the error line this host said, a bug's exception or a stop (a ``KeyboardInterrupt``). ``shown``: what
     this host shows of it (a bug's traceback), called only once it is sure to join (and so to exit here: where it
     returns, the caller's raise shows the traceback)."""
-    if _ever_joined or os.environ.get("DMLC_ROLE") != "worker":
+    if not _may_tell():
         return
     stopped = isinstance(failure, KeyboardInterrupt)
     try:
@@ -425,6 +425,11 @@ def tell_the_others(failure, status, shown=None):
     except BaseException:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
         pass
     exit_if_joined(status)  # (here, kv alive: its destructor, as this returned, waited in the exit barrier for ever)
+
+
+def _may_tell():
+    """Whether this process is a cluster's worker that has not joined (MXNet joins once per process)."""
+    return not _ever_joined and os.environ.get("DMLC_ROLE") == "worker"
 
 
 def _reason_told(failure):
@@ -488,7 +493,7 @@ def told_if_it_fails():
     try:
         yield
     except BaseException as exc:
-        if not _callers_tell:
+        if not _callers_tell and _may_tell():
             _tell_as_the_cli_would(exc)
         raise
 
