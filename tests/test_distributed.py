@@ -529,3 +529,40 @@ def test_a_worker_that_fails_between_joining_and_comparing_ends_the_other_naming
     assert re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped while the workers compared their data "
                     r"and settings: its process ended", _errors(err)[0]), err
     assert not any(out.exists() for out in outputs)
+
+
+def _serve(server, answer):
+    """Accept on ``server`` until it is closed, handing each connection to ``answer``."""
+    def accept():
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:  # (closed)
+                return
+            with connection:
+                answer(connection)
+    threading.Thread(target=accept, daemon=True).start()
+
+
+def test_the_scheduler_check_does_not_blame_a_forwarder_whose_scheduler_has_not_started_yet():
+    """A port forwarded to the scheduler's host (ssh -L, docker-proxy) accepts each connection and closes it at once
+    while no scheduler listens behind it yet (one started slowly: MXNet's import takes seconds): the check read that
+    closed connection as another program answering, and ended a healthy cluster 10 s into its join, telling the
+    user to choose another port. A connection closed before a byte is sent says nothing about the port, as nothing
+    listening says nothing; one that answers otherwise, or waits for its client to speak first, is still another
+    program."""
+    from fasttext_lib import cluster
+
+    closing = socket.create_server(("127.0.0.1", 0))
+    _serve(closing, lambda connection: None)  # (accepted, and closed with nothing sent)
+    speaking = socket.create_server(("127.0.0.1", 0))
+    _serve(speaking, lambda connection: connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n"))
+    zmq_like = socket.create_server(("127.0.0.1", 0))
+    _serve(zmq_like, lambda connection: (connection.sendall(b"\xff" + bytes(8) + b"\x7f"), connection.recv(1)))
+    try:
+        assert not cluster.scheduler_port_taken("127.0.0.1", closing.getsockname()[1])
+        assert cluster.scheduler_port_taken("127.0.0.1", speaking.getsockname()[1])
+        assert not cluster.scheduler_port_taken("127.0.0.1", zmq_like.getsockname()[1])
+    finally:
+        for server in (closing, speaking, zmq_like):
+            server.close()
