@@ -4506,6 +4506,19 @@ def test_batch_transform_answers_every_line_of_excel_files_joined(served, monkey
         assert _served_answers(body, served, content_type) == expected, content_type
 
 
+@pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines"])
+def test_batch_transform_answers_a_record_of_excel_s_sep_line_alone_without_its_line_end(served, monkeypatch,
+                                                                                       content_type):
+    """With SingleRecord (and in a mini-batch of that line alone) each line is a request of its own, sent without its
+    line end: a joined Excel file's ``sep=,`` line, read as a blank first line, was then no line at all, and its request
+    a 400 ("request holds no review text") that failed the whole job, where with its line end it is answered as an
+    empty review, as every other blank line in Batch Transform."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with_its_end = _served_answers("sep=,\n", served, content_type)
+    assert len(with_its_end) == 1 and str(served[1].predict([""])[0]) in str(with_its_end)  # (an empty review's)
+    assert _served_answers("sep=,", served, content_type) == with_its_end
+
+
 def test_a_first_line_naming_another_separator_is_refused_by_the_endpoint_as_by_predict(tmp_path, bundle, served):
     """Excel's ``sep=;`` first line: predict refuses the file with the conversion that reads it; the endpoint answered
     the line, and every row, as reviews."""
