@@ -138,6 +138,20 @@ def refuse_a_folder(path, what):
                             f"another cache folder")
 
 
+def refuse_a_file_as_the_cache(cache_dir):
+    """Refuse a ``cache_dir`` that is a file, or lies under one: os.makedirs said only "File exists" or "Not a
+    directory" (its OSError's text), naming neither the file nor that a folder was expected there."""
+    where = os.path.abspath(cache_dir)
+    while not os.path.lexists(where):  # (the root exists: the loop ends)
+        where = os.path.dirname(where)
+    if not os.path.isfile(where):  # a folder (or a link to one), or what makedirs names itself (a link to nothing)
+        return
+    if where == os.path.abspath(cache_dir):
+        raise FastTextError(f"the download cache {cache_dir} is a file, not a folder: choose another cache folder")
+    raise FastTextError(f"cannot create the download cache {cache_dir}: {where} is a file, not a folder; choose "
+                        f"another cache folder")
+
+
 def is_a_file(path):
     """A regular file, not a link to one (os.path.isfile follows links)."""
     try:
