@@ -339,6 +339,8 @@ def from_option(spec):
     if os.path.isdir(spec):
         raise FastTextError(f"--label-names {spec!r} is a folder; give its names file (e.g. "
                             f"{os.path.join(spec, ZHANG_FILE)})")
+    if os.path.lexists(spec):  # a link to nothing, or a loop (named so: "no such file" of a name that is there)
+        raise storage.missing_file(spec, "--label-names")
     raise FastTextError(f"--label-names {spec!r}: no such file, not a known dataset ({', '.join(sorted(KNOWN))}) "
                         f"and not id=name pairs")
 
