@@ -677,19 +677,22 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
         download(spec, str(where), base_url=base_url, progress=False)
 
 
-@pytest.mark.parametrize("where", ["afile", "afile/cache"])
+@pytest.mark.parametrize("where", ["afile", "afile/cache", "loopa"])
 def test_a_cache_folder_that_is_a_file_is_named_so(archive, server, tmp_path, monkeypatch, where):
     """A cache folder that is an existing file said "cannot write the download cache afile: File exists" (under one:
-    "Not a directory"): an OSError's text, naming neither the file nor that a folder goes there. One line says both;
-    the file is kept as it was, and nothing is fetched."""
+    "Not a directory"; a loop of symbolic links: "File exists"): an OSError's text, naming neither the path nor that a
+    folder goes there. One line says both; the file is kept as it was, and nothing is fetched."""
     spec, _ = archive
     base_url, handler = server
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(DATASETS, NAME, spec)
     (tmp_path / "afile").write_text("mine")
-    expected = ("the download cache afile is a file, not a folder: choose another cache folder" if where == "afile"
-                else f"cannot create the download cache afile/cache: {tmp_path}/afile is a file, not a folder; choose "
-                     f"another cache folder")
+    (tmp_path / "loopa").symlink_to("loopb")
+    (tmp_path / "loopb").symlink_to("loopa")
+    expected = {"afile": "the download cache afile is a file, not a folder: choose another cache folder",
+                "afile/cache": f"cannot create the download cache afile/cache: {tmp_path}/afile is a file, not a folder; "
+                               f"choose another cache folder",
+                "loopa": "the download cache loopa is a loop of symbolic links: choose another cache folder"}[where]
     r = cli_in_process("prepare", "--dataset", NAME, "--output", tmp_path / "out", "--cache-dir", where,
                        "--base-url", base_url)
     assert r.returncode != 0 and r.stderr.strip().splitlines() == [f"error: {expected}"], r.stderr
