@@ -853,7 +853,8 @@ def _refusal(where, exc):
 
 
 def _looping(where, name):
-    """The refusal of the checkpoint at ``where`` whose file ``name`` is a loop of symbolic links, as a damaged one's."""
+    """The refusal of the checkpoint at ``where`` whose file ``name`` is a loop of symbolic links, as a damaged
+    one's."""
     return _refusal(where, storage.Damaged(f"cannot read {os.path.join(where, name)}: {storage.LOOP}"))
 
 

@@ -158,8 +158,8 @@ def _iconv(source, uri, extension):
 
 def _not_text(raw, uri, lineno, table=True):
     """The error for a line holding NUL bytes: UTF-16 text (:func:`utf16_text`) and tar archives are named, with how to
-    convert them; else a binary file. ``table``: a file of rows (Excel's 'Unicode Text' may be one: its pandas conversion
-    is said too), else of vectors (converted to a .vec, no CSV)."""
+    convert them; else a binary file. ``table``: a file of rows (Excel's 'Unicode Text' may be one: its pandas
+    conversion is said too), else of vectors (converted to a .vec, no CSV)."""
     where, name = f"{uri}:{lineno}: ", _shell_name(uri)
     if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
         if name == "stdin":  # (predict's reviews piped in: no file to name)

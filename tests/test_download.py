@@ -690,8 +690,8 @@ def test_a_cache_folder_that_is_a_file_is_named_so(archive, server, tmp_path, mo
     (tmp_path / "loopa").symlink_to("loopb")
     (tmp_path / "loopb").symlink_to("loopa")
     expected = {"afile": "the download cache afile is a file, not a folder: choose another cache folder",
-                "afile/cache": f"cannot create the download cache afile/cache: {tmp_path}/afile is a file, not a folder; "
-                               f"choose another cache folder",
+                "afile/cache": f"cannot create the download cache afile/cache: {tmp_path}/afile is a file, not a "
+                               f"folder; choose another cache folder",
                 "loopa": "the download cache loopa is a loop of symbolic links: choose another cache folder"}[where]
     r = cli_in_process("prepare", "--dataset", NAME, "--output", tmp_path / "out", "--cache-dir", where,
                        "--base-url", base_url)

@@ -240,7 +240,8 @@ def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bun
              (("predict", "--model", bundle, "--input", "loopa"), f"cannot read loopa: {loop}"),
              (("predict", "--model", "loopa", "--input", data["test"]), f"cannot read loopa: {loop}"),
              (("import-folders", "--input", "loopa", "--output", "out.csv"), f"--input: cannot read loopa: {loop}"),
-             (("train", "--train", data["train"], "--output", "loopa", *TINY), f"cannot write {tmp_path / 'loopa'}: {loop}"),
+             (("train", "--train", data["train"], "--output", "loopa", *TINY),
+              f"cannot write {tmp_path / 'loopa'}: {loop}"),
              ((*train, "--checkpoint-dir", "loopa"), f"cannot write {tmp_path / 'loopa'}: {loop}")]
     for name in ("config.json", _stored_file(bundle, ".params")):  # a file of a bundle, looping
         where = copy_bundle(bundle, tmp_path / f"bundle-{name}")
