@@ -871,7 +871,9 @@ def _say_how_it_trained(trained):
     from .pretrained import start_line
 
     used = trained.config
-    if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
+    # (read by train once the vocabulary was known: the rows of its words only; with progress on, train said this
+    # line as training started, as the CLI's train does: said again here, the log had it twice)
+    if trained.pretrained and not used.progress:
         print(start_line(trained.pretrained, used.pretrained_vectors), flush=True)  # (the CLI's and autotune's line)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
 

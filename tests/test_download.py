@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import remount_ro
+from conftest import cli_in_process, remount_ro
 from fasttext_lib import storage
 from fasttext_lib.data import read_labeled
 from fasttext_lib.download import DATASETS, ZhangDataset, download, prepare
@@ -684,7 +684,7 @@ def test_prepare_with_a_full_tmpdir_blames_the_tmpdir_not_the_archive(archive, s
     assert os.listdir(cache) == [spec.filename]
 
 
-@pytest.mark.parametrize("cache", ["full disk", "under a file", "in /proc", "read-only"])
+@pytest.mark.parametrize("cache", ["full disk", "in /proc", "read-only"])
 def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, tmpfs, cache):
     """A full disk under the cache (or a file where its directory goes) was a traceback from writing the .part.
     A cache in /proc was "No such file or directory", of a folder that exists: the message says what is wrong."""
@@ -703,11 +703,32 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
         disk = tmpfs("64k")
         remount_ro(disk)
         where, why = disk / "cache", f"{disk} is on a file system mounted read-only \\(Read-only file system\\)"
-    else:
-        (tmp_path / "afile").write_text("mine")
-        where, why = tmp_path / "afile" / "cache", "Not a directory"
     with pytest.raises(FastTextError, match=f"cannot write the download cache {where}: {why}"):
         download(spec, str(where), base_url=base_url, progress=False)
+
+
+@pytest.mark.parametrize("where", ["afile", "afile/cache", "loopa"])
+def test_a_cache_folder_that_is_a_file_is_named_so(archive, server, tmp_path, monkeypatch, where):
+    """A cache folder that is an existing file said "cannot write the download cache afile: File exists" (under one:
+    "Not a directory"; a loop of symbolic links: "File exists"): an OSError's text, naming neither the path nor that a
+    folder goes there. One line says both; the file is kept as it was, and nothing is fetched."""
+    spec, _ = archive
+    base_url, handler = server
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    (tmp_path / "afile").write_text("mine")
+    (tmp_path / "loopa").symlink_to("loopb")
+    (tmp_path / "loopb").symlink_to("loopa")
+    expected = {"afile": "the download cache afile is a file, not a folder: choose another cache folder",
+                "afile/cache": f"cannot create the download cache afile/cache: {tmp_path}/afile is a file, not a "
+                               f"folder; choose another cache folder",
+                "loopa": "the download cache loopa is a loop of symbolic links: choose another cache folder"}[where]
+    r = cli_in_process("prepare", "--dataset", NAME, "--output", tmp_path / "out", "--cache-dir", where,
+                       "--base-url", base_url)
+    assert r.returncode != 0 and r.stderr.strip().splitlines() == [f"error: {expected}"], r.stderr
+    with pytest.raises(FastTextError, match=f"^{re.escape(expected)}$"):
+        download(spec, where, base_url=base_url, progress=False)
+    assert (tmp_path / "afile").read_text() == "mine" and handler.log == [] and not (tmp_path / "out").exists()
 
 
 @contextlib.contextmanager

@@ -215,25 +215,53 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
     assert predictions(other) == predictions(bundle) and not (tmp_path / "out").exists()
 
 
-def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bundle, monkeypatch):
+def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bundle, checkpoint, monkeypatch):
     """``--train loopa`` (loopa -> loopb -> loopa), ``evaluate --data``, ``predict --input``: "no such file: loopa", of
-    a name that is there; ``--output`` or ``--checkpoint-dir loopa``: "loopa exists and is not a directory". Each is
-    named as the loop it is, as ``--model loopa`` is."""
+    a name that is there; ``--output`` or ``--checkpoint-dir loopa``: "loopa exists and is not a directory";
+    ``--label-names loopa``: "no such file, not a known dataset"; ``import-folders --input loopa``: "no such
+    directory"; a bundle's or checkpoint's file that is a loop: the kernel's "Too many levels of symbolic links", or
+    of a checkpoint's model.params "missing (deleted since it was written)"; a checkpoint.json that is a loop: the
+    checkpoint skipped, every epoch trained again, then refused at the save. Each is named as the loop it is, as
+    ``--model loopa`` is (storage.missing_file's words), before anything is trained or written."""
     from conftest import cli_in_process
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "loopa").symlink_to("loopb")
     (tmp_path / "loopb").symlink_to("loopa")
-    for args, said in [(("train", "--train", "loopa", "--output", "out", *TINY), "--train: cannot read loopa"),
-                       (("evaluate", "--model", bundle, "--data", "loopa"), "cannot read loopa"),
-                       (("predict", "--model", bundle, "--input", "loopa"), "cannot read loopa"),
-                       (("train", "--train", data["train"], "--output", "loopa", *TINY),
-                        f"cannot write {tmp_path / 'loopa'}"),
-                       (("train", "--train", data["train"], "--output", "out", "--checkpoint-dir", "loopa", *TINY),
-                        f"cannot write {tmp_path / 'loopa'}")]:
-        r = cli_in_process(*args)
-        assert (r.returncode, r.stderr, r.stdout) == (2, f"error: {said}: a loop of symbolic links\n", ""), args
-    assert sorted(os.listdir(tmp_path)) == ["loopa", "loopb"]
+    loop = "a loop of symbolic links"
+    train = ("train", "--train", data["train"], "--output", "out", *TINY)
+    cases = [(("train", "--train", "loopa", "--output", "out", *TINY), f"--train: cannot read loopa: {loop}"),
+             ((*train, "--validation", "loopa"), f"--validation: cannot read loopa: {loop}"),
+             (("train", "--train", data["train"], "--output", "out", "--autotune-validation", "loopa", "--no-progress"),
+              f"--autotune-validation: cannot read loopa: {loop}"),
+             ((*train, "--label-names", "loopa"), f"--label-names: cannot read loopa: {loop}"),
+             ((*train, "--pretrained-vectors", "loopa"), f"cannot read loopa: {loop}"),
+             (("evaluate", "--model", bundle, "--data", "loopa"), f"cannot read loopa: {loop}"),
+             (("predict", "--model", bundle, "--input", "loopa"), f"cannot read loopa: {loop}"),
+             (("predict", "--model", "loopa", "--input", data["test"]), f"cannot read loopa: {loop}"),
+             (("import-folders", "--input", "loopa", "--output", "out.csv"), f"--input: cannot read loopa: {loop}"),
+             (("train", "--train", data["train"], "--output", "loopa", *TINY),
+              f"cannot write {tmp_path / 'loopa'}: {loop}"),
+             ((*train, "--checkpoint-dir", "loopa"), f"cannot write {tmp_path / 'loopa'}: {loop}")]
+    for name in ("config.json", _stored_file(bundle, ".params")):  # a file of a bundle, looping
+        where = copy_bundle(bundle, tmp_path / f"bundle-{name}")
+        os.remove(where / name)
+        (where / name).symlink_to(name)
+        cases.append((("predict", "--model", where, "--input", data["test"]), f"cannot read {where / name}: {loop}"))
+    for name in ("checkpoint.json", _stored_file(checkpoint, ".params")):  # a file of a checkpoint resumed, looping
+        where = copy_bundle(checkpoint, tmp_path / f"ck-{name}" / "epoch-0001")
+        os.remove(where / name)
+        (where / name).symlink_to(name)
+        cases.append(((*train, "--checkpoint-dir", where.parent, "--epochs", "2"),
+                      f"cannot resume from checkpoint {where}: cannot read {where / name}: {loop}; remove that "
+                      f"directory (an earlier checkpoint, if any, is resumed instead) or use another --checkpoint-dir"))
+    said = [(args, cli_in_process(*args)) for args, _ in cases]
+    wrong = [(args, r.returncode, r.stderr, r.stdout) for (args, r), (_, line) in zip(said, cases)
+             if (r.returncode, r.stderr, r.stdout) != (2, f"error: {line}\n", "")]
+    assert not wrong, "\n".join(map(str, wrong))
+    assert sorted(os.listdir(tmp_path)) == ["bundle-config.json", f"bundle-{_stored_file(bundle, '.params')}",
+                                            "ck-checkpoint.json", f"ck-{_stored_file(checkpoint, '.params')}",
+                                            "loopa", "loopb"]
 
 
 def test_a_name_too_long_for_the_file_system_is_refused_before_training(tmp_path, data, bundle, monkeypatch):

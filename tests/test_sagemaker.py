@@ -421,6 +421,19 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
     assert model.model.embedding_table()[0].tolist() == list(range(32))  # <unk> never occurs in training
 
 
+@pytest.mark.parametrize("progress", ["true", "false"])
+def test_a_job_says_the_pretrained_vectors_line_once(source_dir, splits, tmp_path, progress):
+    """With progress=true the job's log said "pretrained vectors: ..." twice: train said it as training started (as
+    the CLI's train does) and the job again after training. Once, whichever progress is."""
+    train, _ = splits
+    vec = b"1 8\n<unk> " + b" ".join(b"1" for _ in range(8)) + b"\n"
+    channels = {"train": {"a.csv": lambda p: write_csv(train.head(200), p)}, "pretrained": {"wiki.vec": _write(vec)}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, emsize=8, progress=progress))
+    assert r.returncode == 0, r.stdout + r.stderr
+    log = (r.stdout + r.stderr).splitlines()
+    assert len([line for line in log if line.startswith("pretrained vectors: ")]) == 1, log
+
+
 def test_a_pretrained_file_of_another_dimension_names_the_jobs_emsize_hyperparameter(source_dir, tmp_path):
     """A pretrained .vec of another dimension than emsize failed the job with "train with --emsize 32": the command
     line's flag, which a job has none of. It names the hyperparameter."""

@@ -62,8 +62,8 @@ from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
 from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
                  _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import (_is_a_loop, _why_no_file, check_name_lengths, check_replaceable, exists, hash_file, refuse_existing,
-                    why_not_written, write_target)
+from .files import (LOOP, _why_no_file, cannot_read, check_name_lengths, check_replaceable, exists, hash_file,
+                    is_a_loop, refuse_existing, why_not_written, write_target)
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 from .versions import created_version, delete_replaced, delete_set_object, delete_written, say_kept
@@ -206,8 +206,8 @@ def _read_manifest(src, manifest_name):
         return _read_s3_manifest(src, manifest_name)[0]
     where = join(src, manifest_name)
     if not os.path.exists(src):
-        if _is_a_loop(src):  # (exists() is False for it too: "does not exist", of a name that is there)
-            raise FastTextError(f"cannot read {src}: a loop of symbolic links")
+        if is_a_loop(src):  # (exists() is False for it too: "does not exist", of a name that is there)
+            raise FastTextError(f"cannot read {src}: {LOOP}")
         raise FastTextError(f"{src} does not exist")
     if not os.path.isdir(src):
         raise FastTextError(f"{src} is not a directory")
@@ -217,7 +217,7 @@ def _read_manifest(src, manifest_name):
     except FileNotFoundError:
         raise FastTextError(f"{src} has no {manifest_name}") from None
     except OSError as exc:
-        raise FastTextError(f"cannot read {where}: {exc.strerror or exc}") from None
+        raise cannot_read(where, exc) from None
     return _parse_manifest(raw, where)
 
 
@@ -280,8 +280,8 @@ def _refuse(dest, why):
 def _refuse_a_loop(dest):
     """A destination folder that is a loop of symbolic links is named so: "exists and is not a directory" had the user
     look for a file of that name."""
-    if _is_a_loop(dest):
-        raise FastTextError(f"cannot write {dest}: a loop of symbolic links")
+    if is_a_loop(dest):
+        raise FastTextError(f"cannot write {dest}: {LOOP}")
 
 
 def _check_local_destination(dest, manifest_name):
@@ -917,7 +917,7 @@ def _fetch_local(src, entries):
             except FileNotFoundError:
                 raise _set_changed(src, name, entry) from None
             except OSError as exc:
-                raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+                raise cannot_read(uri, exc) from None
         out = {}
         for (name, entry, uri, path), fin in zip(entries, sources):
             with _local_copy_errors(f"cannot copy {uri} to {path}"), open(path, "wb") as fout:
