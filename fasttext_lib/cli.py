@@ -408,6 +408,7 @@ def _check_before_reading(args, kept):
     """Every check of ``train`` that needs no data, in the order a user meets them: the settings, the output, the
     checkpoints (``kept`` learns what --checkpoint-dir holds), the trials' file, the pretrained vectors' start, the input
     files, the names files."""
+    from . import storage
     from .bundle import OVERWRITE_HINT, check_output
 
     config, explicit_names = _checked_settings(args)
@@ -421,6 +422,8 @@ def _check_before_reading(args, kept):
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
         from .vec_files import check_vec_start
 
+        if not storage.is_s3(config.pretrained_vectors) and not os.path.exists(config.pretrained_vectors):
+            raise storage.missing_file(config.pretrained_vectors, "--pretrained-vectors")  # (named as --train is)
         check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     for flag, uri, _ in _inputs(args):  # (held-out data: a class-folder dataset's test/ suggested)
         if uri:
