@@ -251,7 +251,12 @@ class Workspace:
         import matplotlib.pyplot as plt
 
         from .autotune import SEARCHED, autotune, split_validation, stop_line
+        from .data import CountedTexts
 
+        if isinstance(train_data, CountedTexts):  # (its 80/20 split was an AttributeError traceback)
+            raise FastTextError("autotune splits the training texts, which the data cell read with autotune=False "
+                                "does not keep (it streams them, own_data.read_prepared): run the data cell again "
+                                "with autotune=True, then this one")
         # (a file of yours named as the record, which the save would refuse: said before the minutes of the search)
         AUTOTUNE_RECORD.check_writable(self.run_folder(run_name), "the autotune search not run")
         note_stop_line(stop_line("before the autotune search's first trial"))
