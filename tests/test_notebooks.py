@@ -96,7 +96,8 @@ def test_training_parameters_are_train_config_settings():
     shared = set(params) & set(config_fields)
     assert {"epochs", "lr", "optimizer", "ngrams", "ctx", "seed"} <= shared
     defaults = TrainConfig()
-    for name in shared - {"epochs", "ngrams", "buckets", "progress"}:  # the demo's own run size
+    # (buckets too: 02 had 200k, a point below the default's accuracy at Yelp scale, and below what RESULTS.md measured)
+    for name in shared - {"epochs", "ngrams", "progress"}:  # the demo's own run size
         assert ast.literal_eval(params[name]["default"]) == getattr(defaults, name), name
 
 
