@@ -215,6 +215,47 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
     assert predictions(other) == predictions(bundle) and not (tmp_path / "out").exists()
 
 
+def _published_to_s3(folder, manifest_name, dest):
+    """The local set at ``folder`` published again at the S3 prefix ``dest``; its objects' names there."""
+    from fasttext_lib.storage import publish, read_manifest
+
+    manifest = read_manifest(str(folder), manifest_name)
+    files = {name: str(folder / entry["object"]) for name, entry in manifest["files"].items()}
+    publish(dest, files, manifest_name, {k: v for k, v in manifest.items() if k not in ("files", "written_by")})
+    return sorted(entry["object"] for entry in read_manifest(dest, manifest_name)["files"].values())
+
+
+@pytest.mark.parametrize("command", ["export-vectors", "import-folders", "--autotune-trials"])
+def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpoint(tmp_path, s3_bucket, data, bundle,
+                                                                                    checkpoint, command):
+    """The S3 form of the local refusal above: ``--output s3://b/other_model/config.json --overwrite`` replaced that
+    bundle's manifest (or a data object it lists, or a checkpoint's checkpoint.json), and the set no longer loaded."""
+    other, kept = f"{s3_bucket}/other", f"{s3_bucket}/ck/epoch-0001"
+    other_params = next(n for n in _published_to_s3(bundle, "config.json", other) if n.endswith(".params"))
+    kept_params = next(n for n in _published_to_s3(checkpoint, "checkpoint.json", kept) if n.endswith(".params"))
+    (tmp_path / "folders" / "pos").mkdir(parents=True)
+    (tmp_path / "folders" / "neg").mkdir()
+    (tmp_path / "folders" / "pos" / "a.txt").write_text("great food")
+    (tmp_path / "folders" / "neg" / "b.txt").write_text("cold food")
+    before = s3_keys(other) + s3_keys(kept)
+    for target, said in [(f"{other}/config.json", f"is the manifest of the model bundle or checkpoint {other}:"),
+                         (f"{other}/{other_params}",
+                          f"is a file of the model bundle or checkpoint {other} (its config.json lists it):"),
+                         (f"{kept}/checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
+                         (f"{kept}/{kept_params}",
+                          f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
+        args = {"export-vectors": ["export-vectors", "--model", bundle, "--output", target],
+                "import-folders": ["import-folders", "--input", tmp_path / "folders", "--output", target],
+                "--autotune-trials": ["train", "--train", data["train"], "--autotune-validation", data["test"],
+                                      "--autotune-trials", target, "--output", tmp_path / "out", *TINY]}[command]
+        r = run_cli(*args, "--overwrite")
+        assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
+        assert not r.stdout.strip()
+    assert s3_keys(other) + s3_keys(kept) == before and not (tmp_path / "out").exists()
+    r = run_cli("export-vectors", "--model", bundle, "--output", f"{other}/vectors.vec")  # a new object beside: fine
+    assert r.returncode == 0, r.stderr
+
+
 def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bundle, monkeypatch):
     """``--train loopa`` (loopa -> loopb -> loopa), ``evaluate --data``, ``predict --input``: "no such file: loopa", of
     a name that is there; ``--output`` or ``--checkpoint-dir loopa``: "loopa exists and is not a directory". Each is
