@@ -22,7 +22,7 @@ import time
 import boto3
 import pytest
 
-from cli_helpers import (REVIEWS, TINY, assert_error, bundle, copy_bundle, data, listing, make_data,  # noqa: F401
+from cli_helpers import (REVIEWS, TINY, tiny, assert_error, bundle, copy_bundle, data, listing, make_data,  # noqa: F401
                          predictions, tmpdir_env)
 from conftest import ROOT, free_port, remount_ro, run_cli
 from fault_proxy import FaultProxy
@@ -121,7 +121,7 @@ def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, 
     os.symlink(out, tmp_path / "link")
     run = run_cli if checkpoints == "{out}" else cli_in_process  # one CLI process; the others in-process
     r = run("train", "--train", data["train"], "--output", out, "--checkpoint-dir",
-            checkpoints.format(out=out, tmp=tmp_path), *TINY, "--epochs", "2")
+            checkpoints.format(out=out, tmp=tmp_path), *tiny("--epochs", "2"))
     assert_error(r, "is the --output directory or inside it, where the bundle goes; give the checkpoints a directory")
     assert not out.exists() and not r.stdout.strip()
 
@@ -822,7 +822,7 @@ def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, dat
     r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
     assert r.returncode == 0, r.stderr
     old, before = predictions(out), listing(out)
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", "--overwrite", env=env)
+    r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", env=env)
     assert_error(r, "No space left on device")
     assert str(out) in r.stderr
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
@@ -834,7 +834,7 @@ def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, t
     tmpdir, env = tmpdir_env
     disk = tmpfs("1m")  # one checkpoint (~0.6 MB: parameters + adam state) fits, two do not
     r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", disk / "ckpt",
-                *TINY, "--epochs", "3", "--emsize", "6", "--optimizer", "adam", env=env)
+                *tiny("--epochs", "3", "--emsize", "6"), "--optimizer", "adam", env=env)
     assert_error(r, "No space left on device")
     assert [json.loads(line)["epoch"] for line in r.stdout.splitlines()] == [1]
     assert os.listdir(disk / "ckpt") == ["epoch-0001"]
@@ -866,7 +866,7 @@ def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, 
     out = copy_bundle(bundle, tmp_path / "model")
     old, before = predictions(out), listing(out)
     what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", "--overwrite", *what,
+    r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", *what,
                 env={"TMPDIR": str(tmpdir)})
     assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device)")
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
@@ -892,7 +892,7 @@ def test_a_file_size_limit_while_writing_the_parameters_is_one_line(tmp_path, da
     old, before = predictions(out), listing(out)
     what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
     r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output", str(out),
-                        *TINY, "--emsize", "100", "--overwrite", *what], capture_output=True, text=True, timeout=300,
+                        *tiny("--emsize", "100"), "--overwrite", *what], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=file_size_limit(1 << 20))
     assert_error(r, "File too large")
     assert "ulimit -f" in r.stderr
@@ -913,7 +913,7 @@ def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data,
     'Failed to allocate CPU Memory' traceback. Now one line that names the table and what to lower."""
     tmpdir, env = tmpdir_env
     r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
-                        str(tmp_path / "out"), *TINY, "--emsize", "200000"], capture_output=True, text=True, timeout=300,
+                        str(tmp_path / "out"), *tiny("--emsize", "200000")], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=memory_limit(4 << 30))
     assert_error(r, "out of memory")
     assert "emsize 200000" in r.stderr and "lower --emsize or --buckets" in r.stderr
@@ -930,7 +930,7 @@ def test_a_ulimit_just_above_the_table_is_one_error_line(tmp_path, data, tmpdir_
 
     tmpdir, env = tmpdir_env
     args = [sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
-            str(tmp_path / "out"), *TINY, "--emsize", "100", "--ngrams", "2"]
+            str(tmp_path / "out"), *tiny("--emsize", "100"), "--ngrams", "2"]
     run = lambda limit: subprocess.run(args, capture_output=True, text=True, timeout=300,  # noqa: E731
                                        env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="2", **env),
                                        preexec_fn=memory_limit(limit))
@@ -973,8 +973,8 @@ def test_an_embedding_table_larger_than_the_memory_available_is_refused_before_i
     from conftest import cli_in_process
 
     assert fake_memory(tmp_path, monkeypatch, 100 << 20) == 100 << 20
-    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--ngrams", "2",
-                       "--emsize", "16")
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *tiny("--emsize", "16"),
+                       "--ngrams", "2")
     assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
                                               r"= 0.1 GiB of float32, more than the 0.1 GiB of memory available here; "
                                               r"lower --emsize or --buckets\n", r.stderr), r.stderr
@@ -990,7 +990,7 @@ def test_adams_moment_tables_count_in_the_memory_check(tmp_path, data, monkeypat
     from conftest import cli_in_process
 
     assert fake_memory(tmp_path, monkeypatch, 300 << 20) == 300 << 20
-    args = ("train", "--train", data["train"], *TINY, "--ngrams", "2", "--emsize", "16")
+    args = ("train", "--train", data["train"], *tiny("--emsize", "16"), "--ngrams", "2")
     r = cli_in_process(*args, "--output", tmp_path / "adam", "--optimizer", "adam")
     assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
                                               r"= 0.1 GiB of float32, and 2 more of that size for adam's moments \(0.4 GiB "
@@ -1032,8 +1032,8 @@ def test_a_line_refusing_a_runs_memory_or_kvstore_names_the_settings_as_its_user
     for name in ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"):
         monkeypatch.delenv(name, raising=False)
     fake_memory(tmp_path, monkeypatch, 300 << 20)
-    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--ngrams", "2",
-                       "--emsize", "16", *flags)
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *tiny("--emsize", "16"),
+                       "--ngrams", "2", *flags)
     assert r.returncode == 2 and re.fullmatch(f"error: .*; {as_flags}" if as_flags.startswith("lower") else
                                               f"error: {as_flags}\n", r.stderr), r.stderr
     with pytest.raises(FastTextError) as caught:
