@@ -2326,16 +2326,19 @@ def _run_01s_histogram_cells(ws, dataset, lengths):
     plt.close("all")
 
 
-def _run_03s_last_cell(ws, dataset, rows):
+def _run_03s_last_cell(ws, dataset, rows, timing_text="yelp-shaped"):
     """03's last cell, as committed, on tables of ``rows`` rows and a chart: what it saves, and the lines it prints."""
     import matplotlib.pyplot as plt
     import pandas as pd
+
+    from fasttext_lib.costs import timing_files
 
     tables = {name: pd.DataFrame({"x": range(rows)}, index=pd.Index(range(rows), name=name))
               for name in ("timings", "prices", "costs", "recipes")}
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    exec(code_cells(read(SERIES[2]))[-1].source, {**tables, "fig": fig, "ws": ws, "dataset": dataset})  # noqa: S102
+    exec(code_cells(read(SERIES[2]))[-1].source, {**tables, "fig": fig, "ws": ws, "dataset": dataset,  # noqa: S102
+                                                  "timing_text": timing_text, "timing_files": timing_files})
     plt.close(fig)
 
 
@@ -2357,15 +2360,41 @@ def test_01_and_03_write_their_files_in_the_datasets_folder(tmp_path, capsys):
         assert f"length histogram: {tmp_path}/out/{dataset}/01_length_histogram.png\n" in capsys.readouterr().out
     for dataset, rows in (("sample", 1), ("exp/drug", 2)):
         _run_03s_last_cell(ws, dataset, rows)
-        names = ["03_timings.csv", "03_throughput.png", "03_prices.csv", "03_costs.csv", "03_recipes.csv"]
+        names = ["03_timings_yelp-shaped.csv", "03_throughput_yelp-shaped.png", "03_prices_yelp-shaped.csv",
+                 "03_costs_yelp-shaped.csv", "03_recipes_yelp-shaped.csv"]
         assert capsys.readouterr().out == "".join(f"written: {tmp_path}/out/{dataset}/{n}\n" for n in names)
     files = sorted(str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.is_file())
     in_sample = sorted(["01_length_histogram.png", *names])
     assert files == [*(f"exp/drug/{n}" for n in sorted(names)), *(f"sample/{n}" for n in in_sample),
                      "synthetic/01_length_histogram.png"]
     assert png_software(ws.out / "sample" / "01_length_histogram.png") == "fasttext_lib"
-    costs = [pd.read_csv(ws.out / folder / "03_costs.csv", index_col=0) for folder in ("sample", "exp/drug")]
+    costs = [pd.read_csv(ws.out / folder / "03_costs_yelp-shaped.csv", index_col=0) for folder in ("sample", "exp/drug")]
     assert [len(table) for table in costs] == [1, 2]
+
+
+def test_03s_files_of_a_timing_of_the_datasets_text_and_of_yelp_shaped_text_are_both_kept(tmp_path, capsys):
+    """03 run with timing_text="dataset" and again with "yelp-shaped" (its default) on one dataset wrote the same
+    file names in its folder: the second run replaced the first's timings, chart, costs and recipes. Each name now says
+    which text was timed, and both runs' files stay."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fasttext_lib.costs import TIMING_TEXTS, timing_files
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    _run_03s_last_cell(ws, "sample", 1, timing_text="dataset")
+    _run_03s_last_cell(ws, "sample", 2, timing_text="yelp-shaped")
+    kinds = ("timings", "throughput", "prices", "costs", "recipes")
+    assert sorted(p.name for p in (ws.out / "sample").iterdir()) == sorted(
+        f"03_{kind}_{text}.{'png' if kind == 'throughput' else 'csv'}" for kind in kinds for text in TIMING_TEXTS)
+    assert [len(pd.read_csv(ws.out / "sample" / f"03_timings_{text}.csv", index_col=0))
+            for text in ("dataset", "yelp-shaped")] == [1, 2]
+    with pytest.raises(FastTextError, match="^timing_text must be one of yelp-shaped, dataset, got 'Dataset'"):
+        timing_files("Dataset", timings=pd.DataFrame())
 
 
 def test_a_datasets_files_are_written_together_or_not_at_all(tmp_path, s3_bucket):
