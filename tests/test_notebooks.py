@@ -2397,6 +2397,26 @@ def test_03s_files_of_a_timing_of_the_datasets_text_and_of_yelp_shaped_text_are_
         timing_files("Dataset", timings=pd.DataFrame())
 
 
+@pytest.mark.parametrize("name", ["downloads", "downloads/mine", "Downloads"])
+def test_no_dataset_or_run_takes_the_folder_of_01s_download_cache(tmp_path, name):
+    """01 downloads a Zhang et al. archive into {output_dir}/downloads, and a dataset's figures and tables go to
+    {output_dir}/{dataset}/, a run's history to {output_dir}/{run_name}/: a dataset or run named downloads put them in
+    the cache (Downloads: the same folder where names are case-blind, macOS's). Each is one line in the check cell."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace("b", "p", str(tmp_path / "out"))
+    cache = cell_with(SERIES[0], "prepare(dataset")
+    assert "cache_dir=str(ws.download_cache)" in cache and ws.download_cache == tmp_path / "out" / "downloads"
+    for folder, parameter, holding in ((ws.dataset_folder, "dataset", "its figures and tables"),
+                                       (ws.run_folder, "run_name", "its history")):
+        with pytest.raises(FastTextError, match=f"^{parameter} '{name}' cannot be a folder of output_dir for {holding}: "
+                                                f"{tmp_path}/out/downloads is notebook 01's download cache; give "
+                                                f"another name$"):
+            folder(name)
+    assert ws.dataset_folder("downloads2") == tmp_path / "out" / "downloads2" and not (tmp_path / "out").exists()
+
+
 def test_a_datasets_files_are_written_together_or_not_at_all(tmp_path, s3_bucket):
     """03's tables and chart are put in place together: one that cannot be (a folder of that name in the way) leaves
     every earlier one as it was, not new timings beside an earlier run's costs. A file where the dataset's folder would
