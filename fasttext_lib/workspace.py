@@ -326,7 +326,8 @@ class Workspace:
         # new ones where there were none removed)
         with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=lambda: saved.append(
                 save_bundle(trained, dest, data=data))) as (table, plot, *search_outputs):
-            table.write(trained.history_frame().to_csv().encode("utf-8"))
+            # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
+            table.write(trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"))
             plot.write(png_bytes(fig, dpi))
             for f, content in zip(search_outputs, searched.values()):
                 f.write(content)

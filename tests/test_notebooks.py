@@ -1673,21 +1673,24 @@ def test_demo_names_an_output_dir_outside_the_repository_by_its_own_path(monkeyp
 def test_demo_names_the_split_its_summary_scores(monkeypatch, capsys, tmp_path):
     """`make demo ARGS='-p autotune True'` printed the history of the search's chosen trial, scored on autotune's 20% of
     the training split, under "accuracy per epoch (val: the test split)": 02 and 04 give that model's test accuracy
-    as another number. The summary names the split the history was scored on."""
+    as another number. The summary names the split the history was scored on, and shows the columns history.csv has
+    (test_ or validation_ now; val_ in one an older version wrote)."""
     import papermill
 
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import run_notebooks
 
     (tmp_path / "sample").mkdir()
-    (tmp_path / "sample" / "history.csv").write_text("epoch,train_loss,val_accuracy\n1,0.5,0.75\n")
+    (tmp_path / "sample" / "history.csv").write_text("epoch,train_loss,test_accuracy,seconds\n1,0.5,0.75,3.5\n")
     monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: None)
     assert run_notebooks.main(["-p", "output_dir", str(tmp_path)]) == 0
-    assert "accuracy per epoch (val: the test split):" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "accuracy per epoch (held out: the test split):" in out and "test_accuracy" in out and "seconds" not in out
+    (tmp_path / "sample" / "history.csv").write_text("epoch,train_loss,validation_accuracy\n1,0.5,0.75\n")
     assert run_notebooks.main(["-p", "output_dir", str(tmp_path), "-p", "autotune", "True"]) == 0
     out = capsys.readouterr().out
-    assert "the test split" not in out
-    assert "accuracy per epoch (val: autotune's validation split, 20% of the training split):" in out
+    assert "the test split" not in out and "validation_accuracy" in out
+    assert "accuracy per epoch (held out: autotune's validation split, 20% of the training split):" in out
 
 
 def test_04_stopped_by_its_test_split_check_leaves_the_earlier_outputs_whole(tmp_path, s3_bucket):
@@ -1867,19 +1870,18 @@ def test_02_history_plot_ticks_whole_epochs_also_for_a_one_epoch_run(epochs):
     plt.close(fig)
 
 
-def run_02_history_plot_cell(epochs, train_accuracy=True, held_out="test"):
-    """Notebook 02's history plot cell, run on a history of ``epochs`` epochs scored on ``held_out`` (without train
-    accuracy: an autotuned model's); its figure."""
-    import pandas as pd
+def run_02_history_plot_cell(epochs, train_accuracy=True, held_out="test", namespace=None):
+    """Notebook 02's history table and plot cells, run on a history of ``epochs`` epochs scored on ``held_out``
+    (without train accuracy: an autotuned model's); the plot's figure (``namespace``: the cells' names, filled in)."""
+    from fasttext_lib.train import TrainedModel
 
     code = [c.source for c in code_cells(read(SERIES[1]))]
-    namespace = {}
+    namespace = {} if namespace is None else namespace
     imports = [node for node in ast.parse(code[1]).body if isinstance(node, (ast.Import, ast.ImportFrom))]
     exec(compile(ast.Module(body=imports, type_ignores=[]), "imports", "exec"), namespace)  # noqa: S102 - the cell's imports
-    history = pd.DataFrame({"train_loss": 0.5, "val_loss": 0.6, "train_accuracy": 0.8, "val_accuracy": 0.7},
-                           index=pd.RangeIndex(1, epochs + 1, name="epoch"))
-    if not train_accuracy:
-        history = history.drop(columns="train_accuracy")
+    rows = [{"epoch": epoch, "train_loss": 0.5, "val_loss": 0.6, "val_accuracy": 0.7, "seconds": 1.0,
+             "samples_per_s": 100.0, **({"train_accuracy": 0.8} if train_accuracy else {})}
+            for epoch in range(1, epochs + 1)]  # (a history as training records it)
 
     class Held:
         split = held_out
@@ -1891,12 +1893,30 @@ def run_02_history_plot_cell(epochs, train_accuracy=True, held_out="test"):
         lr, batch_size = 1.6575, 16
 
     class Trained:
-        held_out_score, config = Held(), Used()
+        held_out_score, config, history = Held(), Used(), rows
+        history_frame = TrainedModel.history_frame
 
-    namespace.update(history=history, trained=Trained(), config=Config(), run_name="sample")
-    plot_cell = next(source for source in code if "saved as history.png" in source)
-    exec(plot_cell, namespace)  # noqa: S102 - 02's history plot cell
+    namespace.update(trained=Trained(), config=Config(), run_name="sample")
+    exec(cell_with(SERIES[1], "history = trained.history_frame("), namespace)  # noqa: S102 - 02's history table cell
+    exec(cell_with(SERIES[1], "saved as history.png"), namespace)  # noqa: S102 - 02's history plot cell
     return namespace["fig"]
+
+
+@pytest.mark.parametrize("held_out", ["test", "validation"])
+def test_02s_history_table_names_the_split_it_holds(held_out):
+    """02's History table (and history.csv) called the test split's scores val_loss and val_accuracy: 02 validates on
+    the test split (Yelp has no other), so they read as a validation split's. The columns name the split now:
+    test_loss and test_accuracy, or validation_ (an autotuned model's, scored on the search's split)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    namespace = {}
+    plt.close(run_02_history_plot_cell(3, held_out=held_out, namespace=namespace))
+    assert list(namespace["history"].columns) == ["train_loss", f"{held_out}_loss", "train_accuracy",
+                                                  f"{held_out}_accuracy", "seconds", "samples_per_s"]
+    assert namespace["history"][f"{held_out}_accuracy"].tolist() == [0.7] * 3
 
 
 def test_02_history_plot_names_the_lr_and_batch_size_the_run_used():
