@@ -143,9 +143,8 @@ def _refuse_a_file_of_a_set(uri, path, flag):
 
 def _refuse_an_object_of_a_set(uri, bucket, key, flag):
     """:func:`_refuse_a_file_of_a_set` of an S3 output: ``s3://b/other_model/config.json --overwrite`` replaced that
-    bundle's manifest just the same. Where S3 refuses a read or the listing (no s3:GetObject, no s3:ListBucket), what
-    it will not show cannot be told apart from no set: the write goes ahead, as a local one into a folder it may not
-    list would not."""
+    bundle's manifest just the same. Where S3 refuses the read or the listing (no s3:GetObject, no s3:ListBucket), a
+    set there cannot be told from none, and the write goes ahead (as it did before this check)."""
     prefix, _, name = key.rpartition("/")
     folder = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
     _refuse_a_member(uri, folder, name, lambda other: _s3_manifest_at(bucket, _key(prefix, other)),
