@@ -15,6 +15,7 @@ import numpy as np
 
 import pytest
 
+from cli_helpers import with_options
 from conftest import ROOT, free_port, run_cli
 
 EPOCHS, WORKER_BATCH = 6, 128
@@ -59,7 +60,8 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
     roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], env=dict(env_all, DMLC_ROLE=role),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
-    workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, args), *map(str, extra),
+    # (a worker's own --train or --seed set in place of args': an option given twice with two values is refused)
+    workers = [subprocess.Popen([sys.executable, "-m", "fasttext_lib", "train", *map(str, with_options(args, *extra)),
                                  "--kvstore", kvstore, "--batch-size", str(WORKER_BATCH), "--output", str(out)],
                                 env=dict(env_all, DMLC_ROLE="worker", **own), stdout=stdout, stderr=stderr, text=True)
                for out, (stdout, stderr), extra, own in zip(outputs, logs, each or [[]] * len(outputs), worker_envs)]

@@ -183,20 +183,22 @@ def test_training_job_writes_metrics_and_plot(fasttext_job):
     out = root / "output" / "data"
     assert sorted(os.listdir(out)) == ["history.csv", "history.png", "metrics.json"]
     history = pd.read_csv(out / "history.csv")
-    assert list(history.epoch) == [1, 2, 3] and history.val_accuracy.notna().all()
+    assert list(history.epoch) == [1, 2, 3] and history.test_accuracy.notna().all()  # (the test channel's scores)
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["final"]["val_accuracy"] == pytest.approx(history.val_accuracy.iloc[-1])
+    assert metrics["final"]["val_accuracy"] == pytest.approx(history.test_accuracy.iloc[-1])
     assert metrics["train_config"]["emsize"] == 32 and metrics["hosts"] == ["algo-1"] and metrics["train_kwargs"] == {}
     assert (out / "history.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("channel", ["validation", None])
+@pytest.mark.parametrize("channel", ["validation", "test", None])
 def test_the_jobs_history_is_notebook_02s_table_and_plot_naming_its_channel(channel, source_dir, splits, tmp_path,
                                                                            monkeypatch):
     """The job drew history.png with a copy of notebook 02's plot that labeled the held-out line "test accuracy"
     and "test" whatever the channel (a validation channel's too), without 02's whole-epoch ticks, and wrote
     history.csv by hand: "nan" where 02's table (history_frame) leaves the cell empty. Both are 02's now, the plot's
-    held-out line named as the channel, or not drawn where the job had none."""
+    held-out line named as the channel, or not drawn where the job had none. The table's held-out columns were
+    val_loss and val_accuracy whatever the channel (a test channel's scores as a validation split's): they are named
+    as the channel now (test_accuracy, validation_accuracy), and there are none where the job had none."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -216,11 +218,12 @@ def test_the_jobs_history_is_notebook_02s_table_and_plot_naming_its_channel(chan
     [(fig, history, held_out)] = drawn
     assert held_out == channel and list(history.index) == [1]
     labels = [[line.get_label() for line in ax.lines] for ax in fig.axes]
-    assert labels == ([["validation"], ["train", "validation"]] if channel else [[], ["train"]])
+    assert labels == ([[channel], ["train", channel]] if channel else [[], ["train"]])
     table = (tmp_path / "output" / "data" / "history.csv").read_text()
     assert table == history.to_csv()  # 02's table: the model's history_frame
-    assert table.splitlines()[0] == "epoch,train_loss,val_loss,val_accuracy,seconds,samples_per_s"
-    assert ("nan" in table.lower()) is False and (",," in table) == (channel is None)  # no score: an empty cell
+    held_out = f"{channel}_loss,{channel}_accuracy," if channel else ""
+    assert table.splitlines()[0] == f"epoch,train_loss,{held_out}seconds,samples_per_s"
+    assert "nan" not in table.lower() and ",," not in table
 
 
 def test_training_log_matches_the_metric_definitions(fasttext_job):
@@ -228,7 +231,9 @@ def test_training_log_matches_the_metric_definitions(fasttext_job):
 
     root, r = fasttext_job
     history = pd.read_csv(root / "output" / "data" / "history.csv")
-    columns = {"train:loss": "train_loss", "validation:loss": "val_loss", "validation:accuracy": "val_accuracy"}
+    # (SageMaker's metric names and the log line's val_ keys stay as the tuner's objective names them; history.csv names
+    # the channel the job scored: its test channel here)
+    columns = {"train:loss": "train_loss", "validation:loss": "test_loss", "validation:accuracy": "test_accuracy"}
     for definition in sm_train.METRIC_DEFINITIONS:  # what SageMaker (and the tuner) read from the log
         values = [float(v) for v in re.findall(definition["Regex"], r.stdout)]
         assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
@@ -3296,7 +3301,7 @@ def test_tuner_request(sm, source_dir, fasttext_job):
     root, job = fasttext_job
     regex = definition["AlgorithmSpecification"]["MetricDefinitions"][0]["Regex"]
     history = pd.read_csv(root / "output" / "data" / "history.csv")
-    assert [float(v) for v in re.findall(regex, job.stdout)] == pytest.approx(list(history.val_accuracy), abs=1e-6)
+    assert [float(v) for v in re.findall(regex, job.stdout)] == pytest.approx(list(history.test_accuracy), abs=1e-6)
 
 
 def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):

@@ -109,6 +109,7 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
         if _s3_folder(bucket, key, uri):  # as a local directory is: an object "vectors" beside "vectors/..."
             raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a folder (objects are stored under {uri}/); give "
                                 f"a file name such as {join(uri, example)}")
+        _refuse_an_object_of_a_set(uri, bucket, key, flag)  # (as a local file's, before the existing object's refusal)
         if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
             refuse_existing(uri, hint)
         check_writable(join(f"s3://{bucket}", *key.split("/")[:-1]))
@@ -136,13 +137,32 @@ def _refuse_a_file_of_a_set(uri, path, flag):
     lands on is checked: a symbolic link's target. A hard link is another name, which the rename replaces alone.)"""
     target = write_target(path)
     folder, name = os.path.split(target)
-    if name.endswith(".json") and not _is_ours(name) and _manifest_at(target) is not None:
+    _refuse_a_member(uri, folder, name, lambda other: _manifest_at(os.path.join(folder, other)),
+                     lambda: sorted(os.listdir(folder)) if os.path.isfile(target) else [], flag)
+
+
+def _refuse_an_object_of_a_set(uri, bucket, key, flag):
+    """:func:`_refuse_a_file_of_a_set` of an S3 output: ``s3://b/other_model/config.json --overwrite`` replaced that
+    bundle's manifest just the same. Where S3 refuses the read or the listing (no s3:GetObject, no s3:ListBucket), a
+    set there cannot be told from none, and the write goes ahead (as it did before this check)."""
+    prefix, _, name = key.rpartition("/")
+    folder = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+    _refuse_a_member(uri, folder, name, lambda other: _s3_manifest_at(bucket, _key(prefix, other)),
+                     lambda: _s3_names(bucket, prefix, folder), flag)
+
+
+def _refuse_a_member(uri, folder, name, manifest_at, names, flag):
+    """Refuse ``uri`` (``name`` in ``folder``) where it is a set's manifest, or a data file a manifest beside it lists.
+    ``manifest_at(name)``: the manifest of ours that file of ``folder`` holds, or None; ``names()``: the files of
+    ``folder``, or none where ``name`` is not one of them."""
+    if name.endswith(".json") and not _is_ours(name) and manifest_at(name) is not None:
         raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is the manifest of the model bundle or checkpoint "
                             f"{folder}: replaced, that set would no longer load; write the file elsewhere")
-    if not _OBJECT_RE.match(name) or not os.path.isfile(target):
+    if not _OBJECT_RE.match(name):
         return
-    for other in sorted(os.listdir(folder)):  # (only a data file's name, <stem>-<16 hex digits>, gets here)
-        manifest = _manifest_at(os.path.join(folder, other)) if other.endswith(".json") and not _is_ours(other) else None
+    listed = names()
+    for other in listed if name in listed else ():  # (only a data file's name, <stem>-<16 hex digits>, gets here)
+        manifest = manifest_at(other) if other.endswith(".json") and not _is_ours(other) else None
         if manifest is not None and any(entry["object"] == name for entry in manifest["files"].values()):
             raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a file of the model bundle or checkpoint "
                                 f"{folder} (its {other} lists it): replaced, that set would no longer load; write the "
@@ -157,6 +177,47 @@ def _manifest_at(path):
         return None if len(raw) > _MANIFEST_READ_MAX else _parse_manifest(raw, path)
     except (OSError, Damaged):
         return None
+
+
+class _NoManifest(Exception):
+    """An object too large to be a manifest, found while it was read."""
+
+
+def _s3_manifest_at(bucket, key):
+    """:func:`_manifest_at` of the S3 object ``key``: None where it is missing, unreadable to this caller, larger than
+    a manifest is, or no manifest of ours."""
+    chunks = []
+
+    def keep(chunk):
+        chunks.append(chunk)
+        if sum(map(len, chunks)) > _MANIFEST_READ_MAX:  # (stop reading: a large object is read no further)
+            raise _NoManifest
+
+    uri = f"s3://{bucket}/{key}"
+    with s3_errors(uri):
+        try:
+            get_s3_object(bucket, key, keep)
+        except _NoManifest:
+            return None
+        except Exception as exc:
+            if _is_missing(exc) or is_forbidden(exc):
+                return None
+            raise
+    try:
+        return _parse_manifest(b"".join(chunks), uri)
+    except Damaged:
+        return None
+
+
+def _s3_names(bucket, prefix, folder):
+    """The objects directly under ``prefix/`` (:func:`_s3_listing`); none where listing is refused."""
+    with s3_errors(folder):
+        try:
+            return sorted(n for n in _s3_listing(s3_client(), bucket, prefix) if not n.endswith("/"))
+        except Exception as exc:
+            if is_forbidden(exc):
+                return []
+            raise
 
 
 def _s3_folder(bucket, key, uri):
