@@ -81,6 +81,10 @@ def _epochs_found(checkpoint_dir, last_epoch, past=False):
         if not os.path.isdir(checkpoint_dir):
             return [], set(), set()
         dirs = [d for d in os.listdir(checkpoint_dir) if os.path.isdir(os.path.join(checkpoint_dir, d))]
+        for d in dirs:  # (not a checkpoint cut short: passed over as one, every epoch was trained again, then its save
+            #            refused the directory)
+            if storage.is_a_loop(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER)):
+                raise _looping(os.path.join(checkpoint_dir, d), CHECKPOINT_MARKER)
         names = {f"{d}/" for d in dirs} | {f"{d}/{CHECKPOINT_MARKER}" for d in dirs
                                             if os.path.isfile(os.path.join(checkpoint_dir, d, CHECKPOINT_MARKER))}
     complete, seen = [], set()
@@ -584,6 +588,8 @@ def _refuse_damaged_files(where, epoch, meta, listed):
             path = os.path.join(where, stored)
             size = os.path.getsize(path) if os.path.isfile(path) else None
         # (in the words of storage.read_set's refusals, which the resume gives)
+        if size is None and listed is None and storage.is_a_loop(path):  # (not "missing, deleted since")
+            raise _looping(where, stored)
         if size is None:
             raise _missing_file(where, storage.SetChanged(f"{where}: {name} is missing", missing=(name, stored)))
         if size < expected:
@@ -844,6 +850,12 @@ def _refusal(where, exc):
         str(exc).replace(f"{where}: ", "", 1)
     return FastTextError(f"cannot resume from checkpoint {where}: {reason}; remove that directory (an earlier "
                          f"checkpoint, if any, is resumed instead) or use another --checkpoint-dir")
+
+
+def _looping(where, name):
+    """The refusal of the checkpoint at ``where`` whose file ``name`` is a loop of symbolic links, as a damaged
+    one's."""
+    return _refusal(where, storage.Damaged(f"cannot read {os.path.join(where, name)}: {storage.LOOP}"))
 
 
 def _manifest_sound(where):

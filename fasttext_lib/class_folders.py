@@ -154,6 +154,8 @@ def class_documents(directory, skip=(), said=FLAGS):
     if storage.is_s3(directory):
         raise FastTextError(f"{said.option('--input', 'directory')} {directory}: the class folders are read from a local directory; copy them "
                             f"down first (aws s3 sync {directory} DIR)")
+    if storage.is_a_loop(directory):  # ("no such directory", of a name that is there)
+        raise storage.missing_file(directory, said.option('--input', 'directory'))
     if not os.path.isdir(directory):
         what = "no such directory" if not os.path.exists(directory) else "not a directory"
         raise FastTextError(f"{said.option('--input', 'directory')}: {what}: {directory} (expected a directory of class folders, one document "

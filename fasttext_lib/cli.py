@@ -55,9 +55,56 @@ def _positive_int(text):
     return value
 
 
+class _Once:
+    """An option that takes one value (argparse's store, store_const, store_true, store_false) given twice with
+    different values is a usage error: argparse kept the last, so ``train --train a --train b`` trained on b without a
+    word. The same value twice is no conflict. (Options meant to repeat, ``action="append"``, are not of this kind.)"""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        value = self.const if isinstance(self, argparse._StoreConstAction) else values
+        typed = " ".join(parser.typed)  # (as the user wrote it: --lr 2, read as 2.0)
+        earlier = parser.given_once.setdefault(self.dest, (option_string, value, typed))
+        if earlier[1] != value:
+            parser.error(_given_twice(earlier, (option_string, value, typed)))
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _given_twice(earlier, later):
+    """The usage error of one option set twice, differently: by one option string, or by two that set the same
+    destination (``--x`` and ``--no-x``: then each is named with what it was given)."""
+    import shlex
+
+    (first, _, a), (second, _, b) = earlier, later
+    if first == second:
+        return f"{first} given twice, as {shlex.quote(a)} and as {shlex.quote(b)}: give it once"
+    return " and ".join(f"{option} {shlex.quote(typed)}" if typed else option
+                        for option, typed in ((first, a), (second, b))) + " both given: give one"
+
+
+_ONCE_ACTIONS = {name: type(f"{cls.__name__}Once", (_Once, cls), {})
+                 for name, cls in [("store", argparse._StoreAction), ("store_const", argparse._StoreConstAction),
+                                   ("store_true", argparse._StoreTrueAction), ("store_false", argparse._StoreFalseAction)]}
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with a usage error as one ``error:`` line (exit 2) instead of a usage dump; ``--help`` as usual.
-    Subcommand parsers are made of the same class (argparse's default)."""
+    """argparse with a usage error as one ``error:`` line (exit 2) instead of a usage dump; ``--help`` as usual;
+    a single-valued option given twice with different values refused (:class:`_Once`). Subcommand parsers are made
+    of the same class (argparse's default)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, cls in _ONCE_ACTIONS.items():
+            self.register("action", name, cls)
+        self.register("action", None, _ONCE_ACTIONS["store"])  # (an add_argument without action=)
+        self.given_once, self.typed = {}, []
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.given_once = {}  # destination -> (option string, value, as typed) of this parse (a subcommand's its own)
+        return super().parse_known_args(args, namespace)
+
+    def _get_values(self, action, arg_strings):
+        self.typed = arg_strings  # (the strings an option's value is read from, for _Once's message)
+        return super()._get_values(action, arg_strings)
 
     def error(self, message):
         from .errors import error_line
@@ -409,6 +456,7 @@ def _check_before_reading(args, kept):
     """Every check of ``train`` that needs no data, in the order a user meets them: the settings, the output, the
     checkpoints (``kept`` learns what --checkpoint-dir holds), the trials' file, the pretrained vectors' start, the input
     files, the names files."""
+    from . import storage
     from .bundle import OVERWRITE_HINT, check_output
 
     config, explicit_names = _checked_settings(args)
@@ -422,6 +470,8 @@ def _check_before_reading(args, kept):
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
         from .vec_files import check_vec_start
 
+        if not storage.is_s3(config.pretrained_vectors) and not os.path.exists(config.pretrained_vectors):
+            raise storage.missing_file(config.pretrained_vectors, "--pretrained-vectors")  # (named as --train is)
         check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     for flag, uri, _ in _inputs(args):  # (held-out data: a class-folder dataset's test/ suggested)
         if uri:

@@ -293,21 +293,28 @@ def scheduler_port_taken(host, port):
 
 def _greeting(host, port):
     """True: ``host:port`` opens with ZMTP's signature; False: it answers otherwise or not within PROBE_TIMEOUT
-    seconds; None: nothing listens (or the address is unreachable)."""
+    seconds; None: nothing listens (or the address is unreachable), or the connection is closed before a byte comes:
+    a forwarder (ssh -L, docker-proxy) does so while nothing listens behind it yet, a scheduler started slowly, which
+    was blamed on another program 10 s into a healthy join."""
     try:
         connection = socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT)
     except (OSError, ValueError):
         return None
-    got = b""
+    got, closed = b"", False
     with connection:
         try:
             while len(got) < ZMTP_SIGNATURE_BYTES:
                 more = connection.recv(ZMTP_SIGNATURE_BYTES - len(got))
                 if not more:
+                    closed = True
                     break
                 got += more
-        except OSError:  # (socket.timeout among them: a program that waits for its client to speak first)
+        except socket.timeout:  # (a program that waits for its client to speak first)
             pass
+        except OSError:  # (a reset: closed, as above)
+            closed = True
+    if closed and not got:
+        return None
     return len(got) == ZMTP_SIGNATURE_BYTES and got[0] == ZMTP_SIGNATURE_START and got[-1] == ZMTP_SIGNATURE_END
 
 

@@ -7,6 +7,7 @@ whether the instance has the CPUs it was measured with.
 """
 import pandas as pd
 
+from .config import check_choice
 from .errors import FastTextError
 from .process_limits import openmp_threads, usable_cpus
 
@@ -56,3 +57,17 @@ def _basis(price, device, cpus_here):
     if int(vcpus) == cpus_here:
         return f"{cpus_here} CPUs here, as many there"
     return f"{cpus_here} CPUs here, {int(vcpus)} vCPUs there: likely {'faster' if int(vcpus) > cpus_here else 'slower'}"
+
+
+# What notebook 03 times (its parameter timing_text): synthetic reviews of Yelp's length, or the prepared dataset's own
+TIMING_TEXTS = ("yelp-shaped", "dataset")
+
+
+def timing_files(timing_text, **outputs):
+    """``{file name: output}`` of notebook 03's ``outputs`` (``timings=`` a table, ``throughput=`` a figure, ...) for
+    Workspace.save_dataset_files: ``03_<name>_<timing_text>.csv`` (``.png`` for a figure). Both timings of a dataset
+    are kept: named alike, a run on its own text and one on Yelp-shaped text replaced each other's files in its
+    folder, and the timings left there no longer said which text the costs beside them rest on."""
+    check_choice(timing_text, "timing_text", TIMING_TEXTS)
+    return {f"03_{name}_{timing_text}.{'png' if hasattr(output, 'savefig') else 'csv'}": output
+            for name, output in outputs.items()}

@@ -12,8 +12,8 @@ import os
 
 from . import label_names, storage, zhang_splits
 from .data import check_limit
-from .download_cache import (CacheReadError, bytes_held, cache_lock, fail_verification, is_a_file, refuse_a_folder,
-                             remove_if_there, why_not_verified)
+from .download_cache import (CacheReadError, bytes_held, cache_lock, fail_verification, is_a_file,
+                             refuse_a_file_as_the_cache, refuse_a_folder, remove_if_there, why_not_verified)
 from .download_fetch import fetch
 from .download_retry import attempts_allowed, retried
 from .errors import FastTextError, refuse_standard_output
@@ -50,6 +50,7 @@ def _download(spec, cache_dir, base_url, progress):
     url = archive_url(spec, base_url)
     path = os.path.join(cache_dir, spec.filename)
     part = path + ".part"
+    refuse_a_file_as_the_cache(cache_dir)
     try:
         os.makedirs(cache_dir, exist_ok=True)
         with cache_lock(cache_dir, progress):

@@ -11,6 +11,7 @@ import os
 import stat
 import sys
 
+from . import storage
 from .errors import FastTextError
 
 _CHUNK = 1 << 20  # bytes hashed at a time
@@ -136,6 +137,20 @@ def refuse_a_folder(path, what):
     if stat.S_ISDIR(found.st_mode):
         raise FastTextError(f"the download cache holds a folder {path} where {what} goes: move it away, or choose "
                             f"another cache folder")
+
+
+def refuse_a_file_as_the_cache(cache_dir):
+    """Refuse a ``cache_dir`` that is a file or a loop of symbolic links, or lies under one: os.makedirs said only
+    "File exists" or "Not a directory" (its OSError's text), naming neither the path nor that a folder goes there."""
+    where = os.path.abspath(cache_dir)
+    while not os.path.lexists(where):  # (the root exists: the loop ends)
+        where = os.path.dirname(where)
+    what = storage.LOOP if storage.is_a_loop(where) else "a file, not a folder" if os.path.isfile(where) else None
+    if what is None:  # a folder (or a link to one), or what makedirs names itself (a link to nothing)
+        return
+    if where == os.path.abspath(cache_dir):
+        raise FastTextError(f"the download cache {cache_dir} is {what}: choose another cache folder")
+    raise FastTextError(f"cannot create the download cache {cache_dir}: {where} is {what}; choose another cache folder")
 
 
 def is_a_file(path):

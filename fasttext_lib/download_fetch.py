@@ -91,6 +91,7 @@ def fetch(url, part, spec, progress):
                 with _part_to_write(part, body) as out, _part_to_compare(part, body) as have:
                     error = _copy_body(read, out, have, body, pbar, stall, url, part, spec)
                     _refuse_a_damaged_body(out, error, body, url, part, spec)
+                    _refuse_a_piece_of_the_encoding(out, read, error, body, url, part, spec)
                     _refuse_a_body_cut_short(out, read, error, body, url, part, spec)
             if body.end is None or body.end == spec.size:
                 return
@@ -228,7 +229,9 @@ class _Body:
     replaces the .part only once it holds more (written over at once, a body cut short left less than the .part held:
     a Yelp .part of 150 MB cut back to a few MB), set to 0 then (0: the body is written to the .part itself);
     ``page``: the Content-Type of a gzip-encoded
-    text/* answer, a page unless it decodes to the archive's start (_refuse_a_page_by_its_start), else ``""``."""
+    text/* answer, a page unless it decodes to the archive's start (_refuse_a_page_by_its_start), else ``""``;
+    ``encoding_end``: a gzip-encoded 206 read whole (from its byte 0: download_answers.a_range_of_the_encoding), where
+    its Content-Range ends, in the encoding's bytes (None: another answer)."""
 
     start: int
     held: int
@@ -236,6 +239,7 @@ class _Body:
     encoding: str
     outgrows: int = 0
     page: str = ""
+    encoding_end: Optional[int] = None
 
     @property
     def first(self):
@@ -254,7 +258,9 @@ def _where_the_body_goes(response, offset, url, part, spec):
         if encoding not in GZIP_ENCODINGS or ranged:  # (first: a page in any encoding is named as one; gzip's is
             refuse_a_page(response, None, url, spec, kept)  # told by its decoded start)
         refuse_an_encoding(encoding, ranged, url, part, spec, offset)
-        return _Body(offset, offset, None, encoding, page=page_kind(response, None, spec))
+        sent = range_sent(response) if response.status == 206 else None
+        return _Body(offset, offset, None, encoding, page=page_kind(response, None, spec),
+                     encoding_end=None if sent is None else sent[1])
     first, end, outgrows = offset, spec.size, 0
     sent = range_sent(response) if response.status == 206 else None
     if response.status != 206:  # the server ignored Range and sends the whole file: start over
@@ -524,6 +530,22 @@ def _kept_as_before(part, size):
             f"(delete it to start over)" if size else "")
 
 
+def _refuse_a_piece_of_the_encoding(out, read, error, body, url, part, spec):
+    """Refuse a gzip-encoded 206 read whole (from its byte 0, ``bytes 0-<last>/*``: all of the encoding, as a server
+    gzipping as it sends answers a request for the whole) whose body came to the end of its Content-Range, every byte
+    of it, but not to its gzip's end: it was a piece of the encoding after all (a server limiting what one answer
+    holds), which every request, every rerun's too, is answered with. Taken for a connection lost, it was retried,
+    and kept as a .part "run again to resume", for ever. Refused as such a range is (download_answers.
+    refuse_an_encoding), the .part as it was before this answer: none for a fresh download."""
+    if error is not None or body.encoding_end is None or read.complete or read.received < body.encoding_end:
+        return
+    out.truncate(body.start)
+    out.close()
+    if not body.start:
+        remove_if_there(part)
+    refuse_an_encoding(body.encoding, True, url, part, spec, body.start)
+
+
 def _refuse_a_body_cut_short(out, read, error, body, url, part, spec):
     """Refuse a body that ended before the archive's end, the .part kept for a resume (a TransientError: retried)."""
     # http.client ends a short body silently instead of raising IncompleteRead, so compare with
@@ -563,6 +585,7 @@ class _Gunzipped(_Peeked):
         self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)  # (16+: gzip's header and trailer, not zlib's)
         # The body as sent up to here, for as_sent; None once past _SENT_KEPT bytes or read on from the peek.
         self._sent = []
+        self.received = 0  # bytes of the body as sent read so far (the encoding's)
 
     @property
     def complete(self):
@@ -610,6 +633,7 @@ class _Gunzipped(_Peeked):
 
     def _kept(self, sent):
         """``sent`` (bytes of the body as sent), kept for as_sent while they are few."""
+        self.received += len(sent)
         if self._sent is not None:
             self._sent.append(sent)
             if sum(map(len, self._sent)) > _SENT_KEPT:

@@ -45,14 +45,16 @@ def plot_history(fig, history, held_out, title):
     (its accuracy only where ``history`` has it; an autotuned model's has none) and the ``held_out`` split (``"test"``,
     or ``"validation"``: an autotuned trial's, the search's split, or a training job's validation channel; None: none
     was scored, a job without a test channel, and no held-out line is drawn), each split in one colour in both panels.
-    ``history``: a :meth:`~fasttext_lib.train.TrainedModel.history_frame`."""
+    ``history``: a :meth:`~fasttext_lib.train.TrainedModel.history_frame` of the same ``held_out``."""
     ax_acc, ax_loss = fig.subplots(1, 2)
     if "train_accuracy" in history:
         ax_acc.plot(history.index, history.train_accuracy, marker="o", label="train", color=SPLIT_COLOURS["train"])
     ax_loss.plot(history.index, history.train_loss, marker="o", label="train", color=SPLIT_COLOURS["train"])
     if held_out is not None:
-        ax_acc.plot(history.index, history.val_accuracy, marker="o", label=held_out, color=SPLIT_COLOURS["held_out"])
-        ax_loss.plot(history.index, history.val_loss, marker="o", label=held_out, color=SPLIT_COLOURS["held_out"])
+        ax_acc.plot(history.index, history[f"{held_out}_accuracy"], marker="o", label=held_out,
+                    color=SPLIT_COLOURS["held_out"])
+        ax_loss.plot(history.index, history[f"{held_out}_loss"], marker="o", label=held_out,
+                     color=SPLIT_COLOURS["held_out"])
     ax_acc.set_ylabel("accuracy")
     ax_loss.set_ylabel("cross-entropy")
     for ax in (ax_acc, ax_loss):

@@ -35,6 +35,7 @@ import re
 
 from . import storage
 from .errors import FastTextError
+from .lines import utf16_text
 from .text import nfc
 
 SUFFIX = ".classes.txt"
@@ -288,12 +289,24 @@ def read_file(uri, where=None):
     if len(raw) > MAX_FILE_BYTES:
         raise FastTextError(f"{where}: a label names file of more than {MAX_FILE_BYTES} bytes; is it the data?")
     if b"\x00" in raw:
-        raise FastTextError(f"{where}: not a text file (contains NUL bytes)")
+        raise FastTextError(_not_text(raw, uri, where))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FastTextError(f"{where}: not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})") from None
     return parse_text(text, where)
+
+
+def _not_text(raw, uri, where):
+    """The error for a names file holding NUL bytes: UTF-16 text (Windows Notepad's "Unicode") is said so at the line of
+    its first NUL, with how to convert it, as the data's readers say it (lines.utf16_text); else a binary file."""
+    at = raw.index(b"\x00")
+    start = raw.rfind(b"\n", 0, at) + 1
+    lineno = raw.count(b"\n", 0, start) + 1
+    utf16 = utf16_text(raw[start:raw.find(b"\n", at) + 1 or len(raw)], uri, lineno, os.path.splitext(uri)[1] or ".txt")
+    if utf16:
+        return f"{where}:{lineno}: not a text file this program reads: {utf16}, or save it again as UTF-8 in its editor"
+    return f"{where}: not a text file (contains NUL bytes)"
 
 
 def _is_file(spec):
@@ -326,6 +339,8 @@ def from_option(spec):
     if os.path.isdir(spec):
         raise FastTextError(f"--label-names {spec!r} is a folder; give its names file (e.g. "
                             f"{os.path.join(spec, ZHANG_FILE)})")
+    if os.path.lexists(spec):  # a link to nothing, or a loop (named so: "no such file" of a name that is there)
+        raise storage.missing_file(spec, "--label-names")
     raise FastTextError(f"--label-names {spec!r}: no such file, not a known dataset ({', '.join(sorted(KNOWN))}) "
                         f"and not id=name pairs")
 

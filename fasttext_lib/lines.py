@@ -156,9 +156,10 @@ def _iconv(source, uri, extension):
     return _copied_down(uri, f"iconv -f {source} -t UTF-8 {name} > new{extension}")
 
 
-def _not_text(raw, uri, lineno):
-    """The error for a line holding NUL bytes: UTF-16 text (with its byte order mark; or without one, a NUL beside
-    every ASCII character) and tar archives are named, with how to convert them; else a binary file."""
+def _not_text(raw, uri, lineno, table=True):
+    """The error for a line holding NUL bytes: UTF-16 text (:func:`utf16_text`) and tar archives are named, with how to
+    convert them; else a binary file. ``table``: a file of rows (Excel's 'Unicode Text' may be one: its pandas
+    conversion is said too), else of vectors (converted to a .vec, no CSV)."""
     where, name = f"{uri}:{lineno}: ", _shell_name(uri)
     if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
         if name == "stdin":  # (predict's reviews piped in: no file to name)
@@ -167,19 +168,31 @@ def _not_text(raw, uri, lineno):
         return (f"{uri}: is a tar archive; extract the file from it first ({_copied_down(uri, f'tar -xf {name}')}) "
                 f"and give that file "
                 f"(gzip, bzip2 and xz files of one CSV or text file are read directly)")
+    utf16 = utf16_text(raw, uri, lineno, ".csv" if table else ".vec")
+    if utf16 and not table:
+        return f"{where}not a text file this program reads: {utf16}"
+    if utf16:  # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
+        return (f"{where}not a text file this program reads: {utf16} (Excel's 'Unicode Text' is tab-separated: "
+                f"pandas: {pandas_conversion(_UTF16_TABS)})")
+    return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+
+
+def utf16_text(raw, uri, lineno, extension):
+    """What a line holding NUL bytes (``raw``, line ``lineno`` of ``uri``) is when it is UTF-16 text, and how to convert
+    it (to ``new{extension}``): "it is UTF-16 text; convert it to UTF-8 first, e.g. iconv ..."; ``None`` when it is
+    not (a binary file's bytes, a stray NUL). UTF-16 is its byte order mark starting the file, or without one, a NUL
+    beside every ASCII character."""
     bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
     body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
     odd, even = body[1::2].count(0), body[0::2].count(0)
     # (two NULs at least: UTF-16 puts one beside every ASCII character, so a line of two has two; a short UTF-8 line
     # with one stray NUL, "ok\0", was called UTF-16, and the iconv it gave garbles the whole file)
-    if bom or (len(body) >= 4 and max(odd, even) >= 2 and 2 * max(odd, even) >= len(body) // 2
-               and min(odd, even) <= max(odd, even) // 8):
-        # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
-        source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
-        return (f"{where}not a text file this program reads: it is UTF-16 text{'' if bom else ' (no byte order mark)'}"
-                f"; convert it to UTF-8 first, e.g. {_iconv(source, uri, '.csv')} (Excel's 'Unicode "
-                f"Text' is tab-separated: pandas: {pandas_conversion(_UTF16_TABS)})")
-    return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+    if not (bom or (len(body) >= 4 and max(odd, even) >= 2 and 2 * max(odd, even) >= len(body) // 2
+                    and min(odd, even) <= max(odd, even) // 8)):
+        return None
+    source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
+    return (f"it is UTF-16 text{'' if bom else ' (no byte order mark)'}; convert it to UTF-8 first, e.g. "
+            f"{_iconv(source, uri, extension)}")
 
 
 # Decodes what is UTF-8 as UTF-8 and every other byte as Windows-1252 (a file of both: rows typed or pasted in UTF-8, and
@@ -288,11 +301,12 @@ MAX_LINE_BYTES = 64 << 20
 class DecodedLines:
     """Decoded physical lines, counted exactly (each line is decoded on its own, so a bad byte is
     reported at its own line, never at the end of a read buffer). ``every_lines_bom``: a BOM starting any line is
-    dropped (where files were joined); else only the first line's, the file's (a ``.vec`` word line's is its word's)."""
+    dropped (where files were joined); else only the first line's, the file's (a ``.vec`` word line's is its word's).
+    ``table``: the lines are rows of data, not vectors (:func:`_not_text`)."""
 
-    def __init__(self, stream, uri, compression, every_lines_bom=True):
+    def __init__(self, stream, uri, compression, every_lines_bom=True, table=True):
         self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
-        self.every_lines_bom = every_lines_bom
+        self.every_lines_bom, self.table = every_lines_bom, table
         self.ended = False  # the stream's end was read
         self.utf8_line = None  # the first line that holds characters beyond ASCII (_not_utf8)
 
@@ -309,7 +323,7 @@ class DecodedLines:
                 return
             self.lineno += 1
             if b"\x00" in raw:
-                raise FastTextError(_not_text(raw, self.uri, self.lineno))
+                raise FastTextError(_not_text(raw, self.uri, self.lineno, self.table))
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 raise FastTextError(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; expected one "
                                     f"document per line (a binary file, or lines that end in a lone \\r?)")

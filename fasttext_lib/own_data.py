@@ -250,13 +250,21 @@ def write_own_splits(splits, prefix, dataset):
     return written
 
 
-def read_prepared(uri, dataset, limit=None):
+def read_prepared(uri, dataset, limit=None, streamed=False):
     """02's, 03's and 04's read of ``dataset``'s split ``uri`` (Workspace.prepared), as ``read_labeled`` reads it
     (``limit``: its). A table whose columns must be named (a Kaggle table uploaded as ``data/NAME.train``) is told to
-    be prepared by 01 with its columns named, where the command line's flags were the advice."""
-    from .data import read_labeled
+    be prepared by 01 with its columns named, where the command line's flags were the advice.
 
+    ``streamed=True`` (02's training split, unless autotune splits its texts): read as the command line's ``train``
+    reads ``--train`` (data.read_counted), tokenized as it streams in, the token ids in a temporary file; the
+    :class:`~fasttext_lib.data.CountedTexts` keeps no texts (its first data.SAMPLE_DOCS aside). Read whole, Yelp's
+    560k reviews held ~0.7 GB of strings in the kernel through training and after, and were tokenized in a second
+    pass once read (docs/RESULTS.md section 4 measures the command line's route)."""
+    from .data import read_counted, read_labeled
+
+    if streamed and limit is not None:
+        raise ValueError("read_prepared: a streamed read takes the whole split (limit is read_labeled's)")
     try:
-        return read_labeled(uri, limit=limit)
+        return read_counted(uri, find_names=True) if streamed else read_labeled(uri, limit=limit)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_BY_RUNNING_01.format(dataset=dataset)) from None

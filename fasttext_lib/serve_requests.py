@@ -395,12 +395,15 @@ def _excel_sep_blank(text):
     """A ``text/plain``, ``text/csv`` or ``application/jsonlines`` body's ``text`` with its first line read as a blank
     one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
     line; another separator's (``sep=;``) is a 400, as predict refuses it. It was answered as a review (and over a
-    header row, that row too, each row whole; in JSON Lines, a 400), where predict reads the table under it."""
+    header row, that row too, each row whole; in JSON Lines, a 400), where predict reads the table under it. Alone
+    without its line end (a Batch Transform record of its own: SingleRecord) it is a blank line still: read as no line
+    at all, its request was a 400 that failed the job, where ``sep=,`` and its line end is answered as an empty
+    review."""
     from .lines import excel_sep_line
 
     first = text[:text.find("\n")] if "\n" in text else text
     try:
-        return text[len(first):] if excel_sep_line(first, "request") else text
+        return (text[len(first):] or "\n") if excel_sep_line(first, "request") else text
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
 

@@ -702,8 +702,8 @@ def write_metrics(trained, output_dir, extra=None, held_out="test", on_written=l
     names those written, and the one whose write it cleaned up).
 
     The table and the plot are notebook 02's (``TrainedModel.history_frame``, figures.plot_history): ``held_out``
-    names the split the validation columns were scored on (the job's channel: ``test`` or ``validation``; None: the
-    job had none, and the plot draws no held-out line). Written by hand, the table said ``nan`` where 02's leaves the
+    names the split the held-out columns were scored on, and so the columns (the job's channel: ``test_accuracy`` or
+    ``validation_accuracy``, ...; None: the job had none, no such columns, and the plot draws no held-out line). Written by hand, the table said ``nan`` where 02's leaves the
     cell empty, and the plot called a validation channel "test" and ticked a one-epoch run at fractions of an epoch."""
     from .bundle import metrics_summary
 
@@ -712,7 +712,7 @@ def write_metrics(trained, output_dir, extra=None, held_out="test", on_written=l
 
     os.makedirs(output_dir, exist_ok=True)
     with _public_file(os.path.join(output_dir, "history.csv"), "w", written) as f:
-        f.write(trained.history_frame().to_csv())
+        f.write(trained.history_frame(held_out).to_csv())
     metrics = {**metrics_summary(trained), "labels": list(trained.labels), "label_names": dict(trained.label_names),
                **(extra or {})}
     with _public_file(os.path.join(output_dir, "metrics.json"), "w", written) as f:
@@ -735,7 +735,7 @@ def _plot_history(trained, held_out, path, on_written):
 
     fig = Figure(figsize=(10, 3.5))
     FigureCanvasAgg(fig)
-    plot_history(fig, trained.history_frame(), held_out, settings_title(trained.config))
+    plot_history(fig, trained.history_frame(held_out), held_out, settings_title(trained.config))
     with _public_file(path, "wb", on_written) as f:
         fig.savefig(f, format="png", dpi=100)
     return True
@@ -871,7 +871,9 @@ def _say_how_it_trained(trained):
     from .pretrained import start_line
 
     used = trained.config
-    if trained.pretrained:  # (read by train once the vocabulary was known: the rows of its words only)
+    # (read by train once the vocabulary was known: the rows of its words only; with progress on, train said this
+    # line as training started, as the CLI's train does: said again here, the log had it twice)
+    if trained.pretrained and not used.progress:
         print(start_line(trained.pretrained, used.pretrained_vectors), flush=True)  # (the CLI's and autotune's line)
     print(f"trained on {describe_ctx(trained.ctx)}; {used.optimizer} lr={used.lr:g} batch={used.batch_size}", flush=True)
 

@@ -40,7 +40,7 @@ from .batches import BatchMaker, prefetch, to_batch_arrays
 from .checkpoints import (TRAIN_ACCURACY, KeptCheckpoint, data_fingerprint, load_checkpoint, refusals_said_as_arguments,
                           remove_older_than, save_checkpoint, text_rule_of)
 from .class_checks import check_classes
-from .config import TrainConfig
+from .config import TrainConfig, check_choice
 from .data import (SAMPLE_DOCS, CountedTexts, LabeledTexts, as_read_from_a_file, check_labeled_texts, lines_named,
                    pandas_class_column, sort_labels)
 from .devices import parse_ctx
@@ -67,8 +67,10 @@ ENGINE_BULK_OPS = 64  # operators per engine task while stepping (about two step
 # this project's VM (a steady 0.35 s with 4 KB pages). Yelp-shaped 560k, 5 epochs: ~0.4-0.9 billion.
 HUGE_PAGES_MIN_READS = 50_000_000
 QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engine before it waits (see train)
+# The keys of a history record, as metrics.json and checkpoints store them (val_: the split train() was given as
+# val_data, whichever it is; history_frame names it); train(score_train=True) adds TRAIN_ACCURACY ("train_accuracy")
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
-# train(score_train=True) adds TRAIN_ACCURACY ("train_accuracy"), shown beside val_accuracy (history_frame)
+HELD_OUT_SPLITS = ("validation", "test")
 
 
 @dataclass
@@ -104,15 +106,24 @@ class TrainedModel:
 
         return held_out_score(metrics_summary(self))
 
-    def history_frame(self):
-        """The history as a pandas DataFrame indexed by epoch: :data:`HISTORY_COLUMNS`, and
-        ``train_accuracy`` before ``val_accuracy`` when training scored its training split."""
+    def history_frame(self, held_out="validation"):
+        """The history as a pandas DataFrame indexed by epoch: :data:`HISTORY_COLUMNS` with the held-out split's
+        scores named after ``held_out``, the split training was given as ``val_data``: ``validation_loss`` and
+        ``validation_accuracy``, or ``test_loss`` and ``test_accuracy`` where that was the test split (notebook 02's,
+        ``held_out_score.split``; a training job's test channel). Both were ``val_``, and the test split's scores read as
+        a validation split's. None: none was scored (no columns for it). ``train_accuracy`` comes before the held-out
+        accuracy when training scored its training split."""
         import pandas as pd
 
+        if held_out is not None:
+            check_choice(held_out, "held_out", HELD_OUT_SPLITS)
         columns = list(HISTORY_COLUMNS)
         if any(TRAIN_ACCURACY in row for row in self.history):
             columns.insert(columns.index("val_accuracy"), TRAIN_ACCURACY)
-        return pd.DataFrame(self.history, columns=columns).set_index("epoch")
+        frame = pd.DataFrame(self.history, columns=columns).set_index("epoch")
+        if held_out is None:
+            return frame.drop(columns=["val_loss", "val_accuracy"])
+        return frame.rename(columns={"val_loss": f"{held_out}_loss", "val_accuracy": f"{held_out}_accuracy"})
 
 
 def featurize(train_data, val_data, config):

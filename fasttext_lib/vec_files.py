@@ -163,7 +163,7 @@ def _read(uri, dim, keep=None, max_lines=None, form=TRAINING_FORM):
     with stream:
         # (a word line's BOM is part of its word, as fastText reads it and write_vec wrote it: \ufeffgreat, a word of
         # a bundle trained before text.FORMED_BREAKS, was read back as great and replaced great's vector)
-        lines = DecodedLines(_Hashing(stream, digest), uri, compression, every_lines_bom=False)
+        lines = DecodedLines(_Hashing(stream, digest), uri, compression, every_lines_bom=False, table=False)
         rows = iter(lines)
         with _binary_vectors_named(uri, stream):
             # (blank lines above the header are skipped, as fastText's ``in >> n >> dim`` skips them: "empty file",

@@ -29,6 +29,8 @@ from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 from .written_record import WrittenRecord
 
+# Notebook 01's cache of downloaded archives, in output_dir: no dataset's or run's folder (Workspace._folder)
+DOWNLOADS = "downloads"
 # Notebook 02's autotune outputs in the run's local folder: the trial plot and table.
 AUTOTUNE_PLOT, AUTOTUNE_TABLE = "autotune.png", "autotune_trials.csv"
 # What the library wrote of them: only those, as written, are removed once another model is saved for the run.
@@ -123,6 +125,12 @@ class Workspace:
                                 f"{self._out}: {exc.strerror or exc}") from None
         return self._out
 
+    @property
+    def download_cache(self):
+        """Notebook 01's cache of the archives it downloads, ``out/downloads`` (not created): no dataset or run may
+        take its name (:meth:`_folder`)."""
+        return self._out / DOWNLOADS
+
     def show(self, name):
         """``output_dir/name`` as the user wrote ``output_dir``: printed output stays machine-independent."""
         return str(self._shown / name)
@@ -199,9 +207,15 @@ class Workspace:
     def _folder(self, name, parameter, holding):
         """``out/{name}`` (a key path: ``exp/1`` is a folder in a folder), checked as one that can be made and written,
         not created; else one error naming ``parameter`` and what the folder would hold."""
-        folder = self._out / key_path(name, parameter)  # (made by the first write in it)
+        path = key_path(name, parameter)
+        folder = self._out / path  # (made by the first write in it)
+        # named downloads, it was 01's cache: its figures in among the archives (Downloads too where names are
+        # case-blind, as on macOS)
+        if path.split("/")[0].casefold() == DOWNLOADS:
+            raise FastTextError(f"{parameter} {name!r} cannot be a folder of output_dir for {holding}: "
+                                f"{self.show(DOWNLOADS)} is notebook 01's download cache; give another name")
         try:
-            storage.check_writable(str(folder), what=self.show(key_path(name, parameter)))
+            storage.check_writable(str(folder), what=self.show(path))
         except FastTextError as exc:
             raise FastTextError(f"{parameter} {name!r} cannot be a folder of output_dir for {holding}: {exc}") from None
         return folder
@@ -251,7 +265,12 @@ class Workspace:
         import matplotlib.pyplot as plt
 
         from .autotune import SEARCHED, autotune, split_validation, stop_line
+        from .data import CountedTexts
 
+        if isinstance(train_data, CountedTexts):  # (its 80/20 split was an AttributeError traceback)
+            raise FastTextError("autotune splits the training texts, which the data cell read with autotune=False "
+                                "does not keep (it streams them, own_data.read_prepared): run the data cell again "
+                                "with autotune=True, then this one")
         # (a file of yours named as the record, which the save would refuse: said before the minutes of the search)
         AUTOTUNE_RECORD.check_writable(self.run_folder(run_name), "the autotune search not run")
         note_stop_line(stop_line("before the autotune search's first trial"))
@@ -312,7 +331,8 @@ class Workspace:
         # new ones where there were none removed)
         with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=lambda: saved.append(
                 save_bundle(trained, dest, data=data))) as (table, plot, *search_outputs):
-            table.write(trained.history_frame().to_csv().encode("utf-8"))
+            # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
+            table.write(trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"))
             plot.write(png_bytes(fig, dpi))
             for f, content in zip(search_outputs, searched.values()):
                 f.write(content)

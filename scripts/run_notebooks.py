@@ -193,11 +193,12 @@ def run_demo(argv=None):
     # 02's run folder: run_name, else the dataset's name (as the notebook names it)
     history_csv = os.path.join(out, bundle_name(settings["run_name"], settings["dataset"]), "history.csv")
     history = pd.read_csv(history_csv, index_col="epoch")
-    # an autotuned model's history is its trial's, scored on the search's split (02 and 04 give its test accuracy)
+    # an autotuned model's history is its trial's, scored on the search's split (02 and 04 give its test accuracy);
+    # the table names the split it holds (test_, or validation_: TrainedModel.history_frame)
     scored_on = ("autotune's validation split, 20% of the training split" if settings.get("autotune") is True
                  else "the test split")
-    print(f"\naccuracy per epoch (val: {scored_on}):")
-    print(history[[c for c in ("train_loss", "val_loss", "train_accuracy", "val_accuracy") if c in history]].round(4).to_string())
+    print(f"\naccuracy per epoch (held out: {scored_on}):")
+    print(history[[c for c in history if c.endswith(("_loss", "_accuracy"))]].round(4).to_string())
     print(f"\nexecuted notebooks: {shown(executed)}/")
     print(f"figures and tables: {shown(out)}/ (02's history: {shown(history_csv)})")
     print("S3 objects (data, model bundle) lived on the local server and are gone with it.")

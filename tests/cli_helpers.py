@@ -10,6 +10,21 @@ TINY = ["--epochs", "1", "--batch-size", "64", "--emsize", "4", "--no-progress",
 REVIEWS = "great food and friendly staff\nawful cold food\n"
 
 
+def with_options(base, *changes):
+    """The arguments ``base`` with the options ``changes`` names (``"--emsize", "100"``) set to their values there, the
+    others added: an option given twice with different values is a usage error (cli._Once)."""
+    out, given = list(base), dict(zip(changes[::2], changes[1::2]))
+    for i in range(len(out) - 1):
+        if out[i] in given:
+            out[i + 1] = given.pop(out[i])
+    return out + [part for pair in given.items() for part in pair]
+
+
+def tiny(*changes):
+    """TINY with ``changes`` (:func:`with_options`)."""
+    return with_options(TINY, *changes)
+
+
 def make_data(where, n, seed):
     from fasttext_lib.writers import write_csv
 

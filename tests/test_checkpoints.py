@@ -899,9 +899,9 @@ def test_a_checkpoint_whose_epoch_was_edited_by_hand_is_refused(splits, tmp_path
         train(*splits, config, checkpoint_dir=str(ckpt))
 
 
-def _checkpoint_command(train_file, ckpt, output):
+def _checkpoint_command(train_file, ckpt, output, epochs=3):
     return [sys.executable, "-m", "fasttext_lib", "train", "--train", str(train_file), "--output", str(output),
-            "--epochs", "3", "--batch-size", "64", "--emsize", "8", "--no-progress", "--ctx", "cpu",
+            "--epochs", str(epochs), "--batch-size", "64", "--emsize", "8", "--no-progress", "--ctx", "cpu",
             "--checkpoint-dir", ckpt]
 
 
@@ -2176,18 +2176,18 @@ def test_a_cli_run_stopped_while_its_data_is_read_does_not_promise_another_runs_
     data = generate_reviews(900, seed=11)
     write_csv(LabeledTexts(data.labels, data.texts), str(other))
     ckpt, out = tmp_path / "ck", tmp_path / "model"
-    command = _checkpoint_command(small_train_file, str(ckpt), out)[3:] + ["--lr", "0.5"]  # (lr: not from the data)
-    first = cli_in_process("train", "--train", other, "--output", tmp_path / "other-model", *command[5:], "--epochs", "1")
+    command = _checkpoint_command(small_train_file, str(ckpt), out, epochs=1)[3:] + ["--lr", "0.5"]  # (lr: not the data's)
+    first = cli_in_process("train", "--train", other, "--output", tmp_path / "other-model", *command[5:])
     assert first.returncode == 0, first.stderr
     real_read = data_module.read_counted
     monkeypatch.setattr(data_module, "read_counted", lambda *a, **kw: (_ctrl_c(), real_read(*a, **kw))[1])
-    stopped = cli_in_process(*command, "--epochs", "1")
+    stopped = cli_in_process(*command)
     monkeypatch.undo()
     where = os.path.join(str(ckpt), "epoch-0001")
     assert (stopped.returncode, stopped.stderr) == (130, (
         f"error: interrupted (SIGINT); stopped and cleaned up, keeping the checkpoint of epoch 1 in {where} (not yet "
         f"compared with the data): run the same command again to resume from it if it was written from the same data\n"))
-    rerun = cli_in_process(*command, "--epochs", "1")
+    rerun = cli_in_process(*command)
     assert rerun.returncode == 2 and f"checkpoint {where} was written by a different run" in rerun.stderr
 
 

@@ -1,4 +1,6 @@
 """End to end through ``python -m fasttext_lib``, locally and against a real (moto) S3 endpoint."""
+import argparse
+import contextlib
 import io
 import json
 import os
@@ -10,6 +12,7 @@ import boto3
 import pytest
 
 from conftest import BAD_TRAINING_FILES, ROOT, cli_in_process, run_cli
+from fasttext_lib.cli import build_parser
 from fasttext_lib.data import read_labeled
 from fasttext_lib.errors import FastTextError
 
@@ -146,6 +149,67 @@ def test_usage_errors_are_one_line(args, pattern):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1 and pattern in r.stderr, r.stderr
     assert "--help" in r.stderr  # where to look
+
+
+def test_a_single_valued_option_given_twice_with_different_values_is_refused():
+    """``train --train a --train b`` trained on b without a word (argparse keeps the last): a command line edited by
+    appending an option (or pasted twice) ran with one of its values, silently. Every single-valued option of every
+    command is refused so, naming the option and both values; the same value twice is no conflict."""
+    r = cli_in_process("train", "--train", "a.csv", "--output", "out", "--train", "b.csv")
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr == (
+        "error: --train given twice, as a.csv and as b.csv: give it once (see python -m fasttext_lib train --help)\n")
+    for command, action in _single_valued_options():
+        first, second = _two_values(action)
+        required = [part for option, value in _required(command).items() if option not in action.option_strings
+                    for part in (option, value)]
+        argv = [command, *required, action.option_strings[0], first, action.option_strings[0], second]
+        err = io.StringIO()
+        with pytest.raises(SystemExit) as info, contextlib.redirect_stderr(err):
+            build_parser().parse_args(argv)
+        assert info.value.code == 2 and err.getvalue().count("\n") == 1, argv
+        assert f"error: {action.option_strings[0]} given twice, as {first} and as {second}: give it once" in \
+            err.getvalue(), (argv, err.getvalue())
+        args = build_parser().parse_args([*argv[:-2], action.option_strings[0], first])  # the same value twice: fine
+        assert getattr(args, action.dest) == (action.type(first) if action.type else first)
+
+
+def test_options_meant_to_repeat_still_repeat():
+    args = build_parser().parse_args(["train", "--train", "t", "--output", "o", "--text-column", "a",
+                                      "--text-column", "b", "--overwrite", "--overwrite"])
+    assert (args.text_column, args.overwrite) == (["a", "b"], True)
+    args = build_parser().parse_args(["import-folders", "--input", "d", "--output", "o.csv", "--skip", "x", "--skip", "y"])
+    assert args.skip == ["x", "y"]
+
+
+def _single_valued_options():
+    """``(command, action)`` of every option of every command that takes one value (argparse's store)."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    found = [(name, action) for name, sub in commands.items() for action in sub._actions
+             if isinstance(action, argparse._StoreAction) and action.option_strings and action.nargs is None]
+    assert len(found) > 40 and {name for name, _ in found} == set(commands)  # (every command has some)
+    return found
+
+
+def _two_values(action):
+    """Two command-line values ``action`` takes, read as two different values."""
+    if action.choices:
+        return str(action.choices[0]), str(action.choices[1])
+    for first, second in [("2", "3"), ("0.5", "0.25"), ("a.csv", "b.csv")]:
+        try:
+            read = [action.type(v) if action.type else v for v in (first, second)]
+        except (argparse.ArgumentTypeError, ValueError, TypeError, FastTextError):
+            continue
+        if read[0] != read[1]:
+            return first, second
+    raise AssertionError(f"no two values found for {action.option_strings}")
+
+
+def _required(command):
+    return {"train": {"--train": "t", "--output": "o"}, "evaluate": {"--model": "m", "--data": "d"},
+            "predict": {"--model": "m"}, "sample": {"--output": "o"}, "synthetic": {"--output": "o"},
+            "prepare": {"--output": "o"}, "export-vectors": {"--model": "m", "--output": "o.vec"},
+            "import-folders": {"--input": "d", "--output": "o.csv"}}[command]
 
 
 def test_defaults_on_small_data_are_sgd_with_a_small_batch(sample_dir, tmp_path):

@@ -15,6 +15,7 @@ import numpy as np
 
 import pytest
 
+from cli_helpers import with_options
 from conftest import ROOT, free_port, run_cli
 
 EPOCHS, WORKER_BATCH = 6, 128
@@ -60,9 +61,10 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
     roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], env=dict(env_all, DMLC_ROLE=role),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
-    workers = [subprocess.Popen(program or [sys.executable, "-m", "fasttext_lib", "train", *map(str, args),
-                                            *map(str, extra), "--kvstore", kvstore, "--batch-size", str(WORKER_BATCH),
-                                            "--output", str(out)],
+    # (a worker's own --train or --seed set in place of args': an option given twice with two values is refused)
+    workers = [subprocess.Popen(program or [sys.executable, "-m", "fasttext_lib", "train",
+                                            *map(str, with_options(args, *extra)), "--kvstore", kvstore,
+                                            "--batch-size", str(WORKER_BATCH), "--output", str(out)],
                                 env=dict(env_all, DMLC_ROLE="worker", **own), stdout=stdout, stderr=stderr, text=True)
                for out, (stdout, stderr), extra, own, program in zip(outputs, logs, each or [[]] * len(outputs),
                                                                      worker_envs, programs or [None] * len(outputs))]
@@ -628,3 +630,40 @@ def test_the_python_api_in_a_worker_that_fails_before_joining_tells_the_others(s
     assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) failed before "
                                             f"training: {reason}" for rank in "01" if f"worker {rank}" in err], err
     assert not any(out.exists() for out in outputs)
+
+
+def _serve(server, answer):
+    """Accept on ``server`` until it is closed, handing each connection to ``answer``."""
+    def accept():
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:  # (closed)
+                return
+            with connection:
+                answer(connection)
+    threading.Thread(target=accept, daemon=True).start()
+
+
+def test_the_scheduler_check_does_not_blame_a_forwarder_whose_scheduler_has_not_started_yet():
+    """A port forwarded to the scheduler's host (ssh -L, docker-proxy) accepts each connection and closes it at once
+    while no scheduler listens behind it yet (one started slowly: MXNet's import takes seconds): the check read that
+    closed connection as another program answering, and ended a healthy cluster 10 s into its join, telling the
+    user to choose another port. A connection closed before a byte is sent says nothing about the port, as nothing
+    listening says nothing; one that answers otherwise, or waits for its client to speak first, is still another
+    program."""
+    from fasttext_lib import cluster
+
+    closing = socket.create_server(("127.0.0.1", 0))
+    _serve(closing, lambda connection: None)  # (accepted, and closed with nothing sent)
+    speaking = socket.create_server(("127.0.0.1", 0))
+    _serve(speaking, lambda connection: connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n"))
+    zmq_like = socket.create_server(("127.0.0.1", 0))
+    _serve(zmq_like, lambda connection: (connection.sendall(b"\xff" + bytes(8) + b"\x7f"), connection.recv(1)))
+    try:
+        assert not cluster.scheduler_port_taken("127.0.0.1", closing.getsockname()[1])
+        assert cluster.scheduler_port_taken("127.0.0.1", speaking.getsockname()[1])
+        assert not cluster.scheduler_port_taken("127.0.0.1", zmq_like.getsockname()[1])
+    finally:
+        for server in (closing, speaking, zmq_like):
+            server.close()

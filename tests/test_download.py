@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import remount_ro
+from conftest import cli_in_process, remount_ro
 from fasttext_lib import storage
 from fasttext_lib.data import read_labeled
 from fasttext_lib.download import DATASETS, ZhangDataset, download, prepare
@@ -106,12 +106,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # (``whole_as_206_to_ranges``)
     whole_as_206 = None
     whole_as_206_to_ranges = False
+    # Every request answered 206 with at most this many bytes of the archive gzipped again, from where it asks (byte 0
+    # for the whole), of unknown total (bytes <first>-<last>/*): a server gzipping on the fly that limits each answer
+    gzip_pieces = None
 
     def do_GET(self):
         self.log.append((self.path, self.headers.get("Range")))
         data = self.files.get(self.path)
         if data is None:
             self.send_error(404)
+            return
+        if self.gzip_pieces:
+            encoded = gzip.compress(data, mtime=0)
+            start = int(self.headers["Range"].split("=")[1].split("-")[0]) if self.headers.get("Range") else 0
+            piece = encoded[start:start + self.gzip_pieces]
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{start + len(piece) - 1}/*")
+            self.send_header("Content-Length", str(len(piece)))
+            self.send_header("Content-Encoding", "gzip")
+            self.end_headers()
+            self.wfile.write(piece)
             return
         if self.gzips_each_range and self.headers.get("Range"):
             start = int(self.headers["Range"].split("=")[1].split("-")[0])
@@ -670,7 +684,7 @@ def test_prepare_with_a_full_tmpdir_blames_the_tmpdir_not_the_archive(archive, s
     assert os.listdir(cache) == [spec.filename]
 
 
-@pytest.mark.parametrize("cache", ["full disk", "under a file", "in /proc", "read-only"])
+@pytest.mark.parametrize("cache", ["full disk", "in /proc", "read-only"])
 def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, tmpfs, cache):
     """A full disk under the cache (or a file where its directory goes) was a traceback from writing the .part.
     A cache in /proc was "No such file or directory", of a folder that exists: the message says what is wrong."""
@@ -689,11 +703,32 @@ def test_a_cache_that_cannot_be_written_is_one_error(archive, server, tmp_path, 
         disk = tmpfs("64k")
         remount_ro(disk)
         where, why = disk / "cache", f"{disk} is on a file system mounted read-only \\(Read-only file system\\)"
-    else:
-        (tmp_path / "afile").write_text("mine")
-        where, why = tmp_path / "afile" / "cache", "Not a directory"
     with pytest.raises(FastTextError, match=f"cannot write the download cache {where}: {why}"):
         download(spec, str(where), base_url=base_url, progress=False)
+
+
+@pytest.mark.parametrize("where", ["afile", "afile/cache", "loopa"])
+def test_a_cache_folder_that_is_a_file_is_named_so(archive, server, tmp_path, monkeypatch, where):
+    """A cache folder that is an existing file said "cannot write the download cache afile: File exists" (under one:
+    "Not a directory"; a loop of symbolic links: "File exists"): an OSError's text, naming neither the path nor that a
+    folder goes there. One line says both; the file is kept as it was, and nothing is fetched."""
+    spec, _ = archive
+    base_url, handler = server
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(DATASETS, NAME, spec)
+    (tmp_path / "afile").write_text("mine")
+    (tmp_path / "loopa").symlink_to("loopb")
+    (tmp_path / "loopb").symlink_to("loopa")
+    expected = {"afile": "the download cache afile is a file, not a folder: choose another cache folder",
+                "afile/cache": f"cannot create the download cache afile/cache: {tmp_path}/afile is a file, not a "
+                               f"folder; choose another cache folder",
+                "loopa": "the download cache loopa is a loop of symbolic links: choose another cache folder"}[where]
+    r = cli_in_process("prepare", "--dataset", NAME, "--output", tmp_path / "out", "--cache-dir", where,
+                       "--base-url", base_url)
+    assert r.returncode != 0 and r.stderr.strip().splitlines() == [f"error: {expected}"], r.stderr
+    with pytest.raises(FastTextError, match=f"^{re.escape(expected)}$"):
+        download(spec, where, base_url=base_url, progress=False)
+    assert (tmp_path / "afile").read_text() == "mine" and handler.log == [] and not (tmp_path / "out").exists()
 
 
 @contextlib.contextmanager
@@ -2189,6 +2224,35 @@ def test_a_server_gzipping_again_that_answers_a_request_for_the_whole_with_a_206
         assert f.read() == data
     asked = {None: [None], "its range": ["bytes=100-", None], "all of it": ["bytes=100-"]}[resume]
     assert handler.log == [(f"/mirror/{spec.filename}", r) for r in asked] and os.listdir(cache) == [spec.filename]
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_206_from_byte_0_of_a_gzip_encoding_that_is_only_a_piece_of_it_is_refused_not_resumed_for_ever(
+        archive, server, tmp_path, resume):
+    """A server gzipping on the fly that limits what one answer holds answers a request for the whole with its
+    encoding's first bytes, ``bytes 0-<last>/*``, as one sending all of it would. Read whole, its gzip ended short of
+    its end with every byte its Content-Range announced in: taken for a lost connection, it was retried five times
+    and the .part kept, "run again to resume", which every rerun was answered the same. It is refused as a range of
+    the encoding is (as it was before such 206s were read whole), the .part as it was: none for a fresh download."""
+    spec, data = archive
+    base_url, handler = server
+    handler.gzip_pieces = 200
+    cache = tmp_path / "cache"
+    if resume:
+        cache, part = _cache_with_a_partial_download(tmp_path, spec, data)
+        held = part.read_bytes()
+    kept = f"; the partial download {cache / (spec.filename + '.part')} is kept" if resume else ""
+    with pytest.raises(FastTextError) as caught:
+        download(spec, str(cache), base_url=base_url, progress=False)
+    assert str(caught.value) == (
+        f"cannot download {base_url}{spec.filename}: the server sends the archive gzip-encoded (Content-Encoding: "
+        f"gzip), and answers a request for all of it with a range of that: pass --base-url a mirror that sends the "
+        f".tgz as it is, or copy {spec.filename} into the cache folder yourself (a verified archive there is used as "
+        f"it is){kept}")
+    assert len(handler.log) <= 2  # (not retried)
+    assert os.listdir(cache) == ([spec.filename + ".part"] if resume else [])
+    if resume:
+        assert part.read_bytes() == held
 
 
 @pytest.mark.parametrize("total", ["given", "unknown"])

@@ -22,8 +22,8 @@ import time
 import boto3
 import pytest
 
-from cli_helpers import (REVIEWS, TINY, assert_error, bundle, copy_bundle, data, listing, make_data,  # noqa: F401
-                         predictions, tmpdir_env)
+from cli_helpers import (REVIEWS, TINY, tiny, assert_error, bundle, copy_bundle, data, listing, make_data,  # noqa: F401
+                         predictions, tmpdir_env, with_options)
 from conftest import ROOT, free_port, remount_ro, run_cli
 from fault_proxy import FaultProxy
 
@@ -121,7 +121,7 @@ def test_checkpoint_dir_that_is_the_output_is_refused_before_training(tmp_path, 
     os.symlink(out, tmp_path / "link")
     run = run_cli if checkpoints == "{out}" else cli_in_process  # one CLI process; the others in-process
     r = run("train", "--train", data["train"], "--output", out, "--checkpoint-dir",
-            checkpoints.format(out=out, tmp=tmp_path), *TINY, "--epochs", "2")
+            checkpoints.format(out=out, tmp=tmp_path), *tiny("--epochs", "2"))
     assert_error(r, "is the --output directory or inside it, where the bundle goes; give the checkpoints a directory")
     assert not out.exists() and not r.stdout.strip()
 
@@ -215,25 +215,95 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
     assert predictions(other) == predictions(bundle) and not (tmp_path / "out").exists()
 
 
-def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bundle, monkeypatch):
+def _published_to_s3(folder, manifest_name, dest):
+    """The local set at ``folder`` published again at the S3 prefix ``dest``; its objects' names there."""
+    from fasttext_lib.storage import publish, read_manifest
+
+    manifest = read_manifest(str(folder), manifest_name)
+    files = {name: str(folder / entry["object"]) for name, entry in manifest["files"].items()}
+    publish(dest, files, manifest_name, {k: v for k, v in manifest.items() if k not in ("files", "written_by")})
+    return sorted(entry["object"] for entry in read_manifest(dest, manifest_name)["files"].values())
+
+
+@pytest.mark.parametrize("command", ["export-vectors", "import-folders", "--autotune-trials"])
+def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpoint(tmp_path, s3_bucket, data, bundle,
+                                                                                    checkpoint, command):
+    """The S3 form of the local refusal above: ``--output s3://b/other_model/config.json --overwrite`` replaced that
+    bundle's manifest (or a data object it lists, or a checkpoint's checkpoint.json), and the set no longer loaded."""
+    other, kept = f"{s3_bucket}/other", f"{s3_bucket}/ck/epoch-0001"
+    other_params = next(n for n in _published_to_s3(bundle, "config.json", other) if n.endswith(".params"))
+    kept_params = next(n for n in _published_to_s3(checkpoint, "checkpoint.json", kept) if n.endswith(".params"))
+    (tmp_path / "folders" / "pos").mkdir(parents=True)
+    (tmp_path / "folders" / "neg").mkdir()
+    (tmp_path / "folders" / "pos" / "a.txt").write_text("great food")
+    (tmp_path / "folders" / "neg" / "b.txt").write_text("cold food")
+    before = s3_keys(other) + s3_keys(kept)
+    for target, said in [(f"{other}/config.json", f"is the manifest of the model bundle or checkpoint {other}:"),
+                         (f"{other}/{other_params}",
+                          f"is a file of the model bundle or checkpoint {other} (its config.json lists it):"),
+                         (f"{kept}/checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
+                         (f"{kept}/{kept_params}",
+                          f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
+        args = {"export-vectors": ["export-vectors", "--model", bundle, "--output", target],
+                "import-folders": ["import-folders", "--input", tmp_path / "folders", "--output", target],
+                "--autotune-trials": ["train", "--train", data["train"], "--autotune-validation", data["test"],
+                                      "--autotune-trials", target, "--output", tmp_path / "out", *TINY]}[command]
+        r = run_cli(*args, "--overwrite")
+        assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
+        assert not r.stdout.strip()
+    assert s3_keys(other) + s3_keys(kept) == before and not (tmp_path / "out").exists()
+    r = run_cli("export-vectors", "--model", bundle, "--output", f"{other}/vectors.vec")  # a new object beside: fine
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_path_that_is_a_loop_of_symbolic_links_is_named_so(tmp_path, data, bundle, checkpoint, monkeypatch):
     """``--train loopa`` (loopa -> loopb -> loopa), ``evaluate --data``, ``predict --input``: "no such file: loopa", of
-    a name that is there; ``--output`` or ``--checkpoint-dir loopa``: "loopa exists and is not a directory". Each is
-    named as the loop it is, as ``--model loopa`` is."""
+    a name that is there; ``--output`` or ``--checkpoint-dir loopa``: "loopa exists and is not a directory";
+    ``--label-names loopa``: "no such file, not a known dataset"; ``import-folders --input loopa``: "no such
+    directory"; a bundle's or checkpoint's file that is a loop: the kernel's "Too many levels of symbolic links", or
+    of a checkpoint's model.params "missing (deleted since it was written)"; a checkpoint.json that is a loop: the
+    checkpoint skipped, every epoch trained again, then refused at the save. Each is named as the loop it is, as
+    ``--model loopa`` is (storage.missing_file's words), before anything is trained or written."""
     from conftest import cli_in_process
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "loopa").symlink_to("loopb")
     (tmp_path / "loopb").symlink_to("loopa")
-    for args, said in [(("train", "--train", "loopa", "--output", "out", *TINY), "--train: cannot read loopa"),
-                       (("evaluate", "--model", bundle, "--data", "loopa"), "cannot read loopa"),
-                       (("predict", "--model", bundle, "--input", "loopa"), "cannot read loopa"),
-                       (("train", "--train", data["train"], "--output", "loopa", *TINY),
-                        f"cannot write {tmp_path / 'loopa'}"),
-                       (("train", "--train", data["train"], "--output", "out", "--checkpoint-dir", "loopa", *TINY),
-                        f"cannot write {tmp_path / 'loopa'}")]:
-        r = cli_in_process(*args)
-        assert (r.returncode, r.stderr, r.stdout) == (2, f"error: {said}: a loop of symbolic links\n", ""), args
-    assert sorted(os.listdir(tmp_path)) == ["loopa", "loopb"]
+    loop = "a loop of symbolic links"
+    train = ("train", "--train", data["train"], "--output", "out", *TINY)
+    cases = [(("train", "--train", "loopa", "--output", "out", *TINY), f"--train: cannot read loopa: {loop}"),
+             ((*train, "--validation", "loopa"), f"--validation: cannot read loopa: {loop}"),
+             (("train", "--train", data["train"], "--output", "out", "--autotune-validation", "loopa", "--no-progress"),
+              f"--autotune-validation: cannot read loopa: {loop}"),
+             ((*train, "--label-names", "loopa"), f"--label-names: cannot read loopa: {loop}"),
+             ((*train, "--pretrained-vectors", "loopa"), f"--pretrained-vectors: cannot read loopa: {loop}"),
+             ((*train, "--pretrained-vectors", "nothing.vec"), "--pretrained-vectors: no such file: nothing.vec"),
+             (("evaluate", "--model", bundle, "--data", "loopa"), f"cannot read loopa: {loop}"),
+             (("predict", "--model", bundle, "--input", "loopa"), f"cannot read loopa: {loop}"),
+             (("predict", "--model", "loopa", "--input", data["test"]), f"cannot read loopa: {loop}"),
+             (("import-folders", "--input", "loopa", "--output", "out.csv"), f"--input: cannot read loopa: {loop}"),
+             (("train", "--train", data["train"], "--output", "loopa", *TINY),
+              f"cannot write {tmp_path / 'loopa'}: {loop}"),
+             ((*train, "--checkpoint-dir", "loopa"), f"cannot write {tmp_path / 'loopa'}: {loop}")]
+    for name in ("config.json", _stored_file(bundle, ".params")):  # a file of a bundle, looping
+        where = copy_bundle(bundle, tmp_path / f"bundle-{name}")
+        os.remove(where / name)
+        (where / name).symlink_to(name)
+        cases.append((("predict", "--model", where, "--input", data["test"]), f"cannot read {where / name}: {loop}"))
+    for name in ("checkpoint.json", _stored_file(checkpoint, ".params")):  # a file of a checkpoint resumed, looping
+        where = copy_bundle(checkpoint, tmp_path / f"ck-{name}" / "epoch-0001")
+        os.remove(where / name)
+        (where / name).symlink_to(name)
+        cases.append(((*with_options(train, "--epochs", "2"), "--checkpoint-dir", where.parent),
+                      f"cannot resume from checkpoint {where}: cannot read {where / name}: {loop}; remove that "
+                      f"directory (an earlier checkpoint, if any, is resumed instead) or use another --checkpoint-dir"))
+    said = [(args, cli_in_process(*args)) for args, _ in cases]
+    wrong = [(args, r.returncode, r.stderr, r.stdout) for (args, r), (_, line) in zip(said, cases)
+             if (r.returncode, r.stderr, r.stdout) != (2, f"error: {line}\n", "")]
+    assert not wrong, "\n".join(map(str, wrong))
+    assert sorted(os.listdir(tmp_path)) == ["bundle-config.json", f"bundle-{_stored_file(bundle, '.params')}",
+                                            "ck-checkpoint.json", f"ck-{_stored_file(checkpoint, '.params')}",
+                                            "loopa", "loopb"]
 
 
 def test_a_name_too_long_for_the_file_system_is_refused_before_training(tmp_path, data, bundle, monkeypatch):
@@ -781,7 +851,7 @@ def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, dat
     r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
     assert r.returncode == 0, r.stderr
     old, before = predictions(out), listing(out)
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", "--overwrite", env=env)
+    r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", env=env)
     assert_error(r, "No space left on device")
     assert str(out) in r.stderr
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
@@ -793,7 +863,7 @@ def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, t
     tmpdir, env = tmpdir_env
     disk = tmpfs("1m")  # one checkpoint (~0.6 MB: parameters + adam state) fits, two do not
     r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", disk / "ckpt",
-                *TINY, "--epochs", "3", "--emsize", "6", "--optimizer", "adam", env=env)
+                *tiny("--epochs", "3", "--emsize", "6"), "--optimizer", "adam", env=env)
     assert_error(r, "No space left on device")
     assert [json.loads(line)["epoch"] for line in r.stdout.splitlines()] == [1]
     assert os.listdir(disk / "ckpt") == ["epoch-0001"]
@@ -825,7 +895,7 @@ def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, 
     out = copy_bundle(bundle, tmp_path / "model")
     old, before = predictions(out), listing(out)
     what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "100", "--overwrite", *what,
+    r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", *what,
                 env={"TMPDIR": str(tmpdir)})
     assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device)")
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
@@ -851,7 +921,7 @@ def test_a_file_size_limit_while_writing_the_parameters_is_one_line(tmp_path, da
     old, before = predictions(out), listing(out)
     what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
     r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output", str(out),
-                        *TINY, "--emsize", "100", "--overwrite", *what], capture_output=True, text=True, timeout=300,
+                        *tiny("--emsize", "100"), "--overwrite", *what], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=file_size_limit(1 << 20))
     assert_error(r, "File too large")
     assert "ulimit -f" in r.stderr
@@ -872,7 +942,7 @@ def test_an_embedding_table_larger_than_memory_is_one_error_line(tmp_path, data,
     'Failed to allocate CPU Memory' traceback. Now one line that names the table and what to lower."""
     tmpdir, env = tmpdir_env
     r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
-                        str(tmp_path / "out"), *TINY, "--emsize", "200000"], capture_output=True, text=True, timeout=300,
+                        str(tmp_path / "out"), *tiny("--emsize", "200000")], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PYTHONPATH=ROOT, **env), preexec_fn=memory_limit(4 << 30))
     assert_error(r, "out of memory")
     assert "emsize 200000" in r.stderr and "lower --emsize or --buckets" in r.stderr
@@ -889,7 +959,7 @@ def test_a_ulimit_just_above_the_table_is_one_error_line(tmp_path, data, tmpdir_
 
     tmpdir, env = tmpdir_env
     args = [sys.executable, "-m", "fasttext_lib", "train", "--train", str(data["train"]), "--output",
-            str(tmp_path / "out"), *TINY, "--emsize", "100", "--ngrams", "2"]
+            str(tmp_path / "out"), *tiny("--emsize", "100"), "--ngrams", "2"]
     run = lambda limit: subprocess.run(args, capture_output=True, text=True, timeout=300,  # noqa: E731
                                        env=dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="2", **env),
                                        preexec_fn=memory_limit(limit))
@@ -932,8 +1002,8 @@ def test_an_embedding_table_larger_than_the_memory_available_is_refused_before_i
     from conftest import cli_in_process
 
     assert fake_memory(tmp_path, monkeypatch, 100 << 20) == 100 << 20
-    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--ngrams", "2",
-                       "--emsize", "16")
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *tiny("--emsize", "16"),
+                       "--ngrams", "2")
     assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
                                               r"= 0.1 GiB of float32, more than the 0.1 GiB of memory available here; "
                                               r"lower --emsize or --buckets\n", r.stderr), r.stderr
@@ -949,7 +1019,7 @@ def test_adams_moment_tables_count_in_the_memory_check(tmp_path, data, monkeypat
     from conftest import cli_in_process
 
     assert fake_memory(tmp_path, monkeypatch, 300 << 20) == 300 << 20
-    args = ("train", "--train", data["train"], *TINY, "--ngrams", "2", "--emsize", "16")
+    args = ("train", "--train", data["train"], *tiny("--emsize", "16"), "--ngrams", "2")
     r = cli_in_process(*args, "--output", tmp_path / "adam", "--optimizer", "adam")
     assert r.returncode == 2 and re.fullmatch(r"error: out of memory for the embedding table: 2,00\d,\d{3} rows x emsize 16 "
                                               r"= 0.1 GiB of float32, and 2 more of that size for adam's moments \(0.4 GiB "
@@ -991,8 +1061,8 @@ def test_a_line_refusing_a_runs_memory_or_kvstore_names_the_settings_as_its_user
     for name in ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"):
         monkeypatch.delenv(name, raising=False)
     fake_memory(tmp_path, monkeypatch, 300 << 20)
-    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--ngrams", "2",
-                       "--emsize", "16", *flags)
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *tiny("--emsize", "16"),
+                       "--ngrams", "2", *flags)
     assert r.returncode == 2 and re.fullmatch(f"error: .*; {as_flags}" if as_flags.startswith("lower") else
                                               f"error: {as_flags}\n", r.stderr), r.stderr
     with pytest.raises(FastTextError) as caught:

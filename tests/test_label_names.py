@@ -247,6 +247,29 @@ def test_binary_or_huge_names_files(tmp_path, raw, pattern):
         _read_names(tmp_path, raw)
 
 
+@pytest.mark.parametrize("route", ["--label-names", "beside the data"])
+@pytest.mark.parametrize("encoding, bom, source", [
+    ("utf-16", b"", "UTF-16"),  # Windows Notepad's "Unicode": UTF-16LE after its byte order mark
+    ("utf-16-be", b"\xfe\xff", "UTF-16"),
+    ("utf-16-le", b"", "UTF-16LE (no byte order mark)"),
+])
+def test_a_utf16_names_file_is_said_to_be_utf16_with_how_to_convert_it(tmp_path, route, encoding, bom, source):
+    """A names file saved as UTF-16 was refused as "not a text file (contains NUL bytes)": neither what it is nor how
+    to fix it. Said as the data's readers say it (lines.utf16_text), on one line, nothing written."""
+    data = make_splits(300, 10, seed=2)[0]
+    write_csv(data, str(tmp_path / "train.csv"))
+    names = tmp_path / ("names.txt" if route == "--label-names" else "classes.txt")
+    names.write_bytes(bom + "negative\r\npositive\r\n".encode(encoding))
+    extra = ["--label-names", names] if route == "--label-names" else []
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", *extra, *FAST)
+    bare, marked = source.split(" ", 1) if " " in source else (source, "")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"error: {names}:1: not a text file this program reads: it is UTF-16 text{' ' + marked if marked else ''}; "
+        f"convert it to UTF-8 first, e.g. iconv -f {bare} -t UTF-8 {names} > new.txt, or save it again as UTF-8 in "
+        f"its editor"], r.stderr
+    assert not (tmp_path / "b").exists()
+
+
 @pytest.mark.parametrize("spec, pattern", [
     ("1=negative,2", "expected id=name pairs"),
     ("nonsense", "no such file, not a known dataset"),

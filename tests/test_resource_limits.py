@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from cli_helpers import (REVIEWS, TINY, assert_error, bundle, copy_bundle, data, listing,  # noqa: F401
+from cli_helpers import (REVIEWS, TINY, tiny, assert_error, bundle, copy_bundle, data, listing,  # noqa: F401
                          predictions, tmpdir_env)
 from conftest import ROOT, machine_with_memory, run_cli
 
@@ -44,7 +44,7 @@ def test_a_cpu_time_limit_stops_training_in_one_line_and_keeps_the_old_bundle(tm
     out = copy_bundle(bundle, tmp_path / "model")
     old, before = predictions(out), listing(out)
     ckpt = tmp_path / "ckpt"
-    r = cli(["train", "--train", data["train"], "--output", out, *TINY, "--epochs", "100000", "--overwrite",
+    r = cli(["train", "--train", data["train"], "--output", out, *tiny("--epochs", "100000"), "--overwrite",
              "--checkpoint-dir", ckpt], limit=(resource.RLIMIT_CPU, 1, resource.RLIM_INFINITY), env=env)
     assert_error(r, "CPU time limit reached (SIGXCPU, ulimit -t)", status=128 + signal.SIGXCPU)
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
@@ -528,7 +528,7 @@ def wide_compact_bundle(data, tmp_path_factory):
     """A compact bigram bundle of emsize 300 (the width of fastText's published vectors): scoring on the CPU gathers
     a review's rows from its stored ones (compact.StoredRows), 1.2 KB a row."""
     out = tmp_path_factory.mktemp("wide") / "model"
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--emsize", "300", "--ngrams", "2",
+    r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "300"), "--ngrams", "2",
                 "--buckets", "100000", "--compact", "float32")
     assert r.returncode == 0, r.stderr
     return out
@@ -567,7 +567,7 @@ def wide_bundles(data, tmp_path_factory):
     out = {}
     for compact in ("none", "float32", "int4"):
         out[compact] = tmp_path_factory.mktemp("wide") / "model"
-        r = run_cli("train", "--train", data["train"], "--output", out[compact], *TINY, *WIDE, "--compact", compact)
+        r = run_cli("train", "--train", data["train"], "--output", out[compact], *tiny(*WIDE), "--compact", compact)
         assert r.returncode == 0, r.stderr
     return out
 

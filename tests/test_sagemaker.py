@@ -183,20 +183,22 @@ def test_training_job_writes_metrics_and_plot(fasttext_job):
     out = root / "output" / "data"
     assert sorted(os.listdir(out)) == ["history.csv", "history.png", "metrics.json"]
     history = pd.read_csv(out / "history.csv")
-    assert list(history.epoch) == [1, 2, 3] and history.val_accuracy.notna().all()
+    assert list(history.epoch) == [1, 2, 3] and history.test_accuracy.notna().all()  # (the test channel's scores)
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["final"]["val_accuracy"] == pytest.approx(history.val_accuracy.iloc[-1])
+    assert metrics["final"]["val_accuracy"] == pytest.approx(history.test_accuracy.iloc[-1])
     assert metrics["train_config"]["emsize"] == 32 and metrics["hosts"] == ["algo-1"] and metrics["train_kwargs"] == {}
     assert (out / "history.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("channel", ["validation", None])
+@pytest.mark.parametrize("channel", ["validation", "test", None])
 def test_the_jobs_history_is_notebook_02s_table_and_plot_naming_its_channel(channel, source_dir, splits, tmp_path,
                                                                            monkeypatch):
     """The job drew history.png with a copy of notebook 02's plot that labeled the held-out line "test accuracy"
     and "test" whatever the channel (a validation channel's too), without 02's whole-epoch ticks, and wrote
     history.csv by hand: "nan" where 02's table (history_frame) leaves the cell empty. Both are 02's now, the plot's
-    held-out line named as the channel, or not drawn where the job had none."""
+    held-out line named as the channel, or not drawn where the job had none. The table's held-out columns were
+    val_loss and val_accuracy whatever the channel (a test channel's scores as a validation split's): they are named
+    as the channel now (test_accuracy, validation_accuracy), and there are none where the job had none."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -216,11 +218,12 @@ def test_the_jobs_history_is_notebook_02s_table_and_plot_naming_its_channel(chan
     [(fig, history, held_out)] = drawn
     assert held_out == channel and list(history.index) == [1]
     labels = [[line.get_label() for line in ax.lines] for ax in fig.axes]
-    assert labels == ([["validation"], ["train", "validation"]] if channel else [[], ["train"]])
+    assert labels == ([[channel], ["train", channel]] if channel else [[], ["train"]])
     table = (tmp_path / "output" / "data" / "history.csv").read_text()
     assert table == history.to_csv()  # 02's table: the model's history_frame
-    assert table.splitlines()[0] == "epoch,train_loss,val_loss,val_accuracy,seconds,samples_per_s"
-    assert ("nan" in table.lower()) is False and (",," in table) == (channel is None)  # no score: an empty cell
+    held_out = f"{channel}_loss,{channel}_accuracy," if channel else ""
+    assert table.splitlines()[0] == f"epoch,train_loss,{held_out}seconds,samples_per_s"
+    assert "nan" not in table.lower() and ",," not in table
 
 
 def test_training_log_matches_the_metric_definitions(fasttext_job):
@@ -228,7 +231,9 @@ def test_training_log_matches_the_metric_definitions(fasttext_job):
 
     root, r = fasttext_job
     history = pd.read_csv(root / "output" / "data" / "history.csv")
-    columns = {"train:loss": "train_loss", "validation:loss": "val_loss", "validation:accuracy": "val_accuracy"}
+    # (SageMaker's metric names and the log line's val_ keys stay as the tuner's objective names them; history.csv names
+    # the channel the job scored: its test channel here)
+    columns = {"train:loss": "train_loss", "validation:loss": "test_loss", "validation:accuracy": "test_accuracy"}
     for definition in sm_train.METRIC_DEFINITIONS:  # what SageMaker (and the tuner) read from the log
         values = [float(v) for v in re.findall(definition["Regex"], r.stdout)]
         assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition
@@ -419,6 +424,19 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
     assert model.config["pretrained_vectors"]["rows_initialized"] == 1  # <unk>; the other word is not in the vocabulary
     assert model.config["train_config"]["pretrained_vectors"].endswith("pretrained/wiki.vec")
     assert model.model.embedding_table()[0].tolist() == list(range(32))  # <unk> never occurs in training
+
+
+@pytest.mark.parametrize("progress", ["true", "false"])
+def test_a_job_says_the_pretrained_vectors_line_once(source_dir, splits, tmp_path, progress):
+    """With progress=true the job's log said "pretrained vectors: ..." twice: train said it as training started (as
+    the CLI's train does) and the job again after training. Once, whichever progress is."""
+    train, _ = splits
+    vec = b"1 8\n<unk> " + b" ".join(b"1" for _ in range(8)) + b"\n"
+    channels = {"train": {"a.csv": lambda p: write_csv(train.head(200), p)}, "pretrained": {"wiki.vec": _write(vec)}}
+    r = job_in_process(source_dir, make_container(tmp_path, channels), args_for(epochs=1, emsize=8, progress=progress))
+    assert r.returncode == 0, r.stdout + r.stderr
+    log = (r.stdout + r.stderr).splitlines()
+    assert len([line for line in log if line.startswith("pretrained vectors: ")]) == 1, log
 
 
 def test_a_pretrained_file_of_another_dimension_names_the_jobs_emsize_hyperparameter(source_dir, tmp_path):
@@ -3331,7 +3349,7 @@ def test_tuner_request(sm, source_dir, fasttext_job):
     root, job = fasttext_job
     regex = definition["AlgorithmSpecification"]["MetricDefinitions"][0]["Regex"]
     history = pd.read_csv(root / "output" / "data" / "history.csv")
-    assert [float(v) for v in re.findall(regex, job.stdout)] == pytest.approx(list(history.val_accuracy), abs=1e-6)
+    assert [float(v) for v in re.findall(regex, job.stdout)] == pytest.approx(list(history.test_accuracy), abs=1e-6)
 
 
 def test_model_repack_and_deploy(sm, bundle, served, tmp_path, monkeypatch):
@@ -4552,6 +4570,19 @@ def test_batch_transform_answers_every_line_of_excel_files_joined(served, monkey
     expected = [sm_serve.FieldNames() if text == "names" else served[1].predict([text])[0] for text in texts]
     for content_type in ("text/csv", "text/csv; header=present"):
         assert _served_answers(body, served, content_type) == expected, content_type
+
+
+@pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines"])
+def test_batch_transform_answers_a_record_of_excel_s_sep_line_alone_without_its_line_end(served, monkeypatch,
+                                                                                       content_type):
+    """With SingleRecord (and in a mini-batch of that line alone) each line is a request of its own, sent without its
+    line end: a joined Excel file's ``sep=,`` line, read as a blank first line, was then no line at all, and its request
+    a 400 ("request holds no review text") that failed the whole job, where with its line end it is answered as an
+    empty review, as every other blank line in Batch Transform."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with_its_end = _served_answers("sep=,\n", served, content_type)
+    assert len(with_its_end) == 1 and str(served[1].predict([""])[0]) in str(with_its_end)  # (an empty review's)
+    assert _served_answers("sep=,", served, content_type) == with_its_end
 
 
 def test_a_first_line_naming_another_separator_is_refused_by_the_endpoint_as_by_predict(tmp_path, bundle, served):

@@ -22,9 +22,10 @@ def splits():
 def test_adam_learns_and_history_has_every_column(splits):
     trained = train(*splits, TrainConfig(epochs=4, optimizer="adam", batch_size=256, progress=False, ctx="cpu"))
     frame = trained.history_frame()
-    assert list(frame.reset_index().columns) == HISTORY_COLUMNS and len(frame) == 4
+    assert list(frame.reset_index().columns) == [{"val_loss": "validation_loss", "val_accuracy": "validation_accuracy"}
+                                                 .get(c, c) for c in HISTORY_COLUMNS] and len(frame) == 4
     assert frame["train_loss"].iloc[-1] < frame["train_loss"].iloc[0]
-    assert frame["val_accuracy"].iloc[-1] > 0.7
+    assert frame["validation_accuracy"].iloc[-1] > 0.7
     assert (frame["samples_per_s"] > 0).all()
 
 
@@ -407,6 +408,26 @@ def test_cached_classifier_graphs_change_no_number(monkeypatch, classes, dropout
     assert [r["val_loss"] for r in cached.history] == [r["val_loss"] for r in op_by_op.history]
 
 
+def test_the_history_frame_names_the_split_its_held_out_scores_are_of(splits):
+    """The frame's val_loss / val_accuracy held the test split's scores where that was the split given (notebook 02's,
+    a training job's test channel): they are named by the split now, validation_ (what train() calls val_data) unless
+    told test, and left out where none was scored. The history records keep their keys, which metrics.json and
+    checkpoints store: a checkpoint an older version wrote resumes, and its readers read it as before."""
+    from fasttext_lib.errors import FastTextError
+
+    trained = train(*splits, TrainConfig(epochs=1, buckets=5000, progress=False, ctx="cpu"))
+    assert set(trained.history[0]) == set(HISTORY_COLUMNS)
+    accuracy = trained.history[0]["val_accuracy"]
+    for held_out in ("validation", "test"):
+        frame = trained.history_frame(held_out)
+        assert list(frame.columns) == ["train_loss", f"{held_out}_loss", f"{held_out}_accuracy", "seconds",
+                                       "samples_per_s"]
+        assert frame[f"{held_out}_accuracy"].tolist() == [accuracy]
+    assert list(trained.history_frame(None).columns) == ["train_loss", "seconds", "samples_per_s"]
+    with pytest.raises(FastTextError, match="^held_out must be one of validation, test, got 'val'"):
+        trained.history_frame("val")
+
+
 def test_score_train_records_training_accuracy_and_changes_no_parameter(splits):
     """``score_train=True`` (notebook 02's train accuracy beside test accuracy): each epoch's
     ``train_accuracy`` is the accuracy of that epoch's final parameters on the training split
@@ -417,12 +438,13 @@ def test_score_train_records_training_accuracy_and_changes_no_parameter(splits):
     for name, value in params_of(plain).items():
         assert np.array_equal(params_of(scored)[name], value), name
     assert all("train_accuracy" not in row for row in plain.history)
-    frame = scored.history_frame()
-    assert list(frame.columns[:4]) == ["train_loss", "val_loss", "train_accuracy", "val_accuracy"]
-    assert list(plain.history_frame().reset_index().columns) == HISTORY_COLUMNS
+    frame = scored.history_frame("test")
+    assert list(frame.columns[:4]) == ["train_loss", "test_loss", "train_accuracy", "test_accuracy"]
+    assert list(plain.history_frame("test").reset_index().columns) == ["epoch", "train_loss", "test_loss",
+                                                                       "test_accuracy", "seconds", "samples_per_s"]
     predictor = Predictor(scored.model, scored.featurizer, scored.labels, scored.config.to_dict())
     assert frame["train_accuracy"].iloc[-1] == predictor.evaluate(splits[0])["accuracy"]
-    assert frame["train_accuracy"].iloc[-1] > frame["val_accuracy"].iloc[-1]
+    assert frame["train_accuracy"].iloc[-1] > frame["test_accuracy"].iloc[-1]
 
 
 def test_score_train_as_text_is_refused_not_taken_as_true(splits):

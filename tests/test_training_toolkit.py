@@ -130,7 +130,8 @@ def test_the_job_runs_through_the_training_toolkits(sm, splits, tmp_path):
     assert job["AlgorithmSpecification"]["MetricDefinitions"] == sm_train.METRIC_DEFINITIONS
     history = pd.read_csv(opt_ml / "output" / "data" / "history.csv")
     assert list(history.epoch) == list(range(1, FAST["epochs"] + 1))
-    columns = {"train:loss": "train_loss", "validation:loss": "val_loss", "validation:accuracy": "val_accuracy"}
+    # (history.csv names the held-out columns after the channel, the test channel's here; the log keeps val_)
+    columns = {"train:loss": "train_loss", "validation:loss": "test_loss", "validation:accuracy": "test_accuracy"}
     for definition in sm_train.METRIC_DEFINITIONS:
         values = [float(v) for v in re.findall(definition["Regex"], log)]
         assert values == pytest.approx(list(history[columns[definition["Name"]]]), abs=1e-6), definition

@@ -96,6 +96,9 @@ BAD_VEC_FILES = [
                                 r"Windows-1252, as Windows programs write it; convert it: iconv -f CP1252 -t UTF-8 \S+"
                                 r"bad\.vec > new\.vec\)$"),
     (b"1 3\na 1 2 3\x00\n", r":2: not a text file"),
+    # (said as a CSV's was: converted to new.csv, with Excel's 'Unicode Text' and a pandas to_csv line)
+    ("1 3\na 1 2 3\n".encode("utf-16"), r":1: not a text file this program reads: it is UTF-16 text; convert it to "
+                                         r"UTF-8 first, e\.g\. iconv -f UTF-16 -t UTF-8 \S+bad\.vec > new\.vec$"),
     (b"3 3\na 1 2 3\nb 1 2 3\n", "announces 3 words but the file has 2"),
     (b"1 3\na 1 2 3\nb 1 2 3\n", r":3: more word lines than the 1 the header announces"),
     (gzip.compress(b"1 3\na 1 2 3\n", mtime=0)[:-12], "corrupt or truncated gzip"),

@@ -215,7 +215,7 @@ def holds(uri, written, hint=CANNOT_TELL_HINT):
     except (FileNotFoundError, PermissionError):  # a dangling link; (cannot be told the same, as on S3)
         return False
     except OSError as exc:
-        raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+        raise cannot_read(uri, exc) from None
 
 
 def _identity(found):
@@ -400,17 +400,28 @@ def _path_limit(directory, name, default):
         return default
 
 
+# ELOOP, as every error names it (the kernel's "Too many levels of symbolic links" reads as a limit reached, not as a
+# link that points back at itself)
+LOOP = "a loop of symbolic links"
+
+
 def missing_file(uri, flag=""):
     """The error for a local input ``uri`` that is not there (``flag``: the option that named it): a loop of symbolic
     links is named so, as a model path's is (sets.read_manifest); "no such file" of a name that is there had the user
     look for a typo."""
     lead = f"{flag}: " if flag else ""
-    if _is_a_loop(uri):
-        return FastTextError(f"{lead}cannot read {uri}: a loop of symbolic links")
+    if is_a_loop(uri):
+        return FastTextError(f"{lead}cannot read {uri}: {LOOP}")
     return FastTextError(f"{lead}no such file: {uri}")
 
 
-def _is_a_loop(path):
+def cannot_read(uri, exc):
+    """The error for ``exc``, an OSError reading the local ``uri``: the kernel's reason, a loop named as
+    :func:`missing_file` names it."""
+    return FastTextError(f"cannot read {uri}: {LOOP if exc.errno == errno.ELOOP else exc.strerror or exc}")
+
+
+def is_a_loop(path):
     """Does resolving ``path`` run into a loop of symbolic links (ELOOP)?"""
     try:
         os.stat(path)
@@ -455,7 +466,7 @@ def open_read(uri, mode="rb"):
         try:
             f = open(uri, mode)
         except OSError as exc:
-            raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+            raise cannot_read(uri, exc) from None
         try:
             _check_local_partners(uri, path, f, scopes)
         except BaseException:
@@ -697,7 +708,7 @@ def write_target(path):
         return path
     target = os.path.realpath(path)
     if os.path.islink(target):  # realpath stops at a loop
-        raise FastTextError(f"cannot write {path}: a loop of symbolic links")
+        raise FastTextError(f"cannot write {path}: {LOOP}")
     return target
 
 

@@ -62,8 +62,8 @@ from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
 from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
                  _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
-from .files import (_is_a_loop, _why_no_file, check_name_lengths, check_replaceable, exists, hash_file, refuse_existing,
-                    why_not_written, write_target)
+from .files import (LOOP, _why_no_file, cannot_read, check_name_lengths, check_replaceable, exists, hash_file,
+                    is_a_loop, refuse_existing, why_not_written, write_target)
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
                      size_noted_on_efbig, why_too_large)
 from .versions import created_version, delete_replaced, delete_set_object, delete_written, say_kept
@@ -109,6 +109,7 @@ def check_output_file(uri, example, flag="", overwrite=True, hint="pass --overwr
         if _s3_folder(bucket, key, uri):  # as a local directory is: an object "vectors" beside "vectors/..."
             raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a folder (objects are stored under {uri}/); give "
                                 f"a file name such as {join(uri, example)}")
+        _refuse_an_object_of_a_set(uri, bucket, key, flag)  # (as a local file's, before the existing object's refusal)
         if not overwrite:  # where S3 cannot say (no s3:ListBucket), the write itself refuses an existing object
             refuse_existing(uri, hint)
         check_writable(join(f"s3://{bucket}", *key.split("/")[:-1]))
@@ -136,13 +137,32 @@ def _refuse_a_file_of_a_set(uri, path, flag):
     lands on is checked: a symbolic link's target. A hard link is another name, which the rename replaces alone.)"""
     target = write_target(path)
     folder, name = os.path.split(target)
-    if name.endswith(".json") and not _is_ours(name) and _manifest_at(target) is not None:
+    _refuse_a_member(uri, folder, name, lambda other: _manifest_at(os.path.join(folder, other)),
+                     lambda: sorted(os.listdir(folder)) if os.path.isfile(target) else [], flag)
+
+
+def _refuse_an_object_of_a_set(uri, bucket, key, flag):
+    """:func:`_refuse_a_file_of_a_set` of an S3 output: ``s3://b/other_model/config.json --overwrite`` replaced that
+    bundle's manifest just the same. Where S3 refuses the read or the listing (no s3:GetObject, no s3:ListBucket), a
+    set there cannot be told from none, and the write goes ahead (as it did before this check)."""
+    prefix, _, name = key.rpartition("/")
+    folder = f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+    _refuse_a_member(uri, folder, name, lambda other: _s3_manifest_at(bucket, _key(prefix, other)),
+                     lambda: _s3_names(bucket, prefix, folder), flag)
+
+
+def _refuse_a_member(uri, folder, name, manifest_at, names, flag):
+    """Refuse ``uri`` (``name`` in ``folder``) where it is a set's manifest, or a data file a manifest beside it lists.
+    ``manifest_at(name)``: the manifest of ours that file of ``folder`` holds, or None; ``names()``: the files of
+    ``folder``, or none where ``name`` is not one of them."""
+    if name.endswith(".json") and not _is_ours(name) and manifest_at(name) is not None:
         raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is the manifest of the model bundle or checkpoint "
                             f"{folder}: replaced, that set would no longer load; write the file elsewhere")
-    if not _OBJECT_RE.match(name) or not os.path.isfile(target):
+    if not _OBJECT_RE.match(name):
         return
-    for other in sorted(os.listdir(folder)):  # (only a data file's name, <stem>-<16 hex digits>, gets here)
-        manifest = _manifest_at(os.path.join(folder, other)) if other.endswith(".json") and not _is_ours(other) else None
+    listed = names()
+    for other in listed if name in listed else ():  # (only a data file's name, <stem>-<16 hex digits>, gets here)
+        manifest = manifest_at(other) if other.endswith(".json") and not _is_ours(other) else None
         if manifest is not None and any(entry["object"] == name for entry in manifest["files"].values()):
             raise FastTextError(f"{flag + ' ' if flag else ''}{uri} is a file of the model bundle or checkpoint "
                                 f"{folder} (its {other} lists it): replaced, that set would no longer load; write the "
@@ -157,6 +177,47 @@ def _manifest_at(path):
         return None if len(raw) > _MANIFEST_READ_MAX else _parse_manifest(raw, path)
     except (OSError, Damaged):
         return None
+
+
+class _NoManifest(Exception):
+    """An object too large to be a manifest, found while it was read."""
+
+
+def _s3_manifest_at(bucket, key):
+    """:func:`_manifest_at` of the S3 object ``key``: None where it is missing, unreadable to this caller, larger than
+    a manifest is, or no manifest of ours."""
+    chunks = []
+
+    def keep(chunk):
+        chunks.append(chunk)
+        if sum(map(len, chunks)) > _MANIFEST_READ_MAX:  # (stop reading: a large object is read no further)
+            raise _NoManifest
+
+    uri = f"s3://{bucket}/{key}"
+    with s3_errors(uri):
+        try:
+            get_s3_object(bucket, key, keep)
+        except _NoManifest:
+            return None
+        except Exception as exc:
+            if _is_missing(exc) or is_forbidden(exc):
+                return None
+            raise
+    try:
+        return _parse_manifest(b"".join(chunks), uri)
+    except Damaged:
+        return None
+
+
+def _s3_names(bucket, prefix, folder):
+    """The objects directly under ``prefix/`` (:func:`_s3_listing`); none where listing is refused."""
+    with s3_errors(folder):
+        try:
+            return sorted(n for n in _s3_listing(s3_client(), bucket, prefix) if not n.endswith("/"))
+        except Exception as exc:
+            if is_forbidden(exc):
+                return []
+            raise
 
 
 def _s3_folder(bucket, key, uri):
@@ -206,8 +267,8 @@ def _read_manifest(src, manifest_name):
         return _read_s3_manifest(src, manifest_name)[0]
     where = join(src, manifest_name)
     if not os.path.exists(src):
-        if _is_a_loop(src):  # (exists() is False for it too: "does not exist", of a name that is there)
-            raise FastTextError(f"cannot read {src}: a loop of symbolic links")
+        if is_a_loop(src):  # (exists() is False for it too: "does not exist", of a name that is there)
+            raise FastTextError(f"cannot read {src}: {LOOP}")
         raise FastTextError(f"{src} does not exist")
     if not os.path.isdir(src):
         raise FastTextError(f"{src} is not a directory")
@@ -217,7 +278,7 @@ def _read_manifest(src, manifest_name):
     except FileNotFoundError:
         raise FastTextError(f"{src} has no {manifest_name}") from None
     except OSError as exc:
-        raise FastTextError(f"cannot read {where}: {exc.strerror or exc}") from None
+        raise cannot_read(where, exc) from None
     return _parse_manifest(raw, where)
 
 
@@ -280,8 +341,8 @@ def _refuse(dest, why):
 def _refuse_a_loop(dest):
     """A destination folder that is a loop of symbolic links is named so: "exists and is not a directory" had the user
     look for a file of that name."""
-    if _is_a_loop(dest):
-        raise FastTextError(f"cannot write {dest}: a loop of symbolic links")
+    if is_a_loop(dest):
+        raise FastTextError(f"cannot write {dest}: {LOOP}")
 
 
 def _check_local_destination(dest, manifest_name):
@@ -917,7 +978,7 @@ def _fetch_local(src, entries):
             except FileNotFoundError:
                 raise _set_changed(src, name, entry) from None
             except OSError as exc:
-                raise FastTextError(f"cannot read {uri}: {exc.strerror or exc}") from None
+                raise cannot_read(uri, exc) from None
         out = {}
         for (name, entry, uri, path), fin in zip(entries, sources):
             with _local_copy_errors(f"cannot copy {uri} to {path}"), open(path, "wb") as fout:
