@@ -64,9 +64,15 @@ class _Once:
         value = self.const if isinstance(self, argparse._StoreConstAction) else values
         typed = " ".join(parser.typed)  # (as the user wrote it: --lr 2, read as 2.0)
         earlier = parser.given_once.setdefault(self.dest, (option_string, value, typed))
-        if earlier[1] != value:
+        if not _same(earlier[1], value):
             parser.error(_given_twice(earlier, (option_string, value, typed)))
         super().__call__(parser, namespace, values, option_string)
+
+
+def _same(first, second):
+    """Two values of one option read as the same; NaN as NaN (``--lr nan`` given once was "given twice, as nan and as
+    nan", as NaN is unequal to itself; its refusal as a setting is TrainConfig's)."""
+    return first == second or (first != first and second != second)
 
 
 def _given_twice(earlier, later):

@@ -173,6 +173,16 @@ def test_a_single_valued_option_given_twice_with_different_values_is_refused():
         assert getattr(args, action.dest) == (action.type(first) if action.type else first)
 
 
+def test_a_nan_given_once_is_not_given_twice():
+    """NaN is unequal to itself: ``--lr nan`` given once was refused as "--lr given twice, as nan and as nan" (and so
+    was the same nan twice), where its refusal is the setting's own."""
+    for argv in (["--lr", "nan"], ["--lr", "nan", "--lr", "NaN"]):
+        r = cli_in_process("train", "--train", "t", "--output", "o", *argv)
+        assert (r.returncode, r.stderr) == (2, "error: --lr must be a positive finite number, got nan\n"), r.stderr
+    r = cli_in_process("train", "--train", "t", "--output", "o", "--lr", "nan", "--lr", "0.1")
+    assert "error: --lr given twice, as nan and as 0.1: give it once" in r.stderr
+
+
 def test_options_meant_to_repeat_still_repeat():
     args = build_parser().parse_args(["train", "--train", "t", "--output", "o", "--text-column", "a",
                                       "--text-column", "b", "--overwrite", "--overwrite"])

@@ -3725,3 +3725,12 @@ def test_a_single_s3_write_stopped_says_whether_s3_had_and_applied_its_put(s3_bu
     else:
         assert stop_message(stop) == f"interrupted (SIGINT); stopped after {uri} was written"
         assert storage.read_bytes(uri) == b"this run's predictions\n"
+
+
+def test_an_s3_json_output_over_an_archived_object_is_no_set_of_ours(s3_bucket):
+    """The check that an S3 ``.json`` output is no bundle's manifest reads the object there: one in an archive storage
+    class (S3's InvalidObjectState, 403) stopped the write ("S3 request ... failed"), which S3 takes and which went
+    ahead before the check. Such an object is no manifest a set loads by."""
+    bucket = s3_bucket[len("s3://"):]
+    boto3.client("s3").put_object(Bucket=bucket, Key="x/report.json", Body=b"{}", StorageClass="GLACIER")
+    storage.check_output_file(f"{s3_bucket}/x/report.json", "report.json", "--output")  # no refusal

@@ -184,8 +184,8 @@ class _NoManifest(Exception):
 
 
 def _s3_manifest_at(bucket, key):
-    """:func:`_manifest_at` of the S3 object ``key``: None where it is missing, unreadable to this caller, larger than
-    a manifest is, or no manifest of ours."""
+    """:func:`_manifest_at` of the S3 object ``key``: None where it is missing, unreadable to this caller (or in an
+    archive storage class), larger than a manifest is, or no manifest of ours."""
     chunks = []
 
     def keep(chunk):
@@ -200,7 +200,10 @@ def _s3_manifest_at(bucket, key):
         except _NoManifest:
             return None
         except Exception as exc:
-            if _is_missing(exc) or is_forbidden(exc):
+            # S3 will not give this caller its bytes (missing, forbidden; archived: InvalidObjectState; encrypted with
+            # the customer's key: 400): no manifest to read there, and the write S3 takes goes ahead, as before this
+            # check. (An S3 fault, 5xx, is said as it is.)
+            if 400 <= (_status(exc) or 0) < 500:
                 return None
             raise
     try:
