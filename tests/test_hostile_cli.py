@@ -183,6 +183,18 @@ def _stored_file(folder, suffix):
     return next(name for name in sorted(os.listdir(folder)) if name.endswith(suffix) and "-" in name)
 
 
+def _writing_one_file(command, target, tmp_path, data, bundle):
+    """The arguments of ``command``, one of three that write one file, writing it to ``target`` (import-folders reads
+    two class folders of one review each, made here)."""
+    for label, review in (("pos", "great food"), ("neg", "cold food")):
+        (tmp_path / "folders" / label).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "folders" / label / f"{label}.txt").write_text(review)
+    return {"export-vectors": ["export-vectors", "--model", bundle, "--output", target],
+            "import-folders": ["import-folders", "--input", tmp_path / "folders", "--output", target],
+            "--autotune-trials": ["train", "--train", data["train"], "--autotune-validation", data["test"],
+                                  "--autotune-trials", target, "--output", tmp_path / "out", *TINY]}[command]
+
+
 @pytest.mark.parametrize("command", ["export-vectors", "import-folders", "--autotune-trials"])
 def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp_path, data, bundle, checkpoint,
                                                                              command):
@@ -190,10 +202,6 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
     (``export-vectors --model new --output old_model/config.json --overwrite``, a trial table written over a
     checkpoint's checkpoint.json): the file was replaced, and that bundle or checkpoint no longer loaded."""
     other, kept = copy_bundle(bundle, tmp_path / "other"), copy_bundle(checkpoint, tmp_path / "ck" / "epoch-0001")
-    (tmp_path / "folders" / "pos").mkdir(parents=True)
-    (tmp_path / "folders" / "neg").mkdir()
-    (tmp_path / "folders" / "pos" / "a.txt").write_text("great food")
-    (tmp_path / "folders" / "neg" / "b.txt").write_text("cold food")
     os.symlink(other / "config.json", tmp_path / "link.json")
     before = {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)}
     for target, said in [(other / "config.json", f"is the manifest of the model bundle or checkpoint {other}:"),
@@ -203,11 +211,7 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
                          (kept / "checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
                          (kept / _stored_file(kept, ".params"),
                           f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
-        args = {"export-vectors": ["export-vectors", "--model", bundle, "--output", target],
-                "import-folders": ["import-folders", "--input", tmp_path / "folders", "--output", target],
-                "--autotune-trials": ["train", "--train", data["train"], "--autotune-validation", data["test"],
-                                      "--autotune-trials", target, "--output", tmp_path / "out", *TINY]}[command]
-        r = run_cli(*args, "--overwrite")
+        r = run_cli(*_writing_one_file(command, target, tmp_path, data, bundle), "--overwrite")
         assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
         assert r.stderr.strip().splitlines()[-1].startswith("error:") and not r.stdout.strip()
     assert {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)} \
@@ -233,10 +237,6 @@ def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpo
     other, kept = f"{s3_bucket}/other", f"{s3_bucket}/ck/epoch-0001"
     other_params = next(n for n in _published_to_s3(bundle, "config.json", other) if n.endswith(".params"))
     kept_params = next(n for n in _published_to_s3(checkpoint, "checkpoint.json", kept) if n.endswith(".params"))
-    (tmp_path / "folders" / "pos").mkdir(parents=True)
-    (tmp_path / "folders" / "neg").mkdir()
-    (tmp_path / "folders" / "pos" / "a.txt").write_text("great food")
-    (tmp_path / "folders" / "neg" / "b.txt").write_text("cold food")
     before = s3_keys(other) + s3_keys(kept)
     for target, said in [(f"{other}/config.json", f"is the manifest of the model bundle or checkpoint {other}:"),
                          (f"{other}/{other_params}",
@@ -244,11 +244,7 @@ def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpo
                          (f"{kept}/checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
                          (f"{kept}/{kept_params}",
                           f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
-        args = {"export-vectors": ["export-vectors", "--model", bundle, "--output", target],
-                "import-folders": ["import-folders", "--input", tmp_path / "folders", "--output", target],
-                "--autotune-trials": ["train", "--train", data["train"], "--autotune-validation", data["test"],
-                                      "--autotune-trials", target, "--output", tmp_path / "out", *TINY]}[command]
-        r = run_cli(*args, "--overwrite")
+        r = run_cli(*_writing_one_file(command, target, tmp_path, data, bundle), "--overwrite")
         assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
         assert not r.stdout.strip()
     assert s3_keys(other) + s3_keys(kept) == before and not (tmp_path / "out").exists()
