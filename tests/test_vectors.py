@@ -867,11 +867,15 @@ def test_words_that_start_with_a_byte_order_mark_read_back_as_written(tmp_path):
     (b"2 8\na 1 2 3 4 5 6 7 8\nb 1 2\n", r"pre\.vec:3: expected a word and 8 values, got 2"),
     (vec_text(["a"], dim=5).encode(), "dimension 5 but the model's emsize is 8"),
     (b"1 8\nab\xff 1 2 3 4 5 6 7 8\n", r"pre\.vec:2: not UTF-8 text"),
-    (None, "no such file"),
+    (None, r"^error: --pretrained-vectors: no such file: .*pre\.vec$"),
+    ("a folder", r"^error: --pretrained-vectors: expected a file but got a directory: .*pre\.vec$"),
 ])
 def test_cli_train_with_bad_vectors_is_one_error_before_reading_data(tmp_path, content, pattern):
+    """(a file that is not there, or a folder, is named by its flag, as --train's is)"""
     vec = tmp_path / "pre.vec"
-    if content is not None:
+    if content == "a folder":
+        vec.mkdir()
+    elif content is not None:
         vec.write_bytes(content)
     # The training file does not exist: the vectors are checked first, so that is never reached.
     run = run_cli if content is None else cli_in_process  # one CLI process; the file's errors in-process
