@@ -462,7 +462,6 @@ def _check_before_reading(args, kept):
     """Every check of ``train`` that needs no data, in the order a user meets them: the settings, the output, the
     checkpoints (``kept`` learns what --checkpoint-dir holds), the trials' file, the pretrained vectors' start, the input
     files, the names files."""
-    from . import storage
     from .bundle import OVERWRITE_HINT, check_output
 
     config, explicit_names = _checked_settings(args)
