@@ -201,6 +201,8 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
     """A one-file output given a file of a model bundle or checkpoint that is not the command's own, with --overwrite
     (``export-vectors --model new --output old_model/config.json --overwrite``, a trial table written over a
     checkpoint's checkpoint.json): the file was replaced, and that bundle or checkpoint no longer loaded."""
+    from conftest import cli_in_process
+
     other, kept = copy_bundle(bundle, tmp_path / "other"), copy_bundle(checkpoint, tmp_path / "ck" / "epoch-0001")
     os.symlink(other / "config.json", tmp_path / "link.json")
     before = {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)}
@@ -211,7 +213,8 @@ def test_a_file_output_never_replaces_a_file_of_another_bundle_or_checkpoint(tmp
                          (kept / "checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
                          (kept / _stored_file(kept, ".params"),
                           f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
-        r = run_cli(*_writing_one_file(command, target, tmp_path, data, bundle), "--overwrite")
+        run = run_cli if target == other / "config.json" else cli_in_process  # one CLI process; the others in-process
+        r = run(*_writing_one_file(command, target, tmp_path, data, bundle), "--overwrite")
         assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
         assert r.stderr.strip().splitlines()[-1].startswith("error:") and not r.stdout.strip()
     assert {folder: {name: (folder / name).read_bytes() for name in os.listdir(folder)} for folder in (other, kept)} \
@@ -234,6 +237,8 @@ def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpo
                                                                                     checkpoint, command):
     """The S3 form of the local refusal above: ``--output s3://b/other_model/config.json --overwrite`` replaced that
     bundle's manifest (or a data object it lists, or a checkpoint's checkpoint.json), and the set no longer loaded."""
+    from conftest import cli_in_process
+
     other, kept = f"{s3_bucket}/other", f"{s3_bucket}/ck/epoch-0001"
     other_params = next(n for n in _published_to_s3(bundle, "config.json", other) if n.endswith(".params"))
     kept_params = next(n for n in _published_to_s3(checkpoint, "checkpoint.json", kept) if n.endswith(".params"))
@@ -244,7 +249,8 @@ def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpo
                          (f"{kept}/checkpoint.json", f"is the manifest of the model bundle or checkpoint {kept}:"),
                          (f"{kept}/{kept_params}",
                           f"is a file of the model bundle or checkpoint {kept} (its checkpoint.json lists it):")]:
-        r = run_cli(*_writing_one_file(command, target, tmp_path, data, bundle), "--overwrite")
+        run = run_cli if target == f"{other}/config.json" else cli_in_process  # one CLI process; the others in-process
+        r = run(*_writing_one_file(command, target, tmp_path, data, bundle), "--overwrite")
         assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
         assert not r.stdout.strip()
     assert s3_keys(other) + s3_keys(kept) == before and not (tmp_path / "out").exists()
