@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -142,20 +143,38 @@ def test_dist_sync_two_workers_match_one_process(sample_dir, tmp_path, uninterru
     assert dist_acc > 0.75 and abs(dist_acc - single_acc) < 0.03, (dist_acc, single_acc)
 
 
-def test_dist_sync_resumes_from_a_checkpoint(sample_dir, tmp_path, uninterrupted):
-    """A cluster killed mid-run and started again with the same checkpoint dir continues after the last
-    checkpoint: no epoch twice, workers in sync, the earlier epochs' history kept, and it ends with exactly
-    the parameters of the cluster never stopped. (The servers hold the optimizer: their update count, the lr
-    schedule's step, started again from 0, and the resumed run ended elsewhere, at a higher lr.)"""
-    checkpoints = tmp_path / "checkpoints"
-    args = _common(sample_dir) + ["--checkpoint-dir", checkpoints]
+@pytest.fixture(scope="module")
+def killed_checkpoints(sample_dir, tmp_path_factory):
+    """The checkpoint dir of a cluster run of ``_common`` killed (every process: a host lost) once its checkpoint of
+    epoch 2 or a later one was saved. Each test resumes from its own copy (:func:`_killed_checkpoints_in`): one
+    killed cluster, not one per test."""
+    where = tmp_path_factory.mktemp("killed")
+    checkpoints = where / "checkpoints"
 
     def some_epochs_done():
         return any(p.name >= "epoch-0002" and (p / "checkpoint.json").exists()
                    for p in checkpoints.glob("epoch-*")) if checkpoints.exists() else False
 
-    assert run_cluster(args, [tmp_path / f"killed{rank}" for rank in range(2)], stop_when=some_epochs_done) is None
+    args = _common(sample_dir) + ["--checkpoint-dir", checkpoints]
+    assert run_cluster(args, [where / f"killed{rank}" for rank in range(2)], stop_when=some_epochs_done) is None
+    return checkpoints
+
+
+def _killed_checkpoints_in(killed_checkpoints, tmp_path):
+    """A copy of :func:`killed_checkpoints` in ``tmp_path`` -> (its path, the newest complete epoch in it)."""
+    checkpoints = tmp_path / "checkpoints"
+    shutil.copytree(killed_checkpoints, checkpoints)
     done = max(int(p.name[len("epoch-"):]) for p in checkpoints.glob("epoch-*") if (p / "checkpoint.json").exists())
+    return checkpoints, done
+
+
+def test_dist_sync_resumes_from_a_checkpoint(sample_dir, tmp_path, uninterrupted, killed_checkpoints):
+    """A cluster killed mid-run and started again with the same checkpoint dir continues after the last
+    checkpoint: no epoch twice, workers in sync, the earlier epochs' history kept, and it ends with exactly
+    the parameters of the cluster never stopped. (The servers hold the optimizer: their update count, the lr
+    schedule's step, started again from 0, and the resumed run ended elsewhere, at a higher lr.)"""
+    checkpoints, done = _killed_checkpoints_in(killed_checkpoints, tmp_path)
+    args = _common(sample_dir) + ["--checkpoint-dir", checkpoints]
     assert 2 <= done < EPOCHS
     before = json.loads((checkpoints / f"epoch-{done:04d}" / "checkpoint.json").read_text())["history"]
 
@@ -372,12 +391,12 @@ def test_a_worker_that_cannot_join_ends_the_other_after_the_timeout(sample_dir, 
     to say why: the others give up after their FASTTEXT_CLUSTER_TIMEOUT seconds, in one line."""
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=90,
-                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "3"}, {"FASTTEXT_CLUSTER_TIMEOUT": "soon"}])
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "1"}, {"FASTTEXT_CLUSTER_TIMEOUT": "soon"}])
     (status, _, err), (failed_status, _, failed_err) = ended
     assert failed_status == 2 and _errors(failed_err) == [
         "error: FASTTEXT_CLUSTER_TIMEOUT must be a number of seconds above 0, got 'soon'"], failed_err
     assert status == 2 and len(_errors(err)) == 1, err
-    assert _errors(err)[0].startswith("error: the cluster did not move for 3 s while joining the cluster: a worker or "
+    assert _errors(err)[0].startswith("error: the cluster did not move for 1 s while joining the cluster: a worker or "
                                       "server did not join"), err
     assert not any(out.exists() for out in outputs)
 
@@ -453,20 +472,13 @@ def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_n
     assert not any((out / "config.json").exists() for out in outputs)
 
 
-def test_workers_resuming_from_different_checkpoints_are_refused_before_training(sample_dir, tmp_path):
+def test_workers_resuming_from_different_checkpoints_are_refused_before_training(sample_dir, tmp_path, killed_checkpoints):
     """A checkpoint dir on one host's disk alone (only the first worker writes them): the worker that found a
     checkpoint resumed at its epoch, the other started anew, and with fewer epochs left the first one done waited
     for the other in the kvstore's exit barrier, the other for its pushes, both alive: FASTTEXT_CLUSTER_TIMEOUT
     (30 minutes) later each ended blaming a parameter server or the scheduler. Every worker now ends in the same
     line naming the checkpoints that differ, before the first step, and no bundle is written."""
-    checkpoints = tmp_path / "checkpoints"
-
-    def two_epochs_saved():
-        return (checkpoints / "epoch-0002" / "checkpoint.json").exists()
-
-    assert run_cluster(_common(sample_dir) + ["--checkpoint-dir", checkpoints],
-                       [tmp_path / f"killed{rank}" for rank in range(2)], stop_when=two_epochs_saved) is None
-    done = max(int(p.name[len("epoch-"):]) for p in checkpoints.glob("epoch-*") if (p / "checkpoint.json").exists())
+    checkpoints, done = _killed_checkpoints_in(killed_checkpoints, tmp_path)
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=90,
                         each=[["--checkpoint-dir", checkpoints], ["--checkpoint-dir", tmp_path / "empty"]])
@@ -491,8 +503,9 @@ def test_a_scheduler_port_another_program_holds_ends_the_workers_in_one_line_say
     port = taken.getsockname()[1]
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     try:
-        ended = run_workers(_common(sample_dir), outputs, deadline=90,
-                            env=dict(_probing_after_2_s(tmp_path / "hooks"), DMLC_PS_ROOT_PORT=str(port)))
+        # (the port's program answers nothing: each of the check's two reads waits 1 s for it, not PROBE_TIMEOUT's 5)
+        hooks = _probing_after_2_s(tmp_path / "hooks", also="fasttext_lib.cluster.PROBE_TIMEOUT = 1\n")
+        ended = run_workers(_common(sample_dir), outputs, deadline=90, env=dict(hooks, DMLC_PS_ROOT_PORT=str(port)))
     finally:
         taken.close()
     assert [status for status, _, _ in ended] == [2, 2], ended
@@ -585,12 +598,12 @@ def test_a_worker_stopped_before_joining_tells_the_others_it_was_stopped(sample_
 @pytest.mark.parametrize("ended_by", ["the bound", "a second stop"])
 def test_a_worker_stopped_before_joining_ends_though_the_others_never_come(sample_dir, tmp_path, ended_by):
     """Telling the others it was stopped means joining, which waits for them to finish reading their data: the
-    stopped worker gives up after cluster.STOPPED_TELLS_FOR seconds (60; 3 here) and exits quietly with its stop's
+    stopped worker gives up after cluster.STOPPED_TELLS_FOR seconds (60; 1 here) and exits quietly with its stop's
     status, or at once on a second stop, rather than hang. (The other worker here never comes: it sleeps.)"""
     marker = tmp_path / "stopped-once"
     stop = _before_joining(f"open({str(marker)!r}, 'w').close(); os.kill(os.getpid(), signal.SIGTERM)")
     if ended_by == "the bound":
-        stop += "import fasttext_lib.cluster\nfasttext_lib.cluster.STOPPED_TELLS_FOR = 3\n"
+        stop += "import fasttext_lib.cluster\nfasttext_lib.cluster.STOPPED_TELLS_FOR = 1\n"
     asleep = _probing_after_2_s(tmp_path / "asleep", also="import time\ntime.sleep(600)\n")
     stopped_again = []
 
