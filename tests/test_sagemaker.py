@@ -5165,14 +5165,20 @@ def test_a_csv_answer_stays_one_line_a_review_when_a_class_holds_a_line_break():
     ("m5.xlarge", " (did you mean 'ml.m5.xlarge'?)"), ("ML.M5.XLARGE", " (did you mean 'ml.m5.xlarge'?)"),
     ("ml.m5.xlarge ", " (did you mean 'ml.m5.xlarge'?)"), ("xlarge", ""), ("ml.m5", ""),
 ])
-def test_an_instance_type_the_sdk_refuses_is_named_before_any_session(instance_type, hint, monkeypatch):
+def test_an_instance_type_the_sdk_refuses_is_named_before_any_session(instance_type, hint):
     """The SDK's "Invalid SageMaker instance type" ValueError came when the job or endpoint was made (02: after the
-    local training). Refused first, with the type meant where one is plain; real types pass."""
+    local training). Refused first, with the type meant where one is plain; real types pass (the next test)."""
     from fasttext_lib.sagemaker_utils import check_deployment
 
     with pytest.raises(FastTextError, match=rf"^instance_type must be a SageMaker instance type such as 'ml.m5.xlarge', "
                                             rf"got {re.escape(repr(instance_type))}{re.escape(hint)}$"):
         check_deployment("my-bucket", "p", role="arn:aws:iam::123456789012:role/R", instance_type=instance_type)
+
+
+def test_real_instance_types_pass_the_instance_type_check(monkeypatch):
+    """(Once, not per refused type above: each makes a session, ~0.4 s.)"""
+    from fasttext_lib.sagemaker_utils import check_deployment
+
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # (the session needs one; it calls no service)
     for real in ("ml.p4de.24xlarge", "ml.g4dn.xlarge", "ml.trn1n.32xlarge", "local"):
         assert check_deployment("my-bucket", "p", role="arn:aws:iam::123456789012:role/R", instance_type=real).endswith("/R")
