@@ -472,7 +472,8 @@ def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_n
     assert not any((out / "config.json").exists() for out in outputs)
 
 
-def test_workers_resuming_from_different_checkpoints_are_refused_before_training(sample_dir, tmp_path, killed_checkpoints):
+def test_workers_resuming_from_different_checkpoints_are_refused_before_training(sample_dir, tmp_path,
+                                                                                killed_checkpoints):
     """A checkpoint dir on one host's disk alone (only the first worker writes them): the worker that found a
     checkpoint resumed at its epoch, the other started anew, and with fewer epochs left the first one done waited
     for the other in the kvstore's exit barrier, the other for its pushes, both alive: FASTTEXT_CLUSTER_TIMEOUT
