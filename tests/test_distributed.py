@@ -561,15 +561,22 @@ def _before_joining(code):
             "t._checked_inputs = checked_inputs\n")
 
 
+def _the_second_worker_before_joining(sample_dir, tmp_path, code):
+    """``(outputs, ended)``: two workers trained on the sample, the second running ``code`` before it joins (a bug, a
+    stop), each with a FASTTEXT_CLUSTER_TIMEOUT far beyond the run's deadline (waiting for it fails the test)."""
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90,
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                             {"FASTTEXT_CLUSTER_TIMEOUT": "600",
+                              **_probing_after_2_s(tmp_path / "second", also=_before_joining(code))}])
+    return outputs, ended
+
+
 def test_a_worker_that_hits_a_bug_before_joining_tells_the_others(sample_dir, tmp_path):
     """A bug (an exception that is no user error) in one worker before it joined the cluster printed its traceback
     and ended it, and the others waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default).
     It now joins to tell them, after its traceback, and they end at once in one line naming it and the bug."""
-    bug = _before_joining("raise RuntimeError('an injected bug')")
-    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
-    ended = run_workers(_common(sample_dir), outputs, deadline=90,
-                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
-                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", **_probing_after_2_s(tmp_path / "buggy", also=bug)}])
+    outputs, ended = _the_second_worker_before_joining(sample_dir, tmp_path, "raise RuntimeError('an injected bug')")
     (status, _, err), (buggy_status, _, buggy_err) = ended
     assert buggy_status == 1 and "Traceback" in buggy_err and "RuntimeError: an injected bug" in buggy_err, buggy_err
     assert status == 2 and _errors(err) and re.fullmatch(
@@ -582,11 +589,7 @@ def test_a_worker_stopped_before_joining_tells_the_others_it_was_stopped(sample_
     """A SIGTERM (a spot host reclaimed, a job stopped on one host) or Ctrl-C on one worker before it joined the
     cluster ended it in its stop line, and the others waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT
     (30 minutes by default). It now joins to tell them, and they end at once in one line saying it was stopped."""
-    stop = _before_joining("os.kill(os.getpid(), signal.SIGTERM)")
-    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
-    ended = run_workers(_common(sample_dir), outputs, deadline=90,
-                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
-                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", **_probing_after_2_s(tmp_path / "stopped", also=stop)}])
+    outputs, ended = _the_second_worker_before_joining(sample_dir, tmp_path, "os.kill(os.getpid(), signal.SIGTERM)")
     (status, _, err), (stopped_status, _, stopped_err) = ended
     assert stopped_status == 143 and _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], \
         stopped_err
