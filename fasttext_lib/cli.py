@@ -462,6 +462,7 @@ def _check_before_reading(args, kept):
     """Every check of ``train`` that needs no data, in the order a user meets them: the settings, the output, the
     checkpoints (``kept`` learns what --checkpoint-dir holds), the trials' file, the pretrained vectors' start, the input
     files, the names files."""
+    from . import storage
     from .bundle import OVERWRITE_HINT, check_output
 
     config, explicit_names = _checked_settings(args)
@@ -475,7 +476,8 @@ def _check_before_reading(args, kept):
     if config.pretrained_vectors:  # its start checked before the data (read whole once the vocabulary is known)
         from .vec_files import check_vec_start
 
-        _check_vectors_file(config.pretrained_vectors)
+        if not storage.is_s3(config.pretrained_vectors):  # (named by its flag, as --train is; the reader's line is not)
+            storage.check_local_input(config.pretrained_vectors, "--pretrained-vectors")
         check_vec_start(config.pretrained_vectors, dim=None if args.autotune_validation else config.emsize)
     for flag, uri, _ in _inputs(args):  # (held-out data: a class-folder dataset's test/ suggested)
         if uri:
@@ -741,19 +743,6 @@ def refuse_standard_output(args):
 
     for dest, flag, what, give in OUTPUTS.get(args.command, ()):
         refuse(getattr(args, dest, None), flag, what, give)
-
-
-def _check_vectors_file(uri):
-    """``--pretrained-vectors``'s local file missing, a loop of links or a folder: one line naming the flag, as
-    :func:`_check_input_file` names --train's (the reader's own line named only the path)."""
-    from . import storage
-
-    if storage.is_s3(uri):
-        return
-    if os.path.isdir(uri):
-        raise FastTextError(f"--pretrained-vectors: expected a file but got a directory: {uri}")
-    if not os.path.exists(uri):
-        raise storage.missing_file(uri, "--pretrained-vectors")
 
 
 def _check_input_file(uri, flag, split):

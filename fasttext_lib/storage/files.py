@@ -415,6 +415,16 @@ def missing_file(uri, flag=""):
     return FastTextError(f"{lead}no such file: {uri}")
 
 
+def check_local_input(uri, flag=""):
+    """A local input file ``uri`` that is a folder, or not there (:func:`missing_file`), refused in one line before
+    it is opened (``flag``: the option that named it, said first, as the CLI names --train's)."""
+    lead = f"{flag}: " if flag else ""
+    if os.path.isdir(uri):
+        raise FastTextError(f"{lead}expected a file but got a directory: {uri}")
+    if not os.path.exists(uri):
+        raise missing_file(uri, flag)
+
+
 def cannot_read(uri, exc):
     """The error for ``exc``, an OSError reading the local ``uri``: the kernel's reason, a loop named as
     :func:`missing_file` names it."""
@@ -454,10 +464,7 @@ def open_read(uri, mode="rb"):
             stream = smart_open.s3.open(bucket, key, "rb", client=client, client_kwargs=pinned)
         raw = io.BufferedReader(_S3Stream(stream, uri), 1 << 20)
         return raw if mode == "rb" else io.TextIOWrapper(raw, encoding="utf-8")
-    if os.path.isdir(uri):
-        raise FastTextError(f"expected a file but got a directory: {uri}")
-    if not os.path.exists(uri):
-        raise missing_file(uri)
+    check_local_input(uri)
     with _READ_SCOPES_LOCK:
         scopes = list(_READ_SCOPES)
     path = os.path.realpath(uri)
