@@ -4599,6 +4599,36 @@ def test_a_first_line_naming_another_separator_is_refused_by_the_endpoint_as_by_
     assert answers is None
 
 
+@pytest.mark.parametrize("content_type, rest", [
+    ("text/csv", "2,great food\n1,cold soup\n"),
+    ("text/csv; header=present", "label,text\n2,great food\n1,cold soup\n"),
+    ("text/plain", "great food\ncold soup\n"),
+    ("application/jsonlines", '{"text": "great food"}\n{"text": "cold soup"}\n'),
+])
+@pytest.mark.parametrize("separator", [";", "|", "x"])
+def test_batch_transform_answers_a_mini_batch_that_starts_with_another_separator_s_line(served, monkeypatch,
+                                                                                       content_type, rest, separator):
+    """In Batch Transform (SplitType=Line) every mini-batch's first line was judged as a file's first line: a review
+    that is literally ``sep=;`` (or ``sep=x``) cut to the start of a mini-batch, or sent alone (SingleRecord), was a
+    400 that failed the whole job. The handler cannot know whether a mini-batch starts the file, so the line is read
+    as ``sep=,`` is there: a blank line, answered as an empty review in its place (a semicolon table under it is still
+    refused by its rows: the next test)."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    for body in (f"sep={separator}\n{rest}", f"sep={separator}\r\n{rest}", f"sep={separator}"):
+        as_a_comma_s = body.replace(f"sep={separator}", "sep=,", 1)
+        assert _served_answers(body, served, content_type) == _served_answers(as_a_comma_s, served, content_type)
+    assert len(_served_answers(f"sep={separator}", served, content_type)) == 1
+
+
+def test_batch_transform_still_refuses_a_semicolon_table_under_excel_s_sep_line(served, monkeypatch):
+    """A semicolon-separated table is refused by its rows (formats.semicolon_table), as predict refuses the file,
+    when Batch Transform reads its ``sep=;`` first line as a blank one."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with pytest.raises(sm_serve.RequestError) as caught:
+        _served_answers("sep=;\nlabel;text\n2;great food\n1;cold soup\n", served)
+    assert caught.value.status_code == 400 and "semicolon" in caught.value.message
+
+
 @pytest.mark.parametrize("body", [
     "".join(f'"{1 + i % 2}","{5000 + i}","review {i} of the food"\n' + "\n" * 3 for i in range(60)),  # no header
     "label,title,text\n" + "".join(f"{1 + i % 2},{5000 + i},review {i} of the food\n" + "\n" * 3 for i in range(60)),
