@@ -63,9 +63,10 @@ class _Once:
     def __call__(self, parser, namespace, values, option_string=None):
         value = self.const if isinstance(self, argparse._StoreConstAction) else values
         typed = " ".join(parser.typed)  # (as the user wrote it: --lr 2, read as 2.0)
-        earlier = parser.given_once.setdefault(self.dest, (option_string, value, typed))
+        given = (option_string, value, typed, self)
+        earlier = parser.given_once.setdefault(self.dest, given)
         if not _same(earlier[1], value):
-            parser.error(_given_twice(earlier, (option_string, value, typed)))
+            parser.error(_given_twice(earlier, given))
         super().__call__(parser, namespace, values, option_string)
 
 
@@ -76,15 +77,18 @@ def _same(first, second):
 
 
 def _given_twice(earlier, later):
-    """The usage error of one option set twice, differently: by one option string, or by two that set the same
-    destination (``--x`` and ``--no-x``: then each is named with what it was given)."""
+    """The usage error of one option set twice, differently: by one option string; by two spellings of one option
+    (an abbreviation, ``--epoch 2 --epochs 3``: the option named, then each as typed); or by two options that set the
+    same destination (``--x`` and ``--no-x``: each named with what it was given)."""
     import shlex
 
-    (first, _, a), (second, _, b) = earlier, later
+    (first, _, a, action), (second, _, b, other) = earlier, later
     if first == second:
         return f"{first} given twice, as {shlex.quote(a)} and as {shlex.quote(b)}: give it once"
-    return " and ".join(f"{option} {shlex.quote(typed)}" if typed else option
-                        for option, typed in ((first, a), (second, b))) + " both given: give one"
+    as_typed = [f"{option} {shlex.quote(typed)}" if typed else option for option, typed in ((first, a), (second, b))]
+    if action is other:
+        return f"{action.option_strings[-1]} given twice, as {as_typed[0]} and as {as_typed[1]}: give it once"
+    return " and ".join(as_typed) + " both given: give one"
 
 
 _ONCE_ACTIONS = {name: type(f"{cls.__name__}Once", (_Once, cls), {})
@@ -105,8 +109,19 @@ class _Parser(argparse.ArgumentParser):
         self.given_once, self.typed = {}, []
 
     def parse_known_args(self, args=None, namespace=None):
-        self.given_once = {}  # destination -> (option string, value, as typed) of this parse (a subcommand's its own)
+        # destination -> (option string, value, as typed, action) of this parse (a subcommand's its own)
+        self.given_once = {}
         return super().parse_known_args(args, namespace)
+
+    def _get_option_tuples(self, option_string):
+        """argparse's matches of an abbreviated long option (``--epoch`` for ``--epochs``; abbreviations are kept:
+        fastText's own ``-epoch`` typed as ``--epoch`` is one users rely on), each naming the option it matched; the
+        one match names it as typed, so that :class:`_Once` says ``--epoch 2 and --epochs 3`` (it said ``--epochs``
+        for both, naming an option twice that was typed once). (Each match is ``(action, option string, ...)``.)"""
+        matches = super()._get_option_tuples(option_string)
+        if len(matches) == 1 and option_string.startswith(self.prefix_chars[0] * 2):
+            matches = [(matches[0][0], option_string.partition("=")[0], *matches[0][2:])]
+        return matches
 
     def _get_values(self, action, arg_strings):
         self.typed = arg_strings  # (the strings an option's value is read from, for _Once's message)

@@ -173,6 +173,22 @@ def test_a_single_valued_option_given_twice_with_different_values_is_refused():
         assert getattr(args, action.dest) == (action.type(first) if action.type else first)
 
 
+@pytest.mark.parametrize("given, said", [
+    (["--epoch", "2", "--epochs", "3"], "--epochs given twice, as --epoch 2 and as --epochs 3: give it once"),
+    (["--epoch=2", "--epo", "3"], "--epochs given twice, as --epoch 2 and as --epo 3: give it once"),
+    (["--epoch", "2", "--epoch", "3"], "--epoch given twice, as 2 and as 3: give it once"),
+], ids=["abbreviated-then-whole", "two-abbreviations", "one-abbreviation-twice"])
+def test_an_option_given_twice_is_named_as_it_was_typed(given, said):
+    """argparse reads ``--epoch`` as ``--epochs`` (an abbreviation, kept: fastText's ``-epoch`` typed with two dashes
+    is one users rely on); ``--epoch 2 --epochs 3`` was refused as "--epochs given twice", naming an option the user
+    typed once. Each value is named with the option as typed; the same value twice is still no conflict."""
+    r = cli_in_process("train", "--train", "t", "--output", "o", *given)
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr == (
+        f"error: {said} (see python -m fasttext_lib train --help)\n")
+    args = build_parser().parse_args(["train", "--train", "t", "--output", "o", "--epoch", "2", "--epochs=2"])
+    assert args.epochs == 2
+
+
 def test_a_nan_given_once_is_not_given_twice():
     """NaN is unequal to itself: ``--lr nan`` given once was refused as "--lr given twice, as nan and as nan" (and so
     was the same nan twice), where its refusal is the setting's own."""
