@@ -96,10 +96,10 @@ _ONCE_ACTIONS = {name: type(f"{cls.__name__}Once", (_Once, cls), {})
                                    ("store_true", argparse._StoreTrueAction), ("store_false", argparse._StoreFalseAction)]}
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a usage error as one ``error:`` line (exit 2) instead of a usage dump; ``--help`` as usual;
-    a single-valued option given twice with different values refused (:class:`_Once`). Subcommand parsers are made
-    of the same class (argparse's default)."""
+class OnceParser(argparse.ArgumentParser):
+    """argparse with a single-valued option given twice with different values refused (:class:`_Once`), by one
+    spelling or two (an abbreviation; the training job's ``--batch-size`` and ``--batch_size``: sm_train), each named
+    as typed. Subcommand parsers are made of the same class (argparse's default)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -116,8 +116,8 @@ class _Parser(argparse.ArgumentParser):
     def _get_option_tuples(self, option_string):
         """argparse's matches of an abbreviated long option (``--epoch`` for ``--epochs``; abbreviations are kept:
         fastText's own ``-epoch`` typed as ``--epoch`` is one users rely on), each naming the option it matched; the
-        one match names it as typed, so that :class:`_Once` says ``--epoch 2 and --epochs 3`` (it said ``--epochs``
-        for both, naming an option twice that was typed once). (Each match is ``(action, option string, ...)``.)"""
+        one match names it as typed, so that :class:`_Once` says ``as --epoch 2 and as --epochs 3`` (it said
+        ``--epochs`` for both, as if typed twice). (Each match is ``(action, option string, ...)``.)"""
         matches = super()._get_option_tuples(option_string)
         if len(matches) == 1 and option_string.startswith(self.prefix_chars[0] * 2):
             matches = [(matches[0][0], option_string.partition("=")[0], *matches[0][2:])]
@@ -126,6 +126,11 @@ class _Parser(argparse.ArgumentParser):
     def _get_values(self, action, arg_strings):
         self.typed = arg_strings  # (the strings an option's value is read from, for _Once's message)
         return super()._get_values(action, arg_strings)
+
+
+class _Parser(OnceParser):
+    """:class:`OnceParser` with a usage error as one ``error:`` line (exit 2) instead of a usage dump; ``--help`` as
+    usual."""
 
     def error(self, message):
         from .errors import error_line

@@ -37,7 +37,6 @@ Every user error (an allocation that failed included: the CLI's ``out of memory`
 SIGTERM (``StopTrainingJob``, a spot interruption), after cleaning up. The model dir and the
 checkpoint dir are checked before the data is read, and so is that each channel holds files.
 """
-import argparse
 import contextlib
 import json
 import logging
@@ -46,6 +45,7 @@ import re
 import sys
 from typing import NamedTuple
 
+from .cli import OnceParser
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
 from .errors import SETTINGS_AS_HYPERPARAMETERS, FastTextError, settings_said_as
 from .stops import failure_reason, job_failure_file
@@ -78,7 +78,11 @@ def format_epoch(row):
 # ---------------------------------------------------------------------------------------------
 # Training
 # ---------------------------------------------------------------------------------------------
-class _Parser(argparse.ArgumentParser):
+class _Parser(OnceParser):
+    """The job's hyperparameters; one given in both spellings with different values (``batch-size=64`` and
+    ``batch_size=128``) is refused (cli.OnceParser), as the CLI refuses an option given twice: the job trained with
+    whichever the toolkit passed last."""
+
     def error(self, message):  # one line, no usage dump
         raise FastTextError(f"bad hyperparameter: {message}")
 

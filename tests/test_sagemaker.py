@@ -1368,6 +1368,39 @@ def test_hyperparameters_parse_like_sagemaker_sends_them():
         sm_train.parse_hyperparameters(["--progress", "maybe"])
 
 
+# two different values of each hyperparameter the job reads in both spellings (batch-size and batch_size)
+_TWO_VALUES = {"batch_size": ("64", "128"), "min_count": ("1", "2"), "lr_schedule": ("linear", "constant"),
+               "pretrained_vectors": ("a.vec", "b.vec"), "label_column": ("label", "stars"),
+               "text_column": ("text", "review"), "checkpoint_dir": ("/tmp/a", "/tmp/b"),
+               "label_names": ("1=bad,2=good", "1=negative,2=positive")}
+
+
+def test_a_hyperparameter_given_in_both_spellings_with_different_values_is_refused(source_dir, tmp_path):
+    """``batch-size=64`` and ``batch_size=128`` (both read, the same setting) trained with whichever the toolkit passed
+    last, without a word, where the CLI refuses an option given twice with different values: the job refuses it in one
+    line naming both, for every hyperparameter of two spellings (make_estimator before any instance starts, too);
+    the same value in both passes."""
+    from fasttext_lib.sagemaker_utils import check_hyperparameters
+
+    spelt_twice = {a.dest: a.option_strings for a in sm_train.build_parser()._actions if len(a.option_strings) > 1}
+    assert set(spelt_twice) == set(_TWO_VALUES)
+    for dest, (dashed, underscored) in spelt_twice.items():
+        first, second = _TWO_VALUES[dest]
+        with pytest.raises(FastTextError, match=f"^bad hyperparameter: {underscored} given twice, as {dashed} "
+                                                f"{first} and as {underscored} {second}: give it once$"):
+            sm_train.parse_hyperparameters([dashed, first, underscored, second])
+        assert getattr(sm_train.parse_hyperparameters([dashed, first, underscored, first])[0], dest) is not None
+    with pytest.raises(FastTextError, match="^bad hyperparameter: --batch_size given twice, as --batch-size 64 and as "
+                                            "--batch_size 128: give it once$"):
+        check_hyperparameters({"batch-size": 64, "batch_size": 128})
+    check_hyperparameters({"batch-size": 64, "batch_size": "64"})
+    r = job_in_process(source_dir, make_container(tmp_path, {"train": {"a.train": GOOD}}),
+                       toolkit_argv({"epochs": 1, "batch-size": 64, "batch_size": 128}))
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        "error: bad hyperparameter: --batch_size given twice, as --batch-size 64 and as --batch_size 128: give it "
+        "once"), r.stdout + r.stderr
+
+
 def test_every_hyperparameter_given_no_value_keeps_its_default():
     """README: ``none`` or ``""`` is no value, the default. It held for lr, batch_size and booleans only:
     ``--ngrams ""`` (a blank field in the console, or boto3) stopped the job ("expected an integer, got ''"),
