@@ -17,7 +17,7 @@ from .download_cache import (CacheReadError, bytes_held, cache_lock, fail_verifi
 from .download_fetch import fetch
 from .download_retry import attempts_allowed, retried
 from .errors import FastTextError, refuse_standard_output
-from .stops import note_what_a_stop_cleaned_up, note_what_a_stop_left
+from .stops import note_what_a_stop_cleaned_up, note_what_a_stop_kept
 from .writers import check_fasttext_labels, write_fasttext_rows
 from .zhang_datasets import DATASETS, SPLITS, ZhangDataset, archive_url, dataset_label_names, get_dataset
 
@@ -66,7 +66,7 @@ def _download(spec, cache_dir, base_url, progress):
             os.replace(part, path)  # only a verified archive ever carries the final name
     except KeyboardInterrupt as exc:  # (Ctrl-C, SIGTERM: its line said "stopped and cleaned up", and a user deleted
         if is_a_file(part):  # the .part of hundreds of MB, or thought the download had to start over)
-            note_what_a_stop_left(exc, f"the partial download {part} is kept: a rerun resumes it")
+            note_what_a_stop_kept(exc, f"the partial download {part} is kept: a rerun resumes it")
         raise
     except CacheReadError as exc:  # (an archive another user cached, which this one may not read; a failing disk)
         raise _unreadable(exc, cache_dir) from None
@@ -205,7 +205,7 @@ def _archive_kept_on_a_stop(archive):
     try:
         yield
     except KeyboardInterrupt as exc:
-        note_what_a_stop_left(exc, f"the downloaded archive {archive} is kept in the cache: a rerun does not "
+        note_what_a_stop_kept(exc, f"the downloaded archive {archive} is kept in the cache: a rerun does not "
                                    f"download it again")
         raise
 

@@ -400,9 +400,22 @@ def note_what_a_stop_left(exc, what):
     (a FastTextError whose message says it too), the line of a stop that comes during its cleanup says it as well.
     Each note is kept, in order (said once): two cleanups can each leave something on the same stop (a staging object
     S3 may still create, a file kept aside), and a second note that replaced the first hid what the first had left."""
-    told = getattr(exc, "left_behind", None) or []
+    _add_note(exc, "left_behind", what)
+
+
+def note_what_a_stop_kept(exc, what):
+    """A KeyboardInterrupt ``exc`` whose command keeps ``what`` on purpose, for a rerun (prepare's archive in the
+    download cache, a partial download it resumes): said at the end of the stop's line, after what it cleaned up or
+    had written (``...; <what>``: :func:`stop_message`). Said as what a write left (``..., but <what>``), it read as
+    a loss after "stopped after <files> were written whole", where nothing was lost. Each note is kept, in order."""
+    _add_note(exc, "kept_for_a_rerun", what)
+
+
+def _add_note(exc, name, what):
+    """``what`` added to the notes ``name`` of ``exc`` (said once, in the order noted)."""
+    told = getattr(exc, name, None) or []
     told = told if isinstance(told, list) else [told]
-    exc.left_behind = told if what in told else [*told, what]
+    setattr(exc, name, told if what in told else [*told, what])
 
 
 def note_what_a_stop_could_not_remove(exc, left, rerun):
@@ -491,10 +504,10 @@ NOT_COMPARED = " (not yet compared with the data)"  # (said after such a checkpo
 
 
 def stop_left(exc):
-    """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_could_not_remove`,
+    """Whether :func:`note_what_a_stop_left`, :func:`note_what_a_stop_kept`, :func:`note_what_a_stop_could_not_remove`,
     :func:`note_what_a_stop_came_after` or :func:`note_checkpoint_kept` told of the stop ``exc`` (or of a failure or
     stop it came during: see :func:`_noted`): its line (:func:`stop_message`) says what it left."""
-    return bool(_noted(exc, "left_behind") or _noted(exc, "not_removed")
+    return bool(_noted(exc, "left_behind") or _noted(exc, "not_removed") or _noted(exc, "kept_for_a_rerun")
                 or any(_noted(exc, name) for name in _TOLD_WHERE_THE_RUN_IS))
 
 
@@ -518,7 +531,8 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
     """The one line (after ``error: ``) a stop ``exc`` is shown as, by the CLI (cli.main) and in a notebook
     (notebook_errors): what stopped it, that it stopped and cleaned up, or the files its cleanup could not remove, or
     what it had done when it stopped (:func:`note_what_a_stop_came_after`; then the file whose write it cleaned up:
-    :func:`note_what_a_stop_cleaned_up`), and what it left that no cleanup can put back (:func:`stop_left`). A
+    :func:`note_what_a_stop_cleaned_up`), what it left that no cleanup can put back (:func:`stop_left`), and what it
+    keeps for a rerun (:func:`note_what_a_stop_kept`). A
     notebook's Stop that left nothing and whose place was told (a training's epoch and step, an autotune search's:
     :func:`stopped_line`): that line.
     A training whose checkpoint directory keeps a checkpoint (:func:`note_checkpoint_kept`): that checkpoint's epoch
@@ -543,6 +557,7 @@ def stop_message(exc, resume=RESUME_BY_RERUN):
         line += " and cleaned up" + (f" {_cleaned_up_said(cleaned_up)}, being written when the stop came"
                                      if cleaned_up else "")
     line += f", but {left}" if left else ""
+    line += "".join(f"; {kept}" for kept in _noted(exc, "kept_for_a_rerun"))
     return line + _checkpoint_clause(exc, ", keeping" if line.endswith(" and cleaned up") else "; keeping", resume)
 
 

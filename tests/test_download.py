@@ -2556,7 +2556,7 @@ def test_a_download_stopped_by_a_signal_says_its_partial_download_is_kept_for_a_
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == status, err
-    assert err.strip().splitlines()[-1] == (f"error: {says}; stopped and cleaned up, but the partial download {part} "
+    assert err.strip().splitlines()[-1] == (f"error: {says}; stopped and cleaned up; the partial download {part} "
                                             f"is kept: a rerun resumes it")
     assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:200] and not (tmp_path / "out").exists()
     handler.hold_at = None
@@ -2599,7 +2599,7 @@ def test_a_prepare_stopped_as_it_writes_the_dataset_says_what_it_cleaned_up_and_
     written = ", ".join(str(out / f"{NAME}.{suffix}") for suffix in ("classes.txt", "train"))
     assert (stopped.returncode, stopped.stderr.strip().splitlines()[-1]) == (
         status, f"error: {says}; stopped and cleaned up {written} and {out / NAME}.test, being written when the "
-                f"stop came, but the downloaded archive {cache / spec.filename} is kept in the cache: a rerun does "
+                f"stop came; the downloaded archive {cache / spec.filename} is kept in the cache: a rerun does "
                 f"not download it again"), stopped.stderr
     assert os.listdir(cache) == [spec.filename] and not out.exists()
     monkeypatch.undo()
@@ -2631,13 +2631,35 @@ def test_a_prepare_stopped_in_python_as_it_writes_over_the_dataset_keeps_it_and_
         prepare(spec, str(out), str(cache), base_url=base_url, progress=False, overwrite=True)
     assert stop_message(stopped.value) == (
         f"interrupted (SIGINT); stopped and cleaned up {uris['label_names']}, {uris['train']} and {uris['test']}, "
-        f"being written when the stop came, but the downloaded archive {cache / spec.filename} is kept in the "
+        f"being written when the stop came; the downloaded archive {cache / spec.filename} is kept in the "
         f"cache: a rerun does not download it again")
     assert _listing(out) == before and os.listdir(cache) == [spec.filename] and len(handler.log) == 1
 
 
 def _listing(out):
     return {name: (out / name).read_bytes() for name in os.listdir(out)}
+
+
+def test_a_prepare_stopped_once_its_files_are_written_says_the_archive_is_kept_without_a_but(
+        archive, server, s3_bucket, tmp_path, monkeypatch):
+    """A stop once prepare's files are all written on S3 (during the check that follows the set's writes) said
+    "stopped after ... were written whole, but the downloaded archive ... is kept": the "but" read as if something
+    were lost where nothing was. The archive kept is said after the rest of the line, as when the stop cleaned the
+    files up (above)."""
+    from fasttext_lib.stops import stop_message
+
+    spec, _ = archive
+    prefix, cache = f"{s3_bucket}/datasets/tiny", tmp_path / "cache"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(storage.pairs, "_write_ids", stopped)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        prepare(spec, prefix, str(cache), base_url=server[0], progress=False)
+    written = ", ".join(f"{prefix}/{NAME}.{suffix}" for suffix in ("classes.txt", "train", "test"))
+    assert stop_message(caught.value) == (
+        f"interrupted (SIGINT); stopped after {written} were written whole; the downloaded archive "
+        f"{cache / spec.filename} is kept in the cache: a rerun does not download it again")
 
 
 def test_prepare_again_keeps_an_edited_names_file_unless_overwrite_and_reruns_writing_the_same_files(
@@ -3378,7 +3400,7 @@ def test_ctrl_c_while_a_retry_waits_stops_at_once_and_keeps_the_partial_download
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    assert err.strip().splitlines() == [f"error: interrupted (SIGINT); stopped and cleaned up, but the partial "
+    assert err.strip().splitlines() == [f"error: interrupted (SIGINT); stopped and cleaned up; the partial "
                                         f"download {part} is kept: a rerun resumes it"]
     assert os.listdir(cache) == [part.name] and part.read_bytes() == data[:100]
 
