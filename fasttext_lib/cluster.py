@@ -461,6 +461,9 @@ def tell_the_others(failure, status, shown=None):
     stopped = isinstance(failure, KeyboardInterrupt)
     try:
         check_kvstore_environment("dist_sync")
+        from .mxnet_env import check_environment
+
+        check_environment()  # (a value MXNet aborts on, OMP_NUM_THREADS=abc: exit 134 after the line, not 2)
         import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
 
         wait = min(STOPPED_TELLS_FOR if stopped else FAILED_TELLS_FOR, timeout_from_environment())

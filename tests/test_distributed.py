@@ -490,8 +490,8 @@ def test_workers_resuming_from_different_checkpoints_are_refused_before_training
                     r"\(worker 0: (epoch \d+|none), worker 1: (epoch \d+|none)\): every worker must resume from the same "
                     r"one, and only the first \(rank 0\) writes them, which MXNet's scheduler picks by the hosts' "
                     r"addresses, not by who wrote them before; give every host the same --checkpoint-dir \(an s3:// "
-                    r"one, or on SageMaker the job's checkpoint_s3_uri\), or copy the newest epoch-\* folder into every "
-                    r"host's$",
+                    r"one, or on SageMaker the job's checkpoint_s3_uri\), or copy the newest epoch-\* folder into "
+                    r"every host's$",
                     _errors(ended[0][2])[0])
     assert said and {said[1], said[2]} == epochs, ended[0][2]
     assert not any(out.exists() for out in outputs)
@@ -667,6 +667,17 @@ def test_a_usage_error_on_one_host_tells_the_others(sample_dir, tmp_path):
         r"error: worker [01] \(host \S+\) failed before training: argument --epochs: expected an integer, got 'zero' "
         r"\(see python -m fasttext_lib train --help\)", _errors(err)[0]), err
     assert not any(out.exists() for out in outputs)
+
+
+def test_a_usage_error_in_a_worker_whose_environment_mxnet_cannot_start_in_ends_in_its_line(tmp_path):
+    """A worker that cannot tell the others (MXNet would abort on its environment: OMP_NUM_THREADS=abc) does not try:
+    importing MXNet to join aborted it, exit 134 and a C++ message under its usage error's line."""
+    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
+               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2", OMP_NUM_THREADS="abc")
+    ended = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", tmp_path / "train.csv", "--output",
+                            tmp_path / "out", "--epochs", "zero"], env=env, capture_output=True, text=True, timeout=120)
+    assert ended.returncode == 2 and ended.stderr.splitlines() == [
+        "error: argument --epochs: expected an integer, got 'zero' (see python -m fasttext_lib train --help)"], ended
 
 
 def _stopped_while_joining(marker):
