@@ -135,8 +135,17 @@ class _Parser(OnceParser):
     def error(self, message):
         from .errors import error_line
 
-        print(error_line(f"{message} (see {self.prog} --help)"), file=sys.stderr)
-        sys.exit(2)
+        line = error_line(f"{message} (see {self.prog} --help)")
+        print(line, file=sys.stderr)
+        raise UsageError(line)
+
+
+class UsageError(SystemExit):
+    """A usage error (exit 2), its ``line`` said: main tells a cluster of it (one host's own command line)."""
+
+    def __init__(self, line):
+        super().__init__(2)
+        self.line = line
 
     def print_help(self, file=None):
         """The help on stdout, as :func:`say` writes answers: argparse drops a failed write of its help, so
@@ -1013,14 +1022,19 @@ COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "predict": cmd_predict
             "prepare": cmd_prepare, "export-vectors": cmd_export_vectors, "import-folders": cmd_import_folders}
 
 
-def _tell_a_cluster(args, failure, status, shown=None):
+def _tell_a_cluster(command, failure, status, shown=None):
     """A ``train`` command's worker of a cluster, which failed before joining it (``failure``: its error line, a bug or
     a stop), tells the others (cluster.tell_the_others: it exits there with ``status``); every other command joins
     none."""
-    if args.command == "train":
+    if command == "train":
         from .cluster import tell_the_others
 
         tell_the_others(failure, status, shown)
+
+
+def _command_in(argv):
+    """The command ``argv`` names, as argparse reads it (the top level has no option that takes a value), or None."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def _telling_a_cluster(args):
@@ -1235,7 +1249,11 @@ def main(argv=None, lean_mxnet=False):
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:  # (a host's own command line, or a value of its own: the other workers wait for it)
+        _tell_a_cluster(_command_in(sys.argv[1:] if argv is None else argv), exc.line, 2)
+        raise
     args.argv = sys.argv[1:] if argv is None else list(argv)  # (which options were given: _given_options)
     _expand_home_paths(args)
     if lean_mxnet and args.command in MXNET_COMMANDS:
@@ -1267,23 +1285,24 @@ def main(argv=None, lean_mxnet=False):
     except FastTextError as exc:
         line = error_line(exc)
         _say_error(line)
-        _tell_a_cluster(args, line, 2)
+        _tell_a_cluster(args.command, line, 2)
         let_mxnet_finish(2)
         return 2
     except Exception as exc:
         if not is_out_of_memory(exc):  # a bug: its traceback
             exit_after_a_bugs_traceback_if_joined()
-            _tell_a_cluster(args, exc, 1, shown=traceback.print_exc)  # (before joining: its traceback, then it exits)
+            # (before joining: its traceback, then it exits)
+            _tell_a_cluster(args.command, exc, 1, shown=traceback.print_exc)
             raise
         line = error_line(out_of_memory_line(exc))
         _say_error(line)
-        _tell_a_cluster(args, line, 2)
+        _tell_a_cluster(args.command, line, 2)
         let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
         status = getattr(exc, "exit_status", 130)
         _say_error(error_line(stop_message(exc)))  # (with what it left: files it could not remove, a mixed set)
-        _tell_a_cluster(args, exc, status)
+        _tell_a_cluster(args.command, exc, status)
         let_mxnet_finish(status)
         return status
     finally:

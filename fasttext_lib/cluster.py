@@ -27,10 +27,12 @@ So every worker:
   whatever the cause (a server or the scheduler lost, a worker that never joined);
 * on an error of its own exits at once after its error line (:func:`exit_if_joined`), rather than wait in the
   kvstore's exit barrier for workers that wait for it;
-* on an error before it joined (every worker reads its data first: a file missing or empty on its host alone; a bug;
-  a stop), joins to tell the others its line (:func:`tell_the_others`), and they end in one line naming it and its
-  reason (or that it was stopped), rather than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it: the CLI and the training
-  job after their own line and cleanup, the Python API's ``train()`` itself (:func:`told_if_it_fails`).
+* on an error before it joined (every worker reads its data first: a file missing or empty on its host alone; a
+  usage error in its host's own command line; a bug; a stop), joins to tell the others its line
+  (:func:`tell_the_others`), and they end in one line naming it and its reason (or that it was stopped), rather than
+  wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it: the CLI and the training job after their own line and cleanup, the
+  Python API's ``train()`` itself (:func:`told_if_it_fails`); a stop that lands while it joins is held until the
+  others are told (:func:`stops_told_as_it_joins`).
 
 The scheduler and servers are MXNet's own processes (SageMaker's MXNet toolkit starts them): they stay in their
 barrier until stopped, which the end of a SageMaker job's container does.
@@ -53,6 +55,10 @@ TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 DEFAULT_TIMEOUT = 1800
 PROBE_AFTER = 10  # seconds without a step before the other workers are asked whether they live
 STOPPED_TELLS_FOR = 60  # seconds a stopped worker waits to tell the others (tell_the_others): then it exits all the same
+# Seconds a failed worker waits for the others to join, to tell them its error (tell_the_others): they may still be
+# reading their data (minutes at Yelp size), but an instance that has failed must not wait FASTTEXT_CLUSTER_TIMEOUT
+# (30 min, billed) for others that may be gone. Past it they end on their own timeout, as before the telling.
+FAILED_TELLS_FOR = 600
 PROBE_TIMEOUT = 5  # seconds a connect to a live worker's port may take (a host gone answers nothing)
 JOINING = "while joining the cluster"  # the phase in which the scheduler's port is checked (scheduler_port_taken)
 # What a ZeroMQ socket, as ps-lite's scheduler listens with, sends first on every connection (ZMTP's signature)
@@ -187,6 +193,7 @@ class Watch:
         self.phase = None  # what this worker waits for, while it waits on the cluster
         self.last = time.monotonic()
         self.scheduler_checked = False
+        self.stop, self.stop_ends_at = None, None  # a stop while joining (stopped), and when it ends the process
         self.closed = threading.Event()
         _joined.append(self)
         _ever_joined.append(self)
@@ -219,6 +226,21 @@ class Watch:
         finally:
             self.phase = None
 
+    def stopped(self, signum):
+        """A stop while this worker joins (:func:`stops_told_as_it_joins`, from its thread, while the main thread waits
+        in MXNet's C++): it has :data:`STOPPED_TELLS_FOR` seconds to join and tell the others; a second stop ends the
+        process now, in the first one's line and status."""
+        from .stops import Interrupted
+
+        if self.stop is not None:
+            self._end_stopped()
+        self.stop, self.stop_ends_at = Interrupted(signum), time.monotonic() + STOPPED_TELLS_FOR
+
+    def _end_stopped(self):
+        from .stops import stop_message
+
+        self.fail(stop_message(self.stop), status=self.stop.exit_status)
+
     def _answer(self):
         while not self.closed.is_set():  # a connection accepted is the answer: this process lives
             try:
@@ -229,6 +251,8 @@ class Watch:
 
     def _watch(self):
         while not self.closed.wait(1):
+            if self.stop is not None and time.monotonic() >= self.stop_ends_at:
+                self._end_stopped()
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
@@ -265,9 +289,10 @@ class Watch:
             lost = [peer for peer in lost if not _answers(peer)]
         return lost
 
-    def fail(self, message):
-        """End this process now, from this thread: the main thread is blocked inside MXNet, which no signal or
-        exception reaches. Nothing is being written (the watch is armed only while the worker waits on the cluster)."""
+    def fail(self, message, status=2):
+        """End this process now, with ``status``, from this thread: the main thread is blocked inside MXNet, which no
+        signal or exception reaches. Nothing is being written (the watch is armed only while the worker waits on the
+        cluster)."""
         if self.quiet_status is not None:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -280,42 +305,60 @@ class Watch:
             except Exception:  # the line is out; a report that fails must not keep the process alive
                 pass
         sys.stdout.flush()
-        os._exit(2)
+        os._exit(status)
 
 
 def scheduler_port_taken(host, port):
-    """Whether the scheduler's address answers, twice, with anything but the signature a ZeroMQ socket opens every
-    connection with: another program holds the port, and MXNet's scheduler, which could not listen on it, has
-    ended; the workers waited for FASTTEXT_CLUSTER_TIMEOUT, sending to that program. (Nothing listening is no
-    answer: the scheduler may not have started yet, which the timeout waits for.)"""
+    """Whether the scheduler's address answers, twice, with bytes that are not the signature a ZeroMQ socket opens
+    every connection with (:func:`_greeting`): another program holds the port, and MXNet's scheduler, which could not
+    listen on it, has ended; the workers waited for FASTTEXT_CLUSTER_TIMEOUT, sending to that program. (Nothing
+    listening is no answer: the scheduler may not have started yet, which the timeout waits for; nor is silence.)"""
     return all(_greeting(host, port) is False for _ in range(2))
 
 
+ZMTP_SIGNATURE = bytes([ZMTP_SIGNATURE_START]) + bytes(ZMTP_SIGNATURE_BYTES - 2) + bytes([ZMTP_SIGNATURE_END])
+
+
 def _greeting(host, port):
-    """True: ``host:port`` opens with ZMTP's signature; False: it answers otherwise or not within PROBE_TIMEOUT
-    seconds; None: nothing listens (or the address is unreachable), or the connection is closed before a byte comes:
-    a forwarder (ssh -L, docker-proxy) does so while nothing listens behind it yet, a scheduler started slowly, which
-    was blamed on another program 10 s into a healthy join."""
+    """True: ``host:port`` opens with ZMTP's signature; False: it sends other bytes, at once (an ssh server) or once
+    this worker has sent ZMTP's signature itself, as a ZeroMQ peer does (a program that waits for its client to speak
+    first: an HTTP server's error); None: nothing listens (or the address is unreachable), the connection is closed
+    before a byte comes (a forwarder, ssh -L or docker-proxy, while nothing listens behind it yet: a scheduler started
+    slowly), or no byte comes within PROBE_TIMEOUT seconds either way. That silence is no proof of another program: a
+    scheduler whose host is frozen (swapping, suspended) has its connections accepted by the kernel and greets only
+    once it runs again; it was blamed on another program, and a healthy cluster ended, after 5 s of it."""
     try:
         connection = socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT)
     except (OSError, ValueError):
         return None
-    got, closed = b"", False
     with connection:
-        try:
-            while len(got) < ZMTP_SIGNATURE_BYTES:
-                more = connection.recv(ZMTP_SIGNATURE_BYTES - len(got))
-                if not more:
-                    closed = True
-                    break
-                got += more
-        except socket.timeout:  # (a program that waits for its client to speak first)
-            pass
-        except OSError:  # (a reset: closed, as above)
-            closed = True
-    if closed and not got:
-        return None
-    return len(got) == ZMTP_SIGNATURE_BYTES and got[0] == ZMTP_SIGNATURE_START and got[-1] == ZMTP_SIGNATURE_END
+        got = _first_bytes(connection)
+        if got == b"":
+            try:
+                connection.sendall(ZMTP_SIGNATURE)
+            except OSError:
+                return None
+            got = _first_bytes(connection)
+    if not got or (got[0] == ZMTP_SIGNATURE_START and len(got) < ZMTP_SIGNATURE_BYTES):
+        return None  # (nothing, or the start of a signature cut short by the window: not another program's bytes)
+    return got[0] == ZMTP_SIGNATURE_START and got[-1] == ZMTP_SIGNATURE_END
+
+
+def _first_bytes(connection):
+    """Up to ZMTP_SIGNATURE_BYTES bytes ``connection`` sends within PROBE_TIMEOUT: b"" when none came in time, None
+    when it was closed (or reset) before the first."""
+    got = b""
+    try:
+        while len(got) < ZMTP_SIGNATURE_BYTES:
+            more = connection.recv(ZMTP_SIGNATURE_BYTES - len(got))
+            if not more:
+                return got or None
+            got += more
+    except socket.timeout:
+        pass
+    except OSError:
+        return got or None
+    return got
 
 
 def _answers(peer):
@@ -354,13 +397,17 @@ def agree(kv, description):
     return theirs
 
 
-def introduce(kv, watch):
-    """Right after the join, every worker's address for the watch (its peers), and any worker's failure before it
-    joined (:func:`tell_the_others`), raised naming it. Known only from :func:`agree` on, the peers of a worker lost
-    before it (a table too large for one host's memory, a checkpoint refused on one host) went unasked: the others
-    waited for it while comparing, for FASTTEXT_CLUSTER_TIMEOUT."""
-    theirs = _exchange(kv, _whoami(kv, watch), INTRODUCE_KEY)
+def introduce(kv, watch, stopped=False):
+    """Right after the join, every worker's address for the watch (its peers), and any other worker's failure before
+    it joined (:func:`tell_the_others`) or stop while joining, raised naming it. Known only from :func:`agree` on, the
+    peers of a worker lost before it (a table too large for one host's memory, a checkpoint refused on one host) went
+    unasked: the others waited for it while comparing, for FASTTEXT_CLUSTER_TIMEOUT. ``stopped``: this worker was
+    stopped while joining (:func:`stops_told_as_it_joins`, which raises the stop once this returns)."""
+    mine = _whoami(kv, watch)
+    theirs = _exchange(kv, dict(mine, stopped=True) if stopped else mine, INTRODUCE_KEY)
     for worker in theirs:
+        if worker["rank"] == kv.rank:
+            continue
         if worker.get("stopped"):
             raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) was stopped before training")
         if "failed" in worker:
@@ -399,11 +446,12 @@ def tell_the_others(failure, status, shown=None):
     reads its data before it joins; a bug; a stop) joins it now, to tell the others in :func:`introduce`'s exchange:
     they waited for it in ``mx.kv.create`` for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default), and then blamed
     a worker that did not join, any one. They now end as they join, in one line with this one's reason. Then
-    this process exits with ``status`` (:func:`exit_if_joined`), having said nothing more: where the others never
-    come it ends quietly after the same timeout, or after :data:`STOPPED_TELLS_FOR` seconds when ``failure`` is a
-    stop (a stopped host must not hang), which a second stop ends at once. Nothing is done outside a cluster's worker
-    (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined, or where it could
-    not join (its ``DMLC_*`` variables are what it failed on).
+    this process exits with ``status`` (:func:`exit_if_joined`), having said only a note that it waits and how long:
+    where the others never come it ends quietly after :data:`FAILED_TELLS_FOR` seconds, or :data:`STOPPED_TELLS_FOR`
+    when ``failure`` is a stop (a stopped host must not hang), at most FASTTEXT_CLUSTER_TIMEOUT; a stop ends that
+    wait at once (the first stop where ``failure`` is not one, the second where it is). Nothing is done outside a
+    cluster's worker (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined,
+    or where it could not join (its ``DMLC_*`` variables are what it failed on).
 
     ``failure``: the error line this host said, a bug's exception or a stop (a ``KeyboardInterrupt``). ``shown``: what
     this host shows of it (a bug's traceback), called only once it is sure to join (and so to exit here: where it
@@ -413,16 +461,21 @@ def tell_the_others(failure, status, shown=None):
     stopped = isinstance(failure, KeyboardInterrupt)
     try:
         check_kvstore_environment("dist_sync")
+        from .mxnet_env import check_environment
+
+        check_environment()  # (a value MXNet aborts on, OMP_NUM_THREADS=abc: exit 134 after the line, not 2)
         import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
 
-        watch = Watch(quiet_status=status, timeout=min(STOPPED_TELLS_FOR, timeout_from_environment()) if stopped
-                      else None)
+        wait = min(STOPPED_TELLS_FOR if stopped else FAILED_TELLS_FOR, timeout_from_environment())
+        watch = Watch(quiet_status=status, timeout=wait)
     except Exception:
         return
     if shown is not None:
         shown()
-    if stopped:
-        _exit_on_a_second_stop(status)
+    # (its own line is out: say why it does not end yet; a user who sees no other worker coming may stop it)
+    print(f"note: waiting up to {wait:g} s for the other workers to join the cluster, to tell them why this one "
+          f"ended; {'a second' if stopped else 'a'} stop ends the wait", file=sys.stderr, flush=True)
+    _exit_on_a_stop(status)
     told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
     try:
         with watch.armed("while telling the others its error"):
@@ -451,10 +504,29 @@ def _reason_told(failure):
     return reason
 
 
-def _exit_on_a_second_stop(status):
-    """A stop while a stopped worker tells the others (joining, in MXNet's C++, which no Python signal handler
-    interrupts: it runs once the call returns) ends the process at once, quietly, with the first stop's ``status``:
-    the signal's byte on Python's wakeup descriptor wakes a thread that exits. (Not the main thread: nothing here.)"""
+def _exit_on_a_stop(status):
+    """A stop while a failed or stopped worker tells the others (joining, in MXNet's C++) ends the process at once,
+    quietly (its line is out), with ``status``. (Not the main thread: nothing here.)"""
+    import signal
+
+    from .stops import stopping_signals
+
+    if _on_stops_in_c(lambda signum: _quiet_exit(status)) is not None:
+        for signum in stopping_signals():
+            signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
+
+
+def _quiet_exit(status):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _on_stops_in_c(on_stop):
+    """Call ``on_stop(signum)``, in a thread, for each stopping signal from now on, also while the main thread waits in
+    MXNet's C++ (joining a cluster), where no Python signal handler runs until the call returns: Python's C handler
+    writes each handled signal's number to its wakeup descriptor, which the thread reads. -> a function that ends this
+    (the previous descriptor put back); None outside the main thread (nothing done)."""
     import signal
 
     from .stops import stopping_signals
@@ -462,19 +534,61 @@ def _exit_on_a_second_stop(status):
     reader, writer = os.pipe()
     os.set_blocking(writer, False)
     try:
-        signal.set_wakeup_fd(writer)
-        for signum in stopping_signals():
-            signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
+        previous = signal.set_wakeup_fd(writer)
     except ValueError:  # not the main thread
+        os.close(reader)
+        os.close(writer)
+        return None
+    stopping = set(stopping_signals())
+
+    def read():
+        with open(reader, "rb", buffering=0) as bytes_in:
+            for byte in iter(lambda: bytes_in.read(1), b""):  # (b"": the writer closed, by end())
+                if byte[0] in stopping:
+                    on_stop(byte[0])
+
+    threading.Thread(target=read, daemon=True, name="fasttext-cluster-stops").start()
+
+    def end():
+        signal.set_wakeup_fd(previous)
+        os.close(writer)
+
+    return end
+
+
+@contextlib.contextmanager
+def stops_told_as_it_joins(watch):
+    """Around a worker's join (``mx.kv.create`` and :func:`introduce`): a stop (SIGTERM, Ctrl-C) that lands there waits
+    for MXNet's C++ to return, and was raised just after ``mx.kv.create``, before this worker told the others where it
+    answers: they waited for it in :func:`introduce` for FASTTEXT_CLUSTER_TIMEOUT; and while the others had not joined
+    yet, it waited for them as long. Now the stop is held until the join is done, the block's ``stopped()`` says
+    :func:`introduce` is to tell the others (they end in one line saying it was stopped), and it is raised at the
+    block's end (the caller's stop line, its cleanup). Meanwhile the watch ends the process in the stop's line and
+    status if the join is not done within :data:`STOPPED_TELLS_FOR` seconds of the stop, or on a second stop.
+    Stops with no Python handler (a default SIGTERM: the Python API's) are left as they are; ``watch`` None (no
+    cluster) or outside the main thread: nothing done."""
+    import signal
+
+    from .stops import stopping_signals
+
+    held = []
+    end = _on_stops_in_c(watch.stopped) if watch is not None else None
+    if end is None:
+        yield lambda: False
         return
-
-    def exit_on_the_byte():
-        os.read(reader, 1)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-
-    threading.Thread(target=exit_on_the_byte, daemon=True, name="fasttext-cluster-second-stop").start()
+    previous = {}
+    try:
+        for signum in stopping_signals():
+            if callable(signal.getsignal(signum)):
+                previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
+        yield lambda: bool(held)
+    finally:
+        end()
+        watch.stop = None  # (joined: the stop is the caller's from here, its cleanup not cut short by the watch)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            previous[held[0]](held[0], None)  # (the stop as it would have come: the caller's handler raises it)
 
 
 _callers_tell = []  # the CLI's and the training job's main, while they run: they tell the others themselves
@@ -542,12 +656,16 @@ def differences(workers):
                                 f"be given the same settings")
         if other["resumed"] != first["resumed"]:
             # (a checkpoint dir on one host's disk alone: each worker stepped through its own number of epochs, and
-            # the one done first waited for the others in the kvstore's exit barrier, both for FASTTEXT_CLUSTER_TIMEOUT)
+            # the one done first waited for the others in the kvstore's exit barrier, both for FASTTEXT_CLUSTER_TIMEOUT.
+            # Rank 0 cannot be pinned to the host that wrote them: ps-lite 1.9.1's scheduler (van.cc,
+            # ProcessAddNodeCommandAtScheduler) sorts the nodes by address, descending, then port, and numbers them so;
+            # DMLC_RANK is only written for the process, never read. Hosts given other addresses swap the ranks.)
             raise FastTextError(f"{where} resume from different checkpoints (worker 0: {_resumed(first)}, worker "
                                 f"{other['rank']}: {_resumed(other)}): every worker must resume from the same one, and only "
-                                f"the first (rank 0) writes them; give every host the same "
+                                f"the first (rank 0) writes them, which MXNet's scheduler picks by the hosts' "
+                                f"addresses, not by who wrote them before; give every host the same "
                                 f"{setting_named('checkpoint_dir')} (an s3:// one, or on SageMaker the job's "
-                                f"checkpoint_s3_uri)")
+                                f"checkpoint_s3_uri), or copy the newest epoch-* folder into every host's")
 
 
 def _resumed(worker):

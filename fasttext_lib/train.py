@@ -393,10 +393,11 @@ def _join_workers(config, data):
 
     kv_type = kvstore_type(config, data.ctxs)
     watch = cluster.Watch() if str(kv_type).startswith("dist") else None
-    with cluster.armed(watch, cluster.JOINING):
+    # (a stop there is held until the others are told of it: cluster.stops_told_as_it_joins)
+    with cluster.armed(watch, cluster.JOINING), cluster.stops_told_as_it_joins(watch) as stopped:
         kv = mx.kv.create(kv_type) if kv_type else None
         if watch is not None:  # (its peers known from here: one lost before the first step is found as soon)
-            cluster.introduce(kv, watch)
+            cluster.introduce(kv, watch, stopped=stopped())
     rank, count = (kv.rank, kv.num_workers) if kv is not None else (0, 1)
     # Every worker draws the same permutation and takes an equal share: in dist_sync every worker
     # must push the same number of batches, or the last ones would wait forever.

@@ -467,7 +467,7 @@ def test_a_worker_that_hits_a_bug_exits_after_its_traceback_and_the_other_ends_n
                              {"FASTTEXT_CLUSTER_TIMEOUT": "600", **_probing_after_2_s(tmp_path / "buggy", also=bug)}])
     (status, _, err), (buggy_status, _, buggy_err) = ended
     assert buggy_status == 1 and "RuntimeError: an injected bug" in buggy_err, buggy_err[-2000:]
-    # (a worker's rank is the order the scheduler registered it in, not the order the processes were started in)
+    # (a worker's rank is MXNet's scheduler's choice, by address then port: here one host, so by their random ports)
     assert status == 2 and re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped", _errors(err)[0]), err
     assert not any((out / "config.json").exists() for out in outputs)
 
@@ -488,7 +488,10 @@ def test_workers_resuming_from_different_checkpoints_are_refused_before_training
     epochs = {f"epoch {done}", "none"}
     said = re.match(r"error: worker 1 \(host \S+\) and worker 0 \(host \S+\) resume from different checkpoints "
                     r"\(worker 0: (epoch \d+|none), worker 1: (epoch \d+|none)\): every worker must resume from the same "
-                    r"one, and only the first \(rank 0\) writes them; give every host the same --checkpoint-dir",
+                    r"one, and only the first \(rank 0\) writes them, which MXNet's scheduler picks by the hosts' "
+                    r"addresses, not by who wrote them before; give every host the same --checkpoint-dir \(an s3:// "
+                    r"one, or on SageMaker the job's checkpoint_s3_uri\), or copy the newest epoch-\* folder into "
+                    r"every host's$",
                     _errors(ended[0][2])[0])
     assert said and {said[1], said[2]} == epochs, ended[0][2]
     assert not any(out.exists() for out in outputs)
@@ -500,11 +503,12 @@ def test_a_scheduler_port_another_program_holds_ends_the_workers_in_one_line_say
     workers sent their registrations to that program, waiting for FASTTEXT_CLUSTER_TIMEOUT (30 minutes) to end in a
     line that blamed a worker or server that did not join. The port is now found answering as no ZeroMQ socket
     does, soon after the join stalls, and every worker ends in one line saying so."""
-    taken = socket.create_server(("127.0.0.1", 0))  # (it accepts nothing: connections wait in its backlog, unanswered)
+    taken = socket.create_server(("127.0.0.1", 0))
+    _serve(taken, _http_error)  # (it waits for its client to speak first, then answers as no ZeroMQ socket does)
     port = taken.getsockname()[1]
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     try:
-        # (the port's program answers nothing: each of the check's two reads waits 1 s for it, not PROBE_TIMEOUT's 5)
+        # (the port's program speaks second: each of the check's two first reads waits 1 s, not PROBE_TIMEOUT's 5)
         hooks = _probing_after_2_s(tmp_path / "hooks", also="fasttext_lib.cluster.PROBE_TIMEOUT = 1\n")
         ended = run_workers(_common(sample_dir), outputs, deadline=90, env=dict(hooks, DMLC_PS_ROOT_PORT=str(port)))
     finally:
@@ -649,6 +653,119 @@ def test_the_python_api_in_a_worker_that_fails_before_joining_tells_the_others(s
     assert not any(out.exists() for out in outputs)
 
 
+def test_a_usage_error_on_one_host_tells_the_others(sample_dir, tmp_path):
+    """A usage error in one worker's own command line (a CLI user's hosts are each given theirs: a bad value typed on
+    one) ended that worker in its line, before it read anything, and the others waited for it in mx.kv.create for
+    FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default). It now joins to tell them, and they end at once naming it."""
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, env={"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                        each=[[], ["--epochs", "zero"]])
+    (status, _, err), (failed_status, _, failed_err) = ended
+    said = "error: argument --epochs: expected an integer, got 'zero' (see python -m fasttext_lib train --help)"
+    assert failed_status == 2 and _errors(failed_err) == [said], failed_err
+    assert status == 2 and len(_errors(err)) == 1 and re.fullmatch(
+        r"error: worker [01] \(host \S+\) failed before training: argument --epochs: expected an integer, got 'zero' "
+        r"\(see python -m fasttext_lib train --help\)", _errors(err)[0]), err
+    assert not any(out.exists() for out in outputs)
+
+
+def test_a_usage_error_in_a_worker_whose_environment_mxnet_cannot_start_in_ends_in_its_line(tmp_path):
+    """A worker that cannot tell the others (MXNet would abort on its environment: OMP_NUM_THREADS=abc) does not try:
+    importing MXNet to join aborted it, exit 134 and a C++ message under its usage error's line."""
+    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
+               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2", OMP_NUM_THREADS="abc")
+    ended = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", tmp_path / "train.csv", "--output",
+                            tmp_path / "out", "--epochs", "zero"], env=env, capture_output=True, text=True, timeout=120)
+    assert ended.returncode == 2 and ended.stderr.splitlines() == [
+        "error: argument --epochs: expected an integer, got 'zero' (see python -m fasttext_lib train --help)"], ended
+
+
+def _stopped_while_joining(marker):
+    """Code for a worker's sitecustomize that sends it a SIGTERM 2 s after it begins to join (its Watch made, then
+    mx.kv.create: MXNet's C++, where the Python handler waits for the call to return), touching ``marker``."""
+    return ("import os, signal, threading, fasttext_lib.cluster as c\n"
+            "real_init = c.Watch.__init__\n"
+            "def init(self, *args, **kwargs):\n"
+            "    real_init(self, *args, **kwargs)\n"
+            "    if self.quiet_status is None:\n"
+            f"        threading.Timer(2, lambda: (open({str(marker)!r}, 'w').close(), "
+            "os.kill(os.getpid(), signal.SIGTERM))).start()\n"
+            "c.Watch.__init__ = init\n")
+
+
+@pytest.mark.parametrize("others", ["join later", "never come"])
+def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path, others):
+    """A stop that lands inside mx.kv.create (a C++ call: Python's handler runs once it returns) was raised just after
+    the join, before the worker told the others where it answers: they waited for it for FASTTEXT_CLUSTER_TIMEOUT (30
+    minutes by default), and while they had not joined yet it waited for them as long. It now tells them it was
+    stopped, and they end in one line saying so; where they never come, it ends STOPPED_TELLS_FOR seconds after the
+    stop (1 here). Either way its own line is the CLI's stop line, and its status the stop's."""
+    marker = tmp_path / "stopped"
+    stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker)
+                                 + "fasttext_lib.cluster.STOPPED_TELLS_FOR = 1\n" * (others == "never come"))
+    late = _before_joining("import time; time.sleep(20 if 'join' in %r else 600)" % others)  # (after the stop lands)
+    slow = _probing_after_2_s(tmp_path / "slow", also=late)
+
+    def end_the_sleeper(workers):
+        if others == "never come" and workers[1].poll() is not None and workers[0].poll() is None:
+            workers[0].kill()
+
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=60, while_running=end_the_sleeper,
+                        env=[dict(slow, FASTTEXT_CLUSTER_TIMEOUT="600"), dict(stopped, FASTTEXT_CLUSTER_TIMEOUT="600")])
+    (status, _, err), (stopped_status, _, stopped_err) = ended
+    assert marker.exists()
+    assert stopped_status == 143 and _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], \
+        stopped_err
+    if others == "join later":
+        assert status == 2 and _errors(err) and re.fullmatch(
+            r"error: worker [01] \(host \S+\) was stopped before training", _errors(err)[0]), err
+        assert len(_errors(err)) == 1, err
+    assert not any(out.exists() for out in outputs)
+
+
+@pytest.mark.parametrize("ended_by", ["the bound", "a stop"])
+def test_a_failed_worker_says_it_waits_to_tell_the_others_and_waits_a_bounded_time(sample_dir, tmp_path, ended_by):
+    """A worker that failed reading its data joins to tell the others, which waits for them to finish reading theirs:
+    where they never come (SIGKILLed, their hosts lost) it waited quietly for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by
+    default, billed), and a stop could not end that wait (MXNet's C++). It now says its line, then that it waits, at
+    most cluster.FAILED_TELLS_FOR seconds (600; 2 here), whatever FASTTEXT_CLUSTER_TIMEOUT is, and a stop ends the
+    wait at once with the failure's status. (The other worker here never comes: it sleeps.)"""
+    marker = tmp_path / "waiting"
+    waiting = ("import fasttext_lib.cluster as c\n"
+               "real_exit_on_a_stop = c._exit_on_a_stop\n"
+               "def exit_on_a_stop(status):\n"
+               "    real_exit_on_a_stop(status)\n"
+               f"    open({str(marker)!r}, 'w').close()\n"
+               "c._exit_on_a_stop = exit_on_a_stop\n")
+    if ended_by == "the bound":
+        waiting += "c.FAILED_TELLS_FOR = 2\n"
+    asleep = _probing_after_2_s(tmp_path / "asleep", also="import time\ntime.sleep(600)\n")
+    stopped = []
+
+    def stop_then_end_the_sleeper(workers):
+        if ended_by == "a stop" and marker.exists() and not stopped:
+            time.sleep(3)  # (waiting by now: joining, in MXNet's C++)
+            workers[1].send_signal(signal.SIGTERM)
+            stopped.append(True)
+        if workers[1].poll() is not None and workers[0].poll() is None:
+            workers[0].kill()
+
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=40, while_running=stop_then_end_the_sleeper,
+                        each=[[], ["--train", tmp_path / "missing.csv"]],
+                        env=[dict(hooks, FASTTEXT_CLUSTER_TIMEOUT="600") for hooks in (
+                            asleep, _probing_after_2_s(tmp_path / "failed", also=waiting))])
+    failed_status, _, failed_err = ended[1]
+    wait = 2 if ended_by == "the bound" else 600
+    said = [line for line in failed_err.splitlines() if line.startswith(("error:", "note:"))]
+    assert failed_status == 2 and said == [
+        f"error: --train: no such file: {tmp_path / 'missing.csv'}",
+        f"note: waiting up to {wait} s for the other workers to join the cluster, to tell them why this one ended; a "
+        f"stop ends the wait"], failed_err
+    assert "Traceback" not in failed_err and not any(out.exists() for out in outputs)
+
+
 def _serve(server, answer):
     """Accept on ``server`` until it is closed, handing each connection to ``answer``."""
     def accept():
@@ -684,3 +801,28 @@ def test_the_scheduler_check_does_not_blame_a_forwarder_whose_scheduler_has_not_
     finally:
         for server in (closing, speaking, zmq_like):
             server.close()
+
+
+def _http_error(connection):
+    """What an HTTP server says to a client that sent it something else: once the client spoke."""
+    if connection.recv(100):
+        connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+
+def test_the_scheduler_check_does_not_blame_a_frozen_scheduler_host_on_another_program(monkeypatch):
+    """A scheduler whose host is frozen past the check's window (swapping, a suspended VM) has its connections accepted
+    by the kernel, and it greets only once it runs again: the check read that silence as another program holding the
+    port, and ended a healthy cluster, telling the user to choose another port. Silence is now no answer; a program
+    that waits for its client to speak first is still found, by what it answers to ZeroMQ's own greeting."""
+    from fasttext_lib import cluster
+
+    monkeypatch.setattr(cluster, "PROBE_TIMEOUT", 0.5)
+    frozen = socket.create_server(("127.0.0.1", 0))  # (never accepts: connections wait in its backlog, unanswered)
+    http = socket.create_server(("127.0.0.1", 0))
+    _serve(http, _http_error)
+    try:
+        assert not cluster.scheduler_port_taken("127.0.0.1", frozen.getsockname()[1])
+        assert cluster.scheduler_port_taken("127.0.0.1", http.getsockname()[1])
+    finally:
+        frozen.close()
+        http.close()
