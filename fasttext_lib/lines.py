@@ -19,6 +19,7 @@ from .errors import FastTextError
 
 _COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (zstd -c, pandas' compression="zstd")
+_ZIP_MAGIC, _PARQUET_MAGIC, _XLS_MAGIC = b"PK\x03\x04", b"PAR1", b"\xd0\xcf\x11\xe0"
 _DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
@@ -87,15 +88,15 @@ def decompressed(raw, name):
     if len(head) < 6:  # peek reads once: a pipe's first write can be shorter than xz's magic (gzip sent as
         head = raw.read(6)  # b"\x1f" then the rest was read as text). Read up to it, and give it back.
         raw = io.BufferedReader(_Prepended(head, raw))
-    if head.startswith(b"PK\x03\x04"):
+    if head.startswith(_ZIP_MAGIC):
         what = _zip_contents(raw.peek(512))
         raw.close()
         raise FastTextError(f"{name}: {what}")
-    if head.startswith(b"PAR1") or head.startswith(b"\xd0\xcf\x11\xe0"):
+    if head.startswith((_PARQUET_MAGIC, _XLS_MAGIC)):
         raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
         raise FastTextError(f"{name}: " + (
             "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
-            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if head.startswith(b"PAR1") else
+            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if head.startswith(_PARQUET_MAGIC) else
             "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
             "pd.read_excel(path).to_csv(new_path, index=False))"))
     if head.startswith(_ZSTD_MAGIC):
@@ -106,6 +107,14 @@ def decompressed(raw, name):
             opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
             return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
+
+
+def binary_kind(head):
+    """What data that starts with ``head`` is when its first bytes are those of a compressed stream, an archive or a
+    binary table, as :func:`decompressed` tells them: ``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``, ``"zip"``,
+    ``"parquet"`` or ``"xls"``; else None. (For what is refused anyway: ``BZh`` and ``PAR1`` may begin text.)"""
+    kinds = _COMPRESSED + ((_ZSTD_MAGIC, "zstd"), (_ZIP_MAGIC, "zip"), (_PARQUET_MAGIC, "parquet"), (_XLS_MAGIC, "xls"))
+    return next((kind for magic, kind in kinds if bytes(head).startswith(magic)), None)
 
 
 def _zstd_hint(uri):

@@ -11,6 +11,7 @@
   uploads are read back.
 """
 import ast
+import bz2
 import codecs
 import contextlib
 import csv
@@ -18,6 +19,7 @@ import gzip
 import inspect
 import io
 import json
+import lzma
 import os
 import re
 import signal
@@ -26,6 +28,7 @@ import sys
 import tarfile
 import tempfile
 import types
+import zipfile
 
 import pytest
 
@@ -2509,6 +2512,41 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
     assert code == status and message in response.splitlines()[0], response
+
+
+def _zipped(name, data):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, data)
+    return out.getvalue()
+
+
+REVIEW_LINES = "great food\nthe café was awful\n" * 3
+UNCOMPRESSED = "send it uncompressed; a Batch Transform job's compression_type='Gzip' has SageMaker decompress gzip input"
+
+
+@pytest.mark.parametrize("body, says", [
+    (gzip.compress(REVIEW_LINES.encode(), mtime=1), f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (bz2.compress(REVIEW_LINES.encode()), f"it is bzip2-compressed: {UNCOMPRESSED}"),
+    (lzma.compress(REVIEW_LINES.encode()), f"it is xz-compressed: {UNCOMPRESSED}"),
+    (b"\x28\xb5\x2f\xfd\x20\x1c\xe1\x00" + REVIEW_LINES.encode(), f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (_zipped("reviews.csv", REVIEW_LINES), "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
+], ids=["gzip", "bzip2", "xz", "zstd", "zip"])
+@pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
+                                          "text/csv; charset=windows-1252"])
+def test_a_compressed_body_is_a_400_that_says_so_whatever_its_charset(endpoint, body, says, content_type):
+    """Only gzip was named, and only where its bytes failed the charset. A bzip2 or zstd body was told it "reads as
+    Windows-1252: send charset=windows-1252", which named a byte that charset lacks in turn; under latin-1, which
+    decodes every byte, each (gzip too) was asked whether it was UTF-16 text, as was a zip archive."""
+    charset = content_type.partition("charset=")[2] or "utf-8"
+    code, _, response = endpoint.invoke(body, content_type, "application/json")
+    assert (code, response) == (400, f"request body is not valid {charset} text ({says})")
+
+
+@pytest.mark.parametrize("body", [b"BZh9 beers on tap, great food\n", b"PAR1 course was cold\nPAR1\n"])
+def test_a_review_that_begins_as_compressed_data_does_is_answered(endpoint, served, body):
+    code, _, response = endpoint.invoke(body, "text/plain", "application/json")
+    assert code == 200 and json.loads(response) == served[1].predict(body.decode().splitlines()), response
 
 
 @pytest.mark.parametrize("content_type, body, where", [
