@@ -494,12 +494,17 @@ def _one_line(raw):
 _BOM_BYTES = "\ufeff".encode()
 
 
+def without_line_boms(text):
+    """``text`` (a block of whole lines) without the BOMs that start any of its lines: the file's, or one where Windows
+    files were joined (``cat a.txt b.txt``), which made its line's ``__label__`` a word of the review, its CSV row's
+    quoted class no class, its JSON line no JSON."""
+    text = text.lstrip("\ufeff")
+    return _BOM_AFTER_LINE_END.sub("\n", text) if "\n\ufeff" in text else text
+
+
 def _split_lines(raw):
     """The lines of ``raw`` (short ones: a block's, each under its size) decoded, as :func:`_one_line` gives each."""
-    text = raw.decode("utf-8").lstrip("\ufeff")  # (a block starts a line) the file's BOM, or one starting a line
-    if "\n\ufeff" in text:  # where files were joined with cat: its __label__ word was read as a word of the review
-        text = _BOM_AFTER_LINE_END.sub("\n", text)
-    lines = text.split("\n")
+    lines = without_line_boms(raw.decode("utf-8")).split("\n")
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]

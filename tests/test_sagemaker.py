@@ -3775,6 +3775,32 @@ def test_a_leading_bom_is_no_part_of_the_first_review(body, content_type):
     assert list(sm_serve.input_fn(body, content_type)) == ["great food", "awful"]
 
 
+@pytest.mark.parametrize("lines, content_type", [
+    (['{"source": "great food"}', '{"source": "cold soup, awful"}', '{"source": "would go again"}'],
+     "application/jsonlines"),
+    (['"2","great food"', '"1","cold soup, awful"', '"2","would go again"', '"1","never again"'], "text/csv"),
+], ids=["jsonlines", "labeled-csv"])
+def test_a_bom_starting_a_later_line_is_dropped_as_predict_drops_it(served, bundle, tmp_path, monkeypatch, lines,
+                                                                    content_type):
+    """Windows files joined with cat: a BOM starts a line inside the body (in Batch Transform, anywhere in a
+    mini-batch). predict drops it, as the file's own; the endpoint dropped only the body's first, so that JSON line was
+    a 400 ("Unexpected UTF-8 BOM") that stopped the job, and a CSV row's quoted class was read as a word of its review
+    (the normalizer drops it from a review's words). The same answers now as for the body without it, and as predict
+    gives for the file."""
+    from conftest import cli_in_process
+
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    plain = ("\n".join(lines) + "\n").encode()
+    joined = ("\ufeff" + "\n\ufeff".join(lines) + "\n").encode()
+    (tmp_path / "joined").write_bytes(joined)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "joined")
+    assert got.returncode == 0, got.stderr
+    answers = sm_serve.predict_fn(sm_serve.input_fn(joined, content_type), served[0])
+    assert answers == sm_serve.predict_fn(sm_serve.input_fn(plain, content_type), served[0])
+    first_classes = [answer[0] if isinstance(answer, list) else answer for answer in answers]  # (JSON Lines: ranked)
+    assert first_classes == [json.loads(line) for line in got.stdout.splitlines()]
+
+
 def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(source_dir, tmp_path):
     """A channel with classes 0 and 1 and a Zhang classes.txt (line 1 names class 1): the job stored
     1=bad and the endpoint then called class 1 'bad', silently. The remedy names the job's hyperparameter, as the
