@@ -3695,6 +3695,27 @@ def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
     assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == served[1].predict(REVIEWS)  # inference.py
 
 
+def test_make_model_sets_the_model_servers_request_cap_above_the_endpoints_own(sm):
+    """The inference toolkit gives MMS (the model server before the hosting functions) a request cap only when
+    MaxPayloadInMB is not 0, so a Batch Transform of whole files (max_payload=0, read as 100 MiB by serve_limits) had
+    MMS's default 6,553,500 bytes: a larger file was MMS's 413 with an empty body, which failed the job before the
+    hosting functions saw it. (MMS 1.1 takes MMS_MAX_REQUEST_SIZE over its config file: a 7 MB body is answered.)"""
+    from fasttext_lib.sagemaker_utils import make_model
+    from fasttext_lib.serve_limits import UNLIMITED_PAYLOAD_BYTES
+
+    def env(**kwargs):
+        return make_model(f"s3://{sm.bucket}/ft/packed/model.tar.gz", sm.bucket, "ft", role=ROLE, session=sm.session,
+                          **kwargs).env
+
+    assert env() == {"MMS_MAX_REQUEST_SIZE": str(2 * UNLIMITED_PAYLOAD_BYTES)}
+    assert env(env={"FASTTEXT_MAX_REQUEST_BYTES": str(300 << 20), "OMP_NUM_THREADS": "2"}) == {
+        "FASTTEXT_MAX_REQUEST_BYTES": str(300 << 20), "OMP_NUM_THREADS": "2", "MMS_MAX_REQUEST_SIZE": str(600 << 20)}
+    assert env(env={"MMS_MAX_REQUEST_SIZE": "1000"}) == {"MMS_MAX_REQUEST_SIZE": "1000"}  # the user's, as given
+    assert env(env={"FASTTEXT_MAX_REQUEST_BYTES": str(2 << 30)})["MMS_MAX_REQUEST_SIZE"] == str(2 ** 31 - 1)
+    with pytest.raises(ValueError, match="^FASTTEXT_MAX_REQUEST_BYTES must be a positive whole number of bytes"):
+        env(env={"FASTTEXT_MAX_REQUEST_BYTES": "6MB"})  # (the endpoint would stop at start-up)
+
+
 # --------------------------------------------------------------------------------------------
 # notebook cells (the committed notebooks; off by default)
 # --------------------------------------------------------------------------------------------
