@@ -19,6 +19,7 @@ from .errors import FastTextError
 
 _COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (zstd -c, pandas' compression="zstd")
+_ZIP_MAGIC, _PARQUET_MAGIC, _XLS_MAGIC = b"PK\x03\x04", b"PAR1", b"\xd0\xcf\x11\xe0"
 _DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
@@ -87,15 +88,15 @@ def decompressed(raw, name):
     if len(head) < 6:  # peek reads once: a pipe's first write can be shorter than xz's magic (gzip sent as
         head = raw.read(6)  # b"\x1f" then the rest was read as text). Read up to it, and give it back.
         raw = io.BufferedReader(_Prepended(head, raw))
-    if head.startswith(b"PK\x03\x04"):
+    if head.startswith(_ZIP_MAGIC):
         what = _zip_contents(raw.peek(512))
         raw.close()
         raise FastTextError(f"{name}: {what}")
-    if head.startswith(b"PAR1") or head.startswith(b"\xd0\xcf\x11\xe0"):
+    if head.startswith((_PARQUET_MAGIC, _XLS_MAGIC)):
         raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
         raise FastTextError(f"{name}: " + (
             "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
-            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if head.startswith(b"PAR1") else
+            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if head.startswith(_PARQUET_MAGIC) else
             "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
             "pd.read_excel(path).to_csv(new_path, index=False))"))
     if head.startswith(_ZSTD_MAGIC):
@@ -106,6 +107,14 @@ def decompressed(raw, name):
             opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
             return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
+
+
+def binary_kind(head):
+    """What data that starts with ``head`` is when its first bytes are those of a compressed stream, an archive or a
+    binary table, as :func:`decompressed` tells them: ``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``, ``"zip"``,
+    ``"parquet"`` or ``"xls"``; else None. (For what is refused anyway: ``BZh`` and ``PAR1`` may begin text.)"""
+    kinds = _COMPRESSED + ((_ZSTD_MAGIC, "zstd"), (_ZIP_MAGIC, "zip"), (_PARQUET_MAGIC, "parquet"), (_XLS_MAGIC, "xls"))
+    return next((kind for magic, kind in kinds if bytes(head).startswith(magic)), None)
 
 
 def _zstd_hint(uri):
@@ -485,12 +494,17 @@ def _one_line(raw):
 _BOM_BYTES = "\ufeff".encode()
 
 
+def without_line_boms(text):
+    """``text`` (a block of whole lines) without the BOMs that start any of its lines: the file's, or one where Windows
+    files were joined (``cat a.txt b.txt``), which made its line's ``__label__`` a word of the review, its CSV row's
+    quoted class no class, its JSON line no JSON."""
+    text = text.lstrip("\ufeff")
+    return _BOM_AFTER_LINE_END.sub("\n", text) if "\n\ufeff" in text else text
+
+
 def _split_lines(raw):
     """The lines of ``raw`` (short ones: a block's, each under its size) decoded, as :func:`_one_line` gives each."""
-    text = raw.decode("utf-8").lstrip("\ufeff")  # (a block starts a line) the file's BOM, or one starting a line
-    if "\n\ufeff" in text:  # where files were joined with cat: its __label__ word was read as a word of the review
-        text = _BOM_AFTER_LINE_END.sub("\n", text)
-    lines = text.split("\n")
+    lines = without_line_boms(raw.decode("utf-8")).split("\n")
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]

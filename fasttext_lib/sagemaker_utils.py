@@ -572,10 +572,16 @@ def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=N
     nothing at start-up) as ``code/`` under ``s3://{bucket}/{prefix}/serving``.
     ``deploy()`` returns an ``MXNetPredictor``, which sends and receives JSON:
     ``endpoint.predict(["review", ...])``; ``transformer(...)`` runs Batch Transform (README: JSON Lines).
+    Its environment (``env``, kept as given) sets the model server's request cap
+    (serve_limits.model_server_request_bytes) unless ``env`` does.
     """
     from sagemaker.mxnet import MXNetModel
 
     from .packaging import SERVING_ENTRY_POINT, SERVING_REQUIREMENTS
+    from .serve_limits import MODEL_SERVER_REQUEST_VARIABLE, model_server_request_bytes
+
+    env = dict(kwargs.pop("env", None) or {})
+    env.setdefault(MODEL_SERVER_REQUEST_VARIABLE, str(model_server_request_bytes(env)))
 
     base = _s3_base(bucket, prefix)
     session = session or sagemaker_session(default_bucket=bucket)
@@ -585,7 +591,7 @@ def make_model(model_data, bucket, prefix, role=None, source_dir=None, session=N
     def model(source_dir):
         return MXNetModel(model_data=str(model_data), role=role, entry_point=SERVING_ENTRY_POINT,
                           source_dir=str(source_dir), framework_version=FRAMEWORK_VERSION, py_version=PY_VERSION,
-                          code_location=f"{base}/serving", name=name,
+                          code_location=f"{base}/serving", name=name, env=env,
                           sagemaker_session=session, **kwargs)
 
     if source_dir is not None:

@@ -50,6 +50,21 @@ def max_request_bytes(environ):
     return _positive_bytes(environ, "FASTTEXT_MAX_REQUEST_BYTES", _platform_payload_bytes(environ) or 6 * 1024 * 1024)
 
 
+# The model server's own request cap, set in the model's environment (sagemaker_utils.make_model): MMS reads it from
+# this variable (the inference toolkit turns on its enable_envvars_config) over its config file.
+MODEL_SERVER_REQUEST_VARIABLE = "MMS_MAX_REQUEST_SIZE"
+
+
+def model_server_request_bytes(environ):
+    """The request cap to give the model server (MMS, in front of the hosting functions) for a model whose environment
+    is ``environ``: twice the most :func:`max_request_bytes` takes there, in Batch Transform too (whole files:
+    :data:`UNLIMITED_PAYLOAD_BYTES`), at most Java's largest int. The toolkit leaves MMS at its own 6,553,500 bytes
+    when ``MaxPayloadInMB`` is 0, so a whole file over that was refused before this library saw it, a 413 with an
+    empty body that failed the job; and a body just over our cap was MMS's 413, not ours that says what to do."""
+    batch = dict(environ, SAGEMAKER_BATCH="true", SAGEMAKER_MAX_PAYLOAD_IN_MB="0")
+    return min(2 * max(max_request_bytes(environ), max_request_bytes(batch)), 2 ** 31 - 1)
+
+
 # Batch Transform: SageMaker documents no response limit; the cap there only keeps a worker's memory in
 # bounds (about 0.5 GB of Python objects for 100 MB of JSON Lines answers).
 BATCH_RESPONSE_BYTES = 100 * 1000 * 1000

@@ -30,6 +30,7 @@ import io
 import itertools
 import json
 import os
+import re
 from typing import NamedTuple
 
 from .columns import HEADER_LOOKAHEAD
@@ -174,14 +175,14 @@ def body_text(body, charset, limit):
     else:
         body = bytes(body)
         text_codec(charset)
+        binary = _binary_body(body)
+        if binary:  # (before decoding: what a charset makes of such bytes says nothing useful)
+            raise RequestError(400, f"request body is not valid {charset} text{binary}")
         try:
             text = body.decode(charset)
         except ValueError as exc:  # UnicodeDecodeError; a plain UnicodeError from a codec that raises one: it was a 500
             bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
                 if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
-            if body[:2] == b"\x1f\x8b":  # the endpoint gets the bytes as sent: no Content-Encoding is undone
-                bom = (" (it is gzip-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' "
-                       "has SageMaker decompress its input)")
             raise RequestError(400, f"request body is not valid {charset} text"
                                     f"{bom or _undecoded_place(body, charset, exc)}") from None
     if "\x00" in text:
@@ -190,6 +191,26 @@ def body_text(body, charset, limit):
         raise RequestError(400, f"request body holds NUL characters, which no review text does (UTF-16 text sent as "
                                 f"{charset}? send UTF-8, or charset=utf-16 in the Content-Type)")
     return text
+
+
+def _binary_body(body):
+    """`` (it is ...: send ...)`` for a body (bytes) that is compressed data, an archive or a binary table by its first
+    bytes (lines.binary_kind), else ``""``, whatever the charset: a bzip2 or zstd body was told it "reads as
+    Windows-1252: send charset=windows-1252", and under latin-1 (which decodes every byte) each, gzip too, was asked
+    whether it was UTF-16 text, as a zip archive was. (The endpoint gets the bytes as sent: no Content-Encoding is
+    undone.) ``BZh`` and ``PAR1`` may begin a review: bzip2 is told by its block's magic too, Parquet by the same four
+    bytes at its end."""
+    from .lines import binary_kind
+
+    kind = binary_kind(body[:8])
+    if (kind == "bzip2" and not re.match(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)", body)
+            or kind == "parquet" and not (len(body) >= 8 and body.endswith(b"PAR1"))):
+        kind = None
+    if kind in ("gzip", "bzip2", "xz", "zstd"):
+        return (f" (it is {kind}-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' has "
+                f"SageMaker decompress gzip input)")
+    what = {"zip": "a zip archive", "parquet": "a Parquet file", "xls": "an Excel workbook (.xls)"}.get(kind)
+    return f" (it is {what}: send the reviews it holds as text, JSON or CSV)" if what else ""
 
 
 def _undecoded_place(body, charset, exc):

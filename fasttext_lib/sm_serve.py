@@ -35,6 +35,7 @@ tests/test_architecture.py checks it.
 import os
 
 from .errors import lone_surrogate_message
+from .lines import without_line_boms
 from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
                            max_response_bytes)
 from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
@@ -101,7 +102,8 @@ def input_fn(request_body, content_type):
         # A leading BOM (a file saved by Windows tools; Batch Transform hands it on in a file's first
         # mini-batch) is no part of the first review, as in the CLI and the training readers: it failed
         # the first JSON line (a 400, the job stopped) and made the first word of text/plain an unknown one.
-        text = body_text(request_body, charset, MAX_REQUEST_BYTES).lstrip("\ufeff")
+        # So is one that starts a later line (Windows files joined with cat), as predict reads the file.
+        text = without_line_boms(body_text(request_body, charset, MAX_REQUEST_BYTES))
         if media == JSON_TYPE:
             texts = json_request(text)
         elif media == JSONLINES_TYPE:

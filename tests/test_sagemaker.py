@@ -11,6 +11,7 @@
   uploads are read back.
 """
 import ast
+import bz2
 import codecs
 import contextlib
 import csv
@@ -18,6 +19,7 @@ import gzip
 import inspect
 import io
 import json
+import lzma
 import os
 import re
 import signal
@@ -26,6 +28,7 @@ import sys
 import tarfile
 import tempfile
 import types
+import zipfile
 
 import pytest
 
@@ -2544,6 +2547,41 @@ def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     assert code == status and message in response.splitlines()[0], response
 
 
+def _zipped(name, data):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, data)
+    return out.getvalue()
+
+
+REVIEW_LINES = "great food\nthe café was awful\n" * 3
+UNCOMPRESSED = "send it uncompressed; a Batch Transform job's compression_type='Gzip' has SageMaker decompress gzip input"
+
+
+@pytest.mark.parametrize("body, says", [
+    (gzip.compress(REVIEW_LINES.encode(), mtime=1), f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (bz2.compress(REVIEW_LINES.encode()), f"it is bzip2-compressed: {UNCOMPRESSED}"),
+    (lzma.compress(REVIEW_LINES.encode()), f"it is xz-compressed: {UNCOMPRESSED}"),
+    (b"\x28\xb5\x2f\xfd\x20\x1c\xe1\x00" + REVIEW_LINES.encode(), f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (_zipped("reviews.csv", REVIEW_LINES), "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
+], ids=["gzip", "bzip2", "xz", "zstd", "zip"])
+@pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
+                                          "text/csv; charset=windows-1252"])
+def test_a_compressed_body_is_a_400_that_says_so_whatever_its_charset(endpoint, body, says, content_type):
+    """Only gzip was named, and only where its bytes failed the charset. A bzip2 or zstd body was told it "reads as
+    Windows-1252: send charset=windows-1252", which named a byte that charset lacks in turn; under latin-1, which
+    decodes every byte, each (gzip too) was asked whether it was UTF-16 text, as was a zip archive."""
+    charset = content_type.partition("charset=")[2] or "utf-8"
+    code, _, response = endpoint.invoke(body, content_type, "application/json")
+    assert (code, response) == (400, f"request body is not valid {charset} text ({says})")
+
+
+@pytest.mark.parametrize("body", [b"BZh9 beers on tap, great food\n", b"PAR1 course was cold\nPAR1\n"])
+def test_a_review_that_begins_as_compressed_data_does_is_answered(endpoint, served, body):
+    code, _, response = endpoint.invoke(body, "text/plain", "application/json")
+    assert code == 200 and json.loads(response) == served[1].predict(body.decode().splitlines()), response
+
+
 @pytest.mark.parametrize("content_type, body, where", [
     ("text/csv", "great food\nthe café was awful\nnaïve staff\n", "line 2 holds byte 0xe9 at column 8"),
     ("text/plain", "great food\nthe café was awful\nnaïve staff\n", "line 2 holds byte 0xe9 at column 8"),
@@ -3690,6 +3728,27 @@ def test_a_job_model_repacks_with_code(sm, bundle, served, tmp_path):
     assert serve_from_archive(s3_get(container["ModelDataUrl"]), tmp_path) == served[1].predict(REVIEWS)  # inference.py
 
 
+def test_make_model_sets_the_model_servers_request_cap_above_the_endpoints_own(sm):
+    """The inference toolkit gives MMS (the model server before the hosting functions) a request cap only when
+    MaxPayloadInMB is not 0, so a Batch Transform of whole files (max_payload=0, read as 100 MiB by serve_limits) had
+    MMS's default 6,553,500 bytes: a larger file was MMS's 413 with an empty body, which failed the job before the
+    hosting functions saw it. (MMS 1.1 takes MMS_MAX_REQUEST_SIZE over its config file: a 7 MB body is answered.)"""
+    from fasttext_lib.sagemaker_utils import make_model
+    from fasttext_lib.serve_limits import UNLIMITED_PAYLOAD_BYTES
+
+    def env(**kwargs):
+        return make_model(f"s3://{sm.bucket}/ft/packed/model.tar.gz", sm.bucket, "ft", role=ROLE, session=sm.session,
+                          **kwargs).env
+
+    assert env() == {"MMS_MAX_REQUEST_SIZE": str(2 * UNLIMITED_PAYLOAD_BYTES)}
+    assert env(env={"FASTTEXT_MAX_REQUEST_BYTES": str(300 << 20), "OMP_NUM_THREADS": "2"}) == {
+        "FASTTEXT_MAX_REQUEST_BYTES": str(300 << 20), "OMP_NUM_THREADS": "2", "MMS_MAX_REQUEST_SIZE": str(600 << 20)}
+    assert env(env={"MMS_MAX_REQUEST_SIZE": "1000"}) == {"MMS_MAX_REQUEST_SIZE": "1000"}  # the user's, as given
+    assert env(env={"FASTTEXT_MAX_REQUEST_BYTES": str(2 << 30)})["MMS_MAX_REQUEST_SIZE"] == str(2 ** 31 - 1)
+    with pytest.raises(ValueError, match="^FASTTEXT_MAX_REQUEST_BYTES must be a positive whole number of bytes"):
+        env(env={"FASTTEXT_MAX_REQUEST_BYTES": "6MB"})  # (the endpoint would stop at start-up)
+
+
 # --------------------------------------------------------------------------------------------
 # notebook cells (the committed notebooks; off by default)
 # --------------------------------------------------------------------------------------------
@@ -3768,6 +3827,32 @@ def test_a_leading_bom_is_no_part_of_the_first_review(body, content_type):
     """A file saved with a UTF-8 BOM, sent whole or as Batch Transform's first mini-batch: the first JSON line
     was a 400 ("Unexpected UTF-8 BOM"), stopping the job; in text/plain the first word became an unknown one."""
     assert list(sm_serve.input_fn(body, content_type)) == ["great food", "awful"]
+
+
+@pytest.mark.parametrize("lines, content_type", [
+    (['{"source": "great food"}', '{"source": "cold soup, awful"}', '{"source": "would go again"}'],
+     "application/jsonlines"),
+    (['"2","great food"', '"1","cold soup, awful"', '"2","would go again"', '"1","never again"'], "text/csv"),
+], ids=["jsonlines", "labeled-csv"])
+def test_a_bom_starting_a_later_line_is_dropped_as_predict_drops_it(served, bundle, tmp_path, monkeypatch, lines,
+                                                                    content_type):
+    """Windows files joined with cat: a BOM starts a line inside the body (in Batch Transform, anywhere in a
+    mini-batch). predict drops it, as the file's own; the endpoint dropped only the body's first, so that JSON line was
+    a 400 ("Unexpected UTF-8 BOM") that stopped the job, and a CSV row's quoted class was read as a word of its review
+    (the normalizer drops it from a review's words). The same answers now as for the body without it, and as predict
+    gives for the file."""
+    from conftest import cli_in_process
+
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    plain = ("\n".join(lines) + "\n").encode()
+    joined = ("\ufeff" + "\n\ufeff".join(lines) + "\n").encode()
+    (tmp_path / "joined").write_bytes(joined)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "joined")
+    assert got.returncode == 0, got.stderr
+    answers = sm_serve.predict_fn(sm_serve.input_fn(joined, content_type), served[0])
+    assert answers == sm_serve.predict_fn(sm_serve.input_fn(plain, content_type), served[0])
+    first_classes = [answer[0] if isinstance(answer, list) else answer for answer in answers]  # (JSON Lines: ranked)
+    assert first_classes == [json.loads(line) for line in got.stdout.splitlines()]
 
 
 def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(source_dir, tmp_path):
