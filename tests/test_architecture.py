@@ -223,14 +223,19 @@ def test_test_parameters_hold_no_timestamped_bytes():
     assert not found, f"gzip.compress without mtime=0 in test parameters: {found}"
 
 
-def _first_column_names(doc, heading):
-    """The file names in backticks in the first column of the table under ``heading`` in ``doc`` (a path under
-    the repository): ``cli.py``, ``__main__.py`` of the row ``| `cli.py`, `__main__.py` | ... |``."""
+def _table_rows(doc, heading):
+    """The rows (``| `cli.py`, `__main__.py` | ... |``) of the module table under ``heading`` in ``doc`` (a path
+    under the repository)."""
     with open(os.path.join(ROOT, doc)) as f:
         text = f.read()
     section = text.split(heading, 1)[1].split("\n#", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `")]
-    return {name for row in rows for name in re.findall(r"`([^`]+)`", row.split("|")[1])}
+    return [line for line in section.splitlines() if line.startswith("| `")]
+
+
+def _first_column_names(doc, heading):
+    """The file names in backticks in the first column of the table under ``heading`` in ``doc``: ``cli.py``,
+    ``__main__.py`` of the row ``| `cli.py`, `__main__.py` | ... |``."""
+    return {name for row in _table_rows(doc, heading) for name in re.findall(r"`([^`]+)`", row.split("|")[1])}
 
 
 def _library_files():
@@ -253,3 +258,30 @@ def test_every_module_has_its_row_in_the_docs_module_tables(doc, heading, unlist
     files = _library_files()
     assert sorted(files - listed - unlisted) == [], f"modules without a row in {doc}"
     assert sorted(listed - files) == [], f"rows in {doc} naming no file of fasttext_lib/"
+
+
+def _library_words():
+    """Every word of the package's Python and C++ sources (names, and the words of its strings and comments)."""
+    words = set()
+    for folder, _, names in os.walk(PACKAGE_DIR):
+        for name in names:
+            if name.endswith((".py", ".cc")):
+                with open(os.path.join(folder, name)) as f:
+                    words.update(re.findall(r"\w+", f.read()))
+    return words
+
+
+@pytest.mark.parametrize("doc, heading", [
+    ("docs/ARCHITECTURE.md", "## One line per module"),
+    ("README.md", "## The library (`fasttext_lib/`), in reading order"),
+])
+def test_the_names_the_docs_module_tables_give_are_in_the_library(doc, heading):
+    """A newcomer greps for the function a row names: download_answers.py's row named ``check_range_start``, renamed
+    ``check_range`` since, and the grep found nothing. Every Python name in backticks in a row's description
+    (``open_from_byte``, ``storage.one_of_several_files``, ``read_vec(keep=)``'s ``read_vec``) is a word of the
+    library's sources."""
+    words = _library_words()
+    named = [(row.split("|")[1].strip(), re.fullmatch(r"(?:\w+\.)*(\w+)(?:\(.*\))?", ref))
+             for row in _table_rows(doc, heading) for ref in re.findall(r"`([^`]+)`", "|".join(row.split("|")[2:]))]
+    gone = [(module, name.group(0)) for module, name in named if name and name.group(1) not in words]
+    assert gone == [], f"names in {doc}'s module table that no library source has"
