@@ -6,11 +6,13 @@ queried (``Predictor`` and the endpoint's hosting functions) in a process where 
 training modules cannot be imported, as in the MXNet inference container, which has no tqdm.
 """
 import ast
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import tokenize
 
 import pytest
 
@@ -285,3 +287,49 @@ def test_the_names_the_docs_module_tables_give_are_in_the_library(doc, heading):
              for row in _table_rows(doc, heading) for ref in re.findall(r"`([^`]+)`", "|".join(row.split("|")[2:]))]
     gone = [(module, name.group(0)) for module, name in named if name and name.group(1) not in words]
     assert gone == [], f"names in {doc}'s module table that no library source has"
+
+
+def _names_bound_in(module):
+    """Every name ``module``'s source binds anywhere: functions, classes, methods, assigned names and attributes,
+    imported names."""
+    with open(_source_path(module)) as f:
+        tree = ast.parse(f.read())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            names.add(node.id if isinstance(node, ast.Name) else node.attr)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+    return names
+
+
+def _prose(module):
+    """``(line, text)`` of each comment and docstring of ``module``."""
+    with open(_source_path(module)) as f:
+        source = f.read()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                ast.get_docstring(node, clean=False):
+            yield node.body[0].lineno, ast.get_docstring(node, clean=False)
+
+
+# ``module.name`` in prose that is no module's name: a file's (config.json, model.tar.gz, train.csv) and a variable
+# named as a module (Gluon's ``data.copyto(ctx)``, the SDK's ``model.deploy()``)
+NOT_MODULE_NAMES = {"json", "tar", "csv", "txt", "gz", "png", "py", "cc", "data.copyto", "model.deploy"}
+
+
+def test_a_module_s_name_in_a_comment_or_docstring_is_that_module_s():
+    """``module.name`` in a comment or docstring is where a newcomer looks: unknown_labels.py's docstring sent them to
+    ``predict.class_ids``, which is label_encoding.py's. Each names something that module binds."""
+    bound = {module: _names_bound_in(module) for module in MODULES}
+    wrong = [f"{module}:{line}: {found.group(0)}" for module in MODULES for line, text in _prose(module)
+             for found in re.finditer(r"(?<![\w.])(?:fasttext_lib\.)?((?:storage\.)?[a-z_]\w*)\.([A-Za-z_]\w*)", text)
+             if found.group(1) in bound and found.group(2) not in bound[found.group(1)]
+             and f"{found.group(1)}.{found.group(2)}" not in MODULES
+             and not {found.group(2), f"{found.group(1)}.{found.group(2)}"} & NOT_MODULE_NAMES]
+    assert wrong == [], "names given as a module's that the module does not have"
