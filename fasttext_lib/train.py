@@ -13,7 +13,8 @@ Data in, trained model + per-epoch history out:
    dense)`` compute the same numbers;
 4. with one device a local updater applies the step; with several (or several hosts, kvstore
    ``dist_sync``) an MXNet kvstore sums the devices' gradients and holds the optimizer (optim.py);
-5. after each epoch the validation split is scored (evaluation.evaluate_bags; the training split too with
+5. after each epoch the validation split is scored (scoring.probabilities, measured by evaluation.metrics_of: the
+   answers are kept, TrainedModel.val_right, for autotune's paired test; the training split too with
    ``score_train=True``, its accuracy by scoring.probabilities), a history row is recorded and, if asked, a
    checkpoint is written from which an interrupted run resumes exactly (checkpoints.py).
 
