@@ -1,8 +1,9 @@
 """fasttext_lib: the FastText "bag of tricks" classifier in MXNet Gluon + GluonNLP.
 
-Read it as README.md's table "The library, in reading order" lists it: data -> features -> model -> training ->
-bundle -> serving (predict; sm_serve behind entry_point); docs/ARCHITECTURE.md shows how they fit.
-Heavy imports (mxnet, gluonnlp, sagemaker) happen inside functions, so ``import fasttext_lib`` is cheap.
+Read it as README.md's section "The library (`fasttext_lib/`), in reading order" lists it: data -> features -> model
+-> training -> bundle -> serving (predict; sm_serve behind entry_point); docs/ARCHITECTURE.md shows how they fit.
+``import fasttext_lib`` imports numpy alone: mxnet, gluonnlp and sagemaker are imported by the modules that need
+them (model.py and table_memory.py at their top, the others inside functions).
 """
 __version__ = "0.1.0"
 

@@ -393,7 +393,7 @@ def agree(kv, description):
     cluster whose workers differ in data or settings. Before the optimizer is set: a push to a key the servers
     have not seen initializes it (kvstore_dist_server.h), in dist_sync and dist_async alike."""
     theirs = _exchange(kv, description, AGREE_KEY)
-    differences(theirs)
+    refuse_differences(theirs)
     return theirs
 
 
@@ -637,7 +637,7 @@ def _tell_as_the_cli_would(exc):
         tell_the_others(exc, 1, shown=traceback.print_exc)
 
 
-def differences(workers):
+def refuse_differences(workers):
     """Raise :class:`FastTextError` naming the first worker whose data, settings or resumed checkpoint differ from
     worker 0's."""
     first = workers[0]

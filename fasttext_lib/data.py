@@ -513,7 +513,7 @@ def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
             if label not in first_lines:
                 first_lines[label] = (uri, read.get("line"))
             if not text or text.isspace():
-                no_words(read)
+                count_no_words(read)
             if limit is not None and len(data) >= limit:
                 limited = True
                 break
@@ -538,8 +538,8 @@ def _each_file(uris, fmt, note, layout, count):
     in its own loop, so that no generator is added between the reader and it); a file of none is an error
     (``count()``: the documents taken so far), and ``note`` is told of its documents without words
     (:func:`note_no_words`) once it is read. ``layout`` is given each file's ``(uri, found)`` as it starts
-    (:func:`_class_from_each`; the readers' loops count in ``found`` what :func:`no_words` counts): read_labeled may
-    stop inside a file (its ``limit``)."""
+    (:func:`_class_from_each`; the readers' loops count in ``found`` what :func:`count_no_words` counts): read_labeled
+    may stop inside a file (its ``limit``)."""
     for uri in uris:
         before, read = count(), {}
         layout.append((uri, read))
@@ -567,7 +567,7 @@ def _class_column_of_files(layout):
     return names.pop() if len(names) == 1 else None
 
 
-def no_words(found):
+def count_no_words(found):
     """Count in ``found`` (a file's, :func:`_each_file`'s) a document without words, the one just read (at
     ``found["line"]``): empty text (CSV ``2,""``, JSON ``"text": null``, a ``__label__2`` line alone) or spaces."""
     found["no_words"] = found.get("no_words", 0) + 1
@@ -575,10 +575,10 @@ def no_words(found):
 
 
 def note_no_words(uri, found, note):
-    """Tell ``note`` (a callable, or None) how many documents of the file ``uri`` have no words (:func:`no_words`),
-    once. They are kept: fastText keeps such lines (trains them on its end-of-line token), and the featurizer reads
-    an empty document as one ``<unk>``; but a text lost on the way (a column emptied by an export) trained without a
-    word said, so one line per file says it."""
+    """Tell ``note`` (a callable, or None) how many documents of the file ``uri`` have no words
+    (:func:`count_no_words`), once. They are kept: fastText keeps such lines (trains them on its end-of-line token), and
+    the featurizer reads an empty document as one ``<unk>``; but a text lost on the way (a column emptied by an export)
+    trained without a word said, so one line per file says it."""
     count = found.pop("no_words", 0)
     if not count or note is None:
         return
@@ -658,7 +658,7 @@ def read_counted(uris, fmt="auto", progress=None, find_names=False, note=None):
                     first_lines[known] = (uri, read.get("line"))
                 labels.append(known)
                 if not text or text.isspace():
-                    no_words(read)
+                    count_no_words(read)
                 if len(sample) < SAMPLE_DOCS:
                     sample.append(text)
                 yield text

@@ -7,8 +7,9 @@
   ``/opt/ml/model/code`` (:func:`fasttext_lib.packaging.pack_model`) and finds the hosting
   functions of sm_serve.py here. Importing it loads no training code.
 
-This file is also copied to the top of the code directory (``code/entry_point.py``), so it only
-fixes ``sys.path`` and delegates.
+This file is also copied to the top of the code directory (``code/entry_point.py``, and ``code/inference.py``, the
+module the toolkit imports where no ``SAGEMAKER_PROGRAM`` names one: packaging.stage_source_dir), so it only fixes
+``sys.path`` and delegates.
 """
 import os
 import sys

@@ -8,8 +8,9 @@ writes all 46M floats of the table, so a CPU epoch takes hours. Here a batch arr
 * ``bag``: a (docs x len(rows)) CSR matrix of mean weights (``count / length``), so
   ``dot(bag, embedding(rows))`` is exactly the per-document mean, with no padding.
 
-This block's ``forward`` is GPU scoring's path (and the block is what a bundle stores); CPU scoring does the
-same sum in NumPy (scoring.CpuScorer), reading the bundle's arrays. Training does the same forward
+This block's forward pass (``hybrid_forward``, Gluon's ``forward`` of a HybridBlock) is GPU scoring's path (and the
+block is what a bundle stores); CPU scoring does the same sum in NumPy (scoring.CpuScorer), reading the bundle's
+arrays. Training does the same forward
 pass but computes the embedding gradient itself, as the row-sparse ``bag_t x dL/dh`` over the
 batch's rows (step.py, :func:`~fasttext_lib.step.sparse_step`), instead of letting autograd
 route it through MXNet's generic transposed CSR product and ``Embedding``'s sparse backward,

@@ -1,7 +1,7 @@
 """The SageMaker endpoint's hosting functions: ``model_fn``, ``input_fn``, ``predict_fn``, ``output_fn``.
 
-The MXNet inference toolkit imports ``entry_point`` (which re-exports these) from
-``/opt/ml/model/code``; see :func:`fasttext_lib.packaging.pack_model`. The toolkit refuses a
+The MXNet inference toolkit imports ``entry_point`` (which re-exports these; ``inference``, the same file, where no
+``SAGEMAKER_PROGRAM`` names it) from ``/opt/ml/model/code``; see :func:`fasttext_lib.packaging.pack_model`. The toolkit refuses a
 ``transform_fn`` next to ``input_fn``/``predict_fn``/``output_fn`` and, without ``transform_fn``,
 accepts only a Gluon ``Block`` (or Module) from ``model_fn``. So :func:`model_fn` returns the
 classifier block with the loaded :class:`~fasttext_lib.predict.Predictor` (vocabulary, n-gram

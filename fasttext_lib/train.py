@@ -13,7 +13,8 @@ Data in, trained model + per-epoch history out:
    dense)`` compute the same numbers;
 4. with one device a local updater applies the step; with several (or several hosts, kvstore
    ``dist_sync``) an MXNet kvstore sums the devices' gradients and holds the optimizer (optim.py);
-5. after each epoch the validation split is scored (evaluation.evaluate_bags; the training split too with
+5. after each epoch the validation split is scored (scoring.probabilities, measured by evaluation.metrics_of: the
+   answers are kept, TrainedModel.val_right, for autotune's paired test; the training split too with
    ``score_train=True``, its accuracy by scoring.probabilities), a history row is recorded and, if asked, a
    checkpoint is written from which an interrupted run resumes exactly (checkpoints.py).
 
@@ -354,7 +355,7 @@ def _prepare_data(train_data, val_data, ctxs, config, featurized, pretrained, re
     y_val = (encode_labels(val_data.labels, classes, val_name, names, lines_named(val_data.first_lines, val_name),
                            pandas_class_column(val_data))
              if has_val else None)
-    pretrained = load_pretrained(config, pretrained)
+    pretrained = check_pretrained(config, pretrained)
     featurizer, train_bags, val_bags = featurized or featurize(train_data, val_data if has_val else None, config)
     _check_features(featurizer, config)
     if config.pretrained_vectors and pretrained is None:  # only the vocabulary's rows are held
@@ -647,10 +648,11 @@ def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
     return correct / len(y)
 
 
-def load_pretrained(config, pretrained=None):
+def check_pretrained(config, pretrained=None):
     """``pretrained`` (:class:`~fasttext_lib.vec_files.WordVectors` of ``config.pretrained_vectors``) checked
-    against ``config.emsize``; not given, the file's start is checked (``None`` is returned: train reads the
-    file once the vocabulary is known, keeping only its rows). ``None`` without pretrained vectors."""
+    against ``config.emsize`` and returned; not given, the file's start is checked (``None`` is returned: train reads
+    the file once the vocabulary is known, keeping only its rows). ``None`` without pretrained vectors. Nothing is
+    read whole here."""
     from .vec_files import check_dim, check_vec_start
 
     if not config.pretrained_vectors:

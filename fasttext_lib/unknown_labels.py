@@ -1,8 +1,7 @@
-"""What the refusal of labels a model does not know (predict.class_ids: evaluate, train's and autotune's validation
-data) says beyond naming them: the class each one is, written in another case (:func:`cased_otherwise`) or with an
-invisible character (:func:`invisible_otherwise`), or, when no hint says which class a label is written for, the way
-out (:data:`WAY_OUT`). Refused either way: which class a label
-means is not guessed."""
+"""What the refusal of labels a model does not know (label_encoding.class_ids: evaluate, train's and autotune's
+validation data) says beyond naming them: the class each one is, written in another case (:func:`cased_otherwise`) or
+with an invisible character (:func:`invisible_otherwise`), or, when no hint says which class a label is written for,
+the way out (:data:`WAY_OUT`). Refused either way: which class a label means is not guessed."""
 import re
 import unicodedata
 

@@ -400,7 +400,7 @@ def _header_command(uri, dim, compression):
     name, read = shlex.quote(f"./{uri}" if uri.startswith("-") else uri), _DECOMPRESSING[compression]  # (-x.txt: no option)
     # The count is of the lines the reader reads as words: all but those of ASCII whitespace only (_read_rows'
     # bytes.split), which is [:space:] in the C locale; a UTF-8 locale's also holds U+3000 and the other wide spaces,
-    # and a line of one was left out of the count (class_checks' _sed_separator is str.split's set: not this one).
+    # and a line of one was left out of the count (formats.separator_bytes is str.split's set: not this one).
     count = "LC_ALL=C grep -c '[^[:space:]]'"
     if compression is None:  # (the file read once by grep, once by cat)
         return f"(echo \"$({count} {name}) {dim}\"; cat {name}) > new.vec"

@@ -232,10 +232,11 @@ class Workspace:
         return [self.show(f"{shown}/{name}") for name in files]
 
     def save_autotune(self, trials, fig, run_name, dpi=100):
-        """Notebook 02's search outputs in :meth:`run_folder`: ``autotune.png`` (``fig``, marked as ours) and
+        """A search's outputs in :meth:`run_folder`: ``autotune.png`` (``fig``, marked as ours) and
         ``autotune_trials.csv`` (``trials``), both written in full before either replaces an older one, with their
         record (:data:`AUTOTUNE_RECORD`: refused in one line where a file of yours has its name). Returns their
-        paths."""
+        paths. Notebook 02 no longer calls it: its autotune cell keeps these files (:meth:`autotune`) for
+        :meth:`save_run`, which writes them with the model; the tests write an earlier search's files with it."""
         folder = self.run_folder(run_name)
         self._dropping_autotune.discard(folder)  # (this run's own search: they stay)
         files = self._autotune_files(trials, fig, dpi)

@@ -6,11 +6,13 @@ queried (``Predictor`` and the endpoint's hosting functions) in a process where 
 training modules cannot be imported, as in the MXNet inference container, which has no tqdm.
 """
 import ast
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import tokenize
 
 import pytest
 
@@ -223,14 +225,19 @@ def test_test_parameters_hold_no_timestamped_bytes():
     assert not found, f"gzip.compress without mtime=0 in test parameters: {found}"
 
 
-def _first_column_names(doc, heading):
-    """The file names in backticks in the first column of the table under ``heading`` in ``doc`` (a path under
-    the repository): ``cli.py``, ``__main__.py`` of the row ``| `cli.py`, `__main__.py` | ... |``."""
+def _table_rows(doc, heading):
+    """The rows (``| `cli.py`, `__main__.py` | ... |``) of the module table under ``heading`` in ``doc`` (a path
+    under the repository)."""
     with open(os.path.join(ROOT, doc)) as f:
         text = f.read()
     section = text.split(heading, 1)[1].split("\n#", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `")]
-    return {name for row in rows for name in re.findall(r"`([^`]+)`", row.split("|")[1])}
+    return [line for line in section.splitlines() if line.startswith("| `")]
+
+
+def _first_column_names(doc, heading):
+    """The file names in backticks in the first column of the table under ``heading`` in ``doc``: ``cli.py``,
+    ``__main__.py`` of the row ``| `cli.py`, `__main__.py` | ... |``."""
+    return {name for row in _table_rows(doc, heading) for name in re.findall(r"`([^`]+)`", row.split("|")[1])}
 
 
 def _library_files():
@@ -253,3 +260,76 @@ def test_every_module_has_its_row_in_the_docs_module_tables(doc, heading, unlist
     files = _library_files()
     assert sorted(files - listed - unlisted) == [], f"modules without a row in {doc}"
     assert sorted(listed - files) == [], f"rows in {doc} naming no file of fasttext_lib/"
+
+
+def _library_words():
+    """Every word of the package's Python and C++ sources (names, and the words of its strings and comments)."""
+    words = set()
+    for folder, _, names in os.walk(PACKAGE_DIR):
+        for name in names:
+            if name.endswith((".py", ".cc")):
+                with open(os.path.join(folder, name)) as f:
+                    words.update(re.findall(r"\w+", f.read()))
+    return words
+
+
+@pytest.mark.parametrize("doc, heading", [
+    ("docs/ARCHITECTURE.md", "## One line per module"),
+    ("README.md", "## The library (`fasttext_lib/`), in reading order"),
+])
+def test_the_names_the_docs_module_tables_give_are_in_the_library(doc, heading):
+    """A newcomer greps for the function a row names: download_answers.py's row named ``check_range_start``, renamed
+    ``check_range`` since, and the grep found nothing. Every Python name in backticks in a row's description
+    (``open_from_byte``, ``storage.one_of_several_files``, ``read_vec(keep=)``'s ``read_vec``) is a word of the
+    library's sources."""
+    words = _library_words()
+    named = [(row.split("|")[1].strip(), re.fullmatch(r"(?:\w+\.)*(\w+)(?:\(.*\))?", ref))
+             for row in _table_rows(doc, heading) for ref in re.findall(r"`([^`]+)`", "|".join(row.split("|")[2:]))]
+    gone = [(module, name.group(0)) for module, name in named if name and name.group(1) not in words]
+    assert gone == [], f"names in {doc}'s module table that no library source has"
+
+
+def _names_bound_in(module):
+    """Every name ``module``'s source binds anywhere: functions, classes, methods, assigned names and attributes,
+    imported names."""
+    with open(_source_path(module)) as f:
+        tree = ast.parse(f.read())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            names.add(node.id if isinstance(node, ast.Name) else node.attr)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+    return names
+
+
+def _prose(module):
+    """``(line, text)`` of each comment and docstring of ``module``."""
+    with open(_source_path(module)) as f:
+        source = f.read()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                ast.get_docstring(node, clean=False):
+            yield node.body[0].lineno, ast.get_docstring(node, clean=False)
+
+
+# ``module.name`` in prose that is no module's name: a file's (config.json, model.tar.gz, train.csv) and a variable
+# named as a module (Gluon's ``data.copyto(ctx)``, the SDK's ``model.deploy()``)
+NOT_MODULE_NAMES = {"json", "tar", "csv", "txt", "gz", "png", "py", "cc", "data.copyto", "model.deploy"}
+
+
+def test_a_module_s_name_in_a_comment_or_docstring_is_that_module_s():
+    """``module.name`` in a comment or docstring is where a newcomer looks: unknown_labels.py's docstring sent them to
+    ``predict.class_ids``, which is label_encoding.py's. Each names something that module binds."""
+    bound = {module: _names_bound_in(module) for module in MODULES}
+    wrong = [f"{module}:{line}: {found.group(0)}" for module in MODULES for line, text in _prose(module)
+             for found in re.finditer(r"(?<![\w.])(?:fasttext_lib\.)?((?:storage\.)?[a-z_]\w*)\.([A-Za-z_]\w*)", text)
+             if found.group(1) in bound and found.group(2) not in bound[found.group(1)]
+             and f"{found.group(1)}.{found.group(2)}" not in MODULES
+             and not {found.group(2), f"{found.group(1)}.{found.group(2)}"} & NOT_MODULE_NAMES]
+    assert wrong == [], "names given as a module's that the module does not have"

@@ -635,7 +635,7 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
     cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
     run = ws.out / "sample"  # the run's folder
 
-    ws.save_autotune(trials, fig, "sample")  # what a run with autotune=True writes (the same call in that cell)
+    ws.save_autotune(trials, fig, "sample")  # what a run with autotune=True leaves (its save cell writes them)
     (run / "history.csv").write_text("epoch\n1\n")
     (run / "my_autotune.png").write_bytes((run / "autotune.png").read_bytes())
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102 - 02's autotune cell, without autotune
@@ -696,8 +696,8 @@ def test_autotune_outputs_are_replaced_together(tmp_path):
     plt.close(fig)
 
 
-# What 02's autotune search records of the plot and table it writes in the run's folder (Workspace.save_autotune,
-# save_run), as 04 does of its files.
+# What 02's autotune search records of the plot and table its save writes in the run's folder (Workspace.save_run;
+# Workspace.save_autotune, which the tests call, writes the same), as 04 does of its files.
 RECORD_OF_AUTOTUNE = "autotune_written.json"
 
 
