@@ -319,25 +319,32 @@ class Workspace:
         from .bundle import save_bundle, saved_before
 
         dest = self.model(run_name)
-        earlier = saved_before(dest)  # (what the save replaces, if it does: read before it is gone)
         folder = self.run_folder(run_name)
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
         searched = dict(search_files) if search_model is trained else {}
         if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
             searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved")
         paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT), *(str(folder / n) for n in searched)]
-        saved = []
+        saved, earlier = [], []
+
+        def save():
+            # What the save replaces, read just before it, under the run folder's lock (the history's renames and
+            # this save hold it): read before the lock, a run saving to this run_name meanwhile (a papermill sweep
+            # in parallel without -p run_name) was not named, and each run's bundle was replaced without a word.
+            earlier.append(saved_before(dest))
+            saved.append(save_bundle(trained, dest, data=data))
+
         # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
         # new ones where there were none removed)
-        with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=lambda: saved.append(
-                save_bundle(trained, dest, data=data))) as (table, plot, *search_outputs):
+        with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as (
+                table, plot, *search_outputs):
             # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
             table.write(trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"))
             plot.write(png_bytes(fig, dpi))
             for f, content in zip(search_outputs, searched.values()):
                 f.write(content)
-        if earlier is not None:  # (said before 04's files of it are removed, below)
-            print(f"replaced the earlier bundle at {dest} ({earlier}); to keep both next time, give each run its own "
+        if earlier[0] is not None:  # (said before 04's files of it are removed, below)
+            print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched

@@ -1560,6 +1560,45 @@ def test_02_saved_again_to_its_run_name_says_which_bundle_it_replaced_and_how_to
     plt.close(fig)
 
 
+def test_02_names_a_bundle_another_run_saved_to_its_run_name_while_it_was_saving(tmp_path, s3_bucket, capsys,
+                                                                                   monkeypatch):
+    """A papermill sweep run in parallel without -p run_name (each run's is the dataset's): the bundle in place was
+    read before the save took the run folder's lock, so a run that saved meanwhile, between that read and this save,
+    was replaced without a word, and every run said only "bundle: ...", as if its own were kept. It is read under the
+    lock now, just before the save: the run saved meanwhile is named."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle, storage
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    splits = make_splits(200, 50, seed=0)
+    other = train(*splits, TrainConfig(epochs=3, ngrams=1, progress=False))  # the other run's model
+    mine = train(*splits, TrainConfig(epochs=1, ngrams=2, progress=False))
+    writes = storage.atomic_writes
+
+    def the_other_run_saves_first(*args, **kwargs):  # (as this run's history is written, before the lock is taken)
+        bundle.save_bundle(other, ws.model("sample"))
+        return writes(*args, **kwargs)
+
+    monkeypatch.setattr(storage, "atomic_writes", the_other_run_saves_first)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    uri = ws.save_run(mine, "sample", fig)
+    plt.close(fig)
+    assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1]  # this run's, as its history
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replaced")]
+    assert said and said[0].startswith(f"replaced the earlier bundle at {uri} (saved ") and \
+        ": 3 epochs, 1-grams); to keep both next time" in said[0], said
+
+
 def test_a_bundle_saved_before_is_named_by_its_config_wherever_it_is(tmp_path):
     """bundle.saved_before, which a save that replaces a bundle names it by: a local folder's too (S3's: above), its
     time alone where config.json cannot be read, and none where there is no bundle."""
