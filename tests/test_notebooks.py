@@ -370,6 +370,41 @@ def test_a_run_name_is_a_folder_under_models(run_name, bundle, tmp_path):
     assert Workspace("b", "p", str(tmp_path)).model(run_name) == bundle
 
 
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_a_run_name_that_holds_other_runs_bundles_is_refused_naming_them_as_bundles(where, tmp_path, s3_bucket):
+    """02 run with ``-p run_name exp/1`` and ``exp/2`` (runs grouped under exp), then with ``exp``: its check cell
+    refused models/exp as holding "objects this library did not write (1/, 2/)", the two bundles it had saved. They
+    are named as bundles in folders under it, and nothing of theirs is touched; a file of someone else's, or a folder
+    that holds no bundle, is still named as one this library did not write."""
+    from conftest import make_splits
+    from fasttext_lib.bundle import check_output, save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+
+    models = f"{s3_bucket}/p/models" if where == "s3" else str(tmp_path / "models")
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    for run_name in ("exp/1", "exp/2"):
+        save_bundle(trained, f"{models}/{run_name}")
+    with pytest.raises(FastTextError) as refused:
+        check_output(f"{models}/exp")
+    assert str(refused.value) == (f"refusing to write to {models}/exp: it holds other bundles or checkpoints, saved in "
+                                  f"folders under it (1/, 2/), and a bundle's or checkpoint's folder holds its own "
+                                  f"files alone; name a new or empty directory, or one this library wrote")
+    if where == "s3":
+        import boto3
+
+        boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="p/models/exp/notes.txt", Body=b"mine")
+        boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="p/models/exp/sub/a.txt", Body=b"mine")
+    else:
+        (tmp_path / "models" / "exp" / "notes.txt").write_text("mine")
+        (tmp_path / "models" / "exp" / "sub").mkdir()
+    kind, sub = ("objects", "sub/") if where == "s3" else ("files", "sub")  # (as each listing names a folder)
+    with pytest.raises(FastTextError, match=rf": it holds {kind} this library did not write \(notes.txt, {sub}\), and "
+                                            rf"other bundles or checkpoints, saved in folders under it \(1/, 2/\), "):
+        check_output(f"{models}/exp")
+
+
 @pytest.mark.parametrize("run_name", ["", "a//b", "../up", "exp/./1", None, ["x"]])
 def test_a_run_name_with_an_empty_or_dot_part_is_refused_in_one_line(run_name, tmp_path):
     """`-p run_name /big` saved 02's bundle as models//big (a folder of no name in the S3 console, beside models/big),
