@@ -364,26 +364,28 @@ class Workspace:
         """Notebook 04's predictions table (a DataFrame) as ``04_predictions.csv`` in :meth:`run_folder`, written
         whole or not at all: a plain ``to_csv`` stopped part way (the Stop button, a full disk) left a truncated table
         in place of the earlier one. Recorded as 04's (:meth:`remove_inference`). Returns its path."""
-        return inference_files.write_predictions(self.run_folder(run_name), predictions)
+        return inference_files.write_predictions(self.run_folder(run_name), predictions, of=self.model(run_name))
 
     def save_confusion_matrix(self, fig, run_name, dpi=100):
         """Notebook 04's confusion matrix (``fig``) as ``04_confusion_matrix.png`` in :meth:`run_folder`, written
         whole, recorded as 04's. Returns its path."""
-        return inference_files.write_figure(self.run_folder(run_name), fig, dpi=dpi)
+        return inference_files.write_figure(self.run_folder(run_name), fig, dpi=dpi, of=self.model(run_name))
 
     def save_word_vectors(self, predictor, run_name):
         """Notebook 04's export of ``predictor``'s word vectors as ``04_word_vectors.vec`` in :meth:`run_folder`,
         written whole, recorded as 04's. Returns the number of words."""
-        return inference_files.write_vectors(self.run_folder(run_name), predictor)
+        return inference_files.write_vectors(self.run_folder(run_name), predictor, of=self.model(run_name))
 
     def remove_inference(self, run_name):
         """Remove notebook 04's files (predictions, confusion matrix, word vectors) from :meth:`run_folder` now:
         :meth:`save_run` calls it once a new bundle of ``run_name`` is saved, as they were of the one it replaced. Only
         the files 04's record says it wrote there (name, size, sha256), each only while it holds what 04 wrote: a
         file of yours under one of the names stays, and so does one of 04's you changed since (said in one line on
-        stderr). Known by content, a table of yours with 04's columns, or any ``.vec`` file, was removed. Says on
-        stderr what it removed; returns the names."""
-        return inference_files.remove_written(self.run_folder(run_name), self.show(key_path(run_name, "run_name")))
+        stderr). Known by content, a table of yours with 04's columns, or any ``.vec`` file, was removed. Only those
+        of this run's bundle (:meth:`model`, recorded by 04): the folder is one for every bucket and prefix, and those
+        of another's bundle stay, said on stderr. Says on stderr what it removed; returns the names."""
+        return inference_files.remove_written(self.run_folder(run_name), self.show(key_path(run_name, "run_name")),
+                                              of=self.model(run_name))
 
     def drop_autotune(self, run_name):
         """The autotune outputs of an earlier run of ``run_name`` in its :meth:`run_folder` (a run without autotune),

@@ -1634,6 +1634,44 @@ def test_02_names_a_bundle_another_run_saved_to_its_run_name_while_it_was_saving
         ": 3 epochs, 1-grams); to keep both next time" in said[0], said
 
 
+def test_02_keeps_04s_files_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket, capsys):
+    """The run folder is {output_dir}/{run_name}, one for every bucket and prefix: 04 run on prefix exp1's bundle, then
+    02 run to prefix exp2 (the same output_dir and run_name, the dataset's), removed 04's files of exp1's bundle, still
+    there, saying "04's, of the model replaced". 04 records the bundle each file is of; 02 removes only those of the
+    bundle it replaced, and says which it kept. Those of its own bundle still go."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(trained, "sample", fig)  # 02 on exp1, then 04 on its bundle
+    exp1.save_predictions(pd.DataFrame({"label": ["a"]}), "sample")
+    exp1.save_confusion_matrix(fig, "sample")
+    run = tmp_path / "out" / "sample"
+    files = {name: (run / name).read_bytes() for name in ("04_predictions.csv", "04_confusion_matrix.png")}
+    capsys.readouterr()
+    exp2.save_run(trained, "sample", fig)  # 02 on exp2: exp1's bundle is not replaced
+    err = capsys.readouterr().err
+    assert {name: (run / name).read_bytes() for name in files} == files
+    assert "removed" not in err and f"kept 04_predictions.csv, 04_confusion_matrix.png in {out}/sample: notebook " \
+        f"04's, of {exp1.model('sample')}, not of {exp2.model('sample')}" in err.splitlines(), err
+    exp1.save_run(trained, "sample", fig)  # 02 on exp1 again: its bundle replaced, and 04's files of it go
+    assert not any((run / name).exists() for name in files) and not (run / "04_written.json").exists()
+    assert "04_predictions.csv, 04_confusion_matrix.png from " in capsys.readouterr().err
+    plt.close(fig)
+
+
 def test_a_bundle_saved_before_is_named_by_its_config_wherever_it_is(tmp_path):
     """bundle.saved_before, which a save that replaces a bundle names it by: a local folder's too (S3's: above), its
     time alone where config.json cannot be read, and none where there is no bundle."""
