@@ -173,11 +173,13 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
     ("yelp", " (did you mean 'yelp_review_full' or 'yelp_review_polarity'?)"),
     # the name itself in capitals is the one meant: it was told "'ag_news' or 'sogou_news'" (errors.did_you_mean)
     ("AG_NEWS", " (did you mean 'ag_news'?)"), ("Yelp-Review-Full", " (did you mean 'yelp_review_full'?)"),
-    ("nosuch", ""), (None, ""), (["sample"], ""),
+    ("nosuch", ""), (None, ""), (["sample"], ""), ("my_reviews", " (did you mean 'yelp_review_full'?)"),
 ])
 def test_01_names_every_dataset_it_takes_when_refusing_one(dataset, hint, tmp_path, s3_bucket):
     """`-p dataset Sample` was told "choose one of ag_news, amazon_review_full, ..." (the downloadable sets alone, as if
-    sample and synthetic were no choice); a list (-y) was a TypeError traceback from the registry's lookup."""
+    sample and synthetic were no choice); a list (-y) was a TypeError traceback from the registry's lookup. A name
+    that is no known one misspelt is also told how to name one's own data: `-p dataset my_reviews` without its
+    train_file was told only to choose a built-in one (and "did you mean 'yelp_review_full'?")."""
     from fasttext_lib.download import DATASETS
     from fasttext_lib.errors import FastTextError
 
@@ -185,7 +187,10 @@ def test_01_names_every_dataset_it_takes_when_refusing_one(dataset, hint, tmp_pa
     listed = ", ".join(["sample", "synthetic"] + sorted(DATASETS))
     with pytest.raises(FastTextError) as raised:
         run_after_papermill("01_data_prep.ipynb", local)
-    assert str(raised.value) == f"unknown dataset {dataset!r}{hint}; choose one of {listed}"
+    # (a name that is no known one misspelt may be the user's own, whose file was left out: -p dataset my_reviews)
+    own = ", or name your own data so with train_file (papermill: -p train_file reviews.csv)"
+    assert str(raised.value) == f"unknown dataset {dataset!r}{hint}; choose one of {listed}" + (
+        own if dataset in ("yelp", "nosuch", "my_reviews") else "")
 
 
 def test_01_takes_train_docs_none_for_all_of_a_downloaded_set(tmp_path, s3_bucket):
