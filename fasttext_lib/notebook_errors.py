@@ -34,6 +34,10 @@ def _error_as_line(shell, etype, value, tb, tb_offset=None):
     """IPython's handler for :class:`FastTextError` (and a Stop in training): the cell's error output is ``error:
     <message>`` alone. Another KeyboardInterrupt (a Stop elsewhere) is shown as IPython shows it."""
     if not _is_ours(value):
+        # A Stop in the cell that imports the SDK (02's bundle cell: import sagemaker takes seconds) came after rich's
+        # display was put in and before the cell's sagemaker_session() takes it out: a boxed traceback sent as display
+        # output, no error for papermill or nbclient to read, and rich's display kept for every later cell's error.
+        _drop_sdk_traceback_display()
         return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
     # (the CLI's line for a stop; a checkpoint kept is resumed from as the cell is run again)
     line = error_line(value if isinstance(value, FastTextError) else stop_message(value, RESUME_BY_RUNNING_THE_CELL))

@@ -84,7 +84,12 @@ def check_dataset(dataset):
     known = known_datasets()
     if isinstance(dataset, str) and dataset in known:
         return
-    raise FastTextError(f"unknown dataset {dataset!r}{did_you_mean(dataset, known, 2)}; choose one of {', '.join(known)}")
+    # a name that is no known one misspelt may be of the user's own data, given without its file (README's
+    # -p dataset my_reviews -p train_file reviews.csv): it was told only to choose a built-in one
+    own = (", or name your own data so with train_file (papermill: -p train_file reviews.csv)"
+           if isinstance(dataset, str) and dataset and not is_a_known_name_misspelt(dataset) else "")
+    raise FastTextError(f"unknown dataset {dataset!r}{did_you_mean(dataset, known, 2)}; choose one of "
+                        f"{', '.join(known)}{own}")
 
 
 def check_flags(**flags):

@@ -320,25 +320,32 @@ class Workspace:
         from .bundle import save_bundle, saved_before
 
         dest = self.model(run_name)
-        earlier = saved_before(dest)  # (what the save replaces, if it does: read before it is gone)
         folder = self.run_folder(run_name)
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
         searched = dict(search_files) if search_model is trained else {}
         if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
             searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved")
         paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT), *(str(folder / n) for n in searched)]
-        saved = []
+        saved, earlier = [], []
+
+        def save():
+            # What the save replaces, read just before it, under the run folder's lock (the history's renames and
+            # this save hold it): read before the lock, a run saving to this run_name meanwhile (a papermill sweep
+            # in parallel without -p run_name) was not named, and each run's bundle was replaced without a word.
+            earlier.append(saved_before(dest))
+            saved.append(save_bundle(trained, dest, data=data))
+
         # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
         # new ones where there were none removed)
-        with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=lambda: saved.append(
-                save_bundle(trained, dest, data=data))) as (table, plot, *search_outputs):
+        with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as (
+                table, plot, *search_outputs):
             # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
             table.write(trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"))
             plot.write(png_bytes(fig, dpi))
             for f, content in zip(search_outputs, searched.values()):
                 f.write(content)
-        if earlier is not None:  # (said before 04's files of it are removed, below)
-            print(f"replaced the earlier bundle at {dest} ({earlier}); to keep both next time, give each run its own "
+        if earlier[0] is not None:  # (said before 04's files of it are removed, below)
+            print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
@@ -358,26 +365,28 @@ class Workspace:
         """Notebook 04's predictions table (a DataFrame) as ``04_predictions.csv`` in :meth:`run_folder`, written
         whole or not at all: a plain ``to_csv`` stopped part way (the Stop button, a full disk) left a truncated table
         in place of the earlier one. Recorded as 04's (:meth:`remove_inference`). Returns its path."""
-        return inference_files.write_predictions(self.run_folder(run_name), predictions)
+        return inference_files.write_predictions(self.run_folder(run_name), predictions, of=self.model(run_name))
 
     def save_confusion_matrix(self, fig, run_name, dpi=100):
         """Notebook 04's confusion matrix (``fig``) as ``04_confusion_matrix.png`` in :meth:`run_folder`, written
         whole, recorded as 04's. Returns its path."""
-        return inference_files.write_figure(self.run_folder(run_name), fig, dpi=dpi)
+        return inference_files.write_figure(self.run_folder(run_name), fig, dpi=dpi, of=self.model(run_name))
 
     def save_word_vectors(self, predictor, run_name):
         """Notebook 04's export of ``predictor``'s word vectors as ``04_word_vectors.vec`` in :meth:`run_folder`,
         written whole, recorded as 04's. Returns the number of words."""
-        return inference_files.write_vectors(self.run_folder(run_name), predictor)
+        return inference_files.write_vectors(self.run_folder(run_name), predictor, of=self.model(run_name))
 
     def remove_inference(self, run_name):
         """Remove notebook 04's files (predictions, confusion matrix, word vectors) from :meth:`run_folder` now:
         :meth:`save_run` calls it once a new bundle of ``run_name`` is saved, as they were of the one it replaced. Only
         the files 04's record says it wrote there (name, size, sha256), each only while it holds what 04 wrote: a
         file of yours under one of the names stays, and so does one of 04's you changed since (said in one line on
-        stderr). Known by content, a table of yours with 04's columns, or any ``.vec`` file, was removed. Says on
-        stderr what it removed; returns the names."""
-        return inference_files.remove_written(self.run_folder(run_name), self.show(key_path(run_name, "run_name")))
+        stderr). Known by content, a table of yours with 04's columns, or any ``.vec`` file, was removed. Only those
+        of this run's bundle (:meth:`model`, recorded by 04): the folder is one for every bucket and prefix, and those
+        of another's bundle stay, said on stderr. Says on stderr what it removed; returns the names."""
+        return inference_files.remove_written(self.run_folder(run_name), self.show(key_path(run_name, "run_name")),
+                                              of=self.model(run_name))
 
     def drop_autotune(self, run_name):
         """The autotune outputs of an earlier run of ``run_name`` in its :meth:`run_folder` (a run without autotune),

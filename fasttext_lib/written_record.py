@@ -62,12 +62,14 @@ class WrittenRecord:
         files.update((name, _digest_of(data)) for name, data in contents.items())
         return self._record_bytes(files)
 
-    def add(self, folder, name, data=None):
+    def add(self, folder, name, data=None, of=None):
         """Record ``name`` in ``folder`` (as holding ``data``, else what the file now in place holds), atomically: for
-        an ``on_written`` callback, whose error puts the file back as it was, so that the file and its record agree."""
+        an ``on_written`` callback, whose error puts the file back as it was, so that the file and its record agree.
+        ``of``: what the file is of (04's: the bundle's URI), for :meth:`remove_unchanged` to keep it for another."""
         try:
             files = self.check_writable(folder, f"{name} not written")
-            files[name] = _digest(folder / name) if data is None else _digest_of(data)
+            files[name] = {**(_digest(folder / name) if data is None else _digest_of(data)),
+                           **({"of": of} if of is not None else {})}
             self._write(folder, files)
         except OSError as exc:  # (a folder of that name): the file is put back as it was, as the line says
             raise FastTextError(f"{name} not written: its record {folder / self.name} cannot be written: "
@@ -86,12 +88,13 @@ class WrittenRecord:
                 pass
         return names
 
-    def remove_unchanged(self, folder, shown, say_removed):
+    def remove_unchanged(self, folder, shown, say_removed, of=None):
         """Remove the files the record in ``folder`` names that still hold what was written, then the record; a file
         changed since (edited, replaced, a link or folder now) stays, said in one line on stderr (``shown``: the
         folder as printed). ``say_removed(names)``: called where any were removed, also before an error (a file that
         cannot be read or removed), which is raised once the others are done, with the files it left still in the
-        record. Returns the names removed."""
+        record. ``of``: only the files recorded as of it (or of nothing: an older record's) go; one of something else
+        stays, said in one line, and stays in the record. Returns the names removed."""
         recorded = self.read(folder)
         if recorded is None:
             return []
@@ -101,6 +104,9 @@ class WrittenRecord:
             try:
                 if not (path.exists() or path.is_symlink()):
                     continue  # (removed meanwhile: nothing to do)
+                if of is not None and recorded[name].get("of", of) != of:
+                    left[name] = recorded[name]  # (said below, in one line for each thing they are of)
+                    continue
                 if not _as_written(path, recorded[name]):
                     print(f"kept {shown}/{name}: changed since {self.writer} wrote it", file=sys.stderr)
                     continue
@@ -110,6 +116,9 @@ class WrittenRecord:
                 left[name], error = recorded[name], error or exc
         if removed:
             say_removed(removed)
+        for other in dict.fromkeys(e["of"] for e in left.values() if of is not None and e.get("of", of) != of):
+            kept = [name for name, entry in left.items() if entry.get("of") == other]
+            print(f"kept {', '.join(kept)} in {shown}: {self.writer}'s, of {other}, not of {of}", file=sys.stderr)
         self._write(folder, left)  # (none left: the record removed)
         if error is not None:
             raise error
@@ -152,8 +161,14 @@ def _plain_file_bytes(path):
 
 
 def _is_digest(entry):
-    return (isinstance(entry, dict) and set(entry) == {"size", "sha256"} and type(entry["size"]) is int
-            and isinstance(entry["sha256"], str))
+    """A file's entry: its size and sha256, and what it is of (``of``: a text) where its writer said."""
+    return (isinstance(entry, dict) and {"size", "sha256"} <= set(entry) <= {"size", "sha256", "of"}
+            and type(entry["size"]) is int and isinstance(entry["sha256"], str)
+            and isinstance(entry.get("of", ""), str))
+
+
+def _digest_only(entry):
+    return {"size": entry["size"], "sha256": entry["sha256"]}
 
 
 def _digest_of(data):
@@ -174,4 +189,4 @@ def _as_written(path, digest):
     """Whether ``path`` is a plain file holding what was written (its size first: a changed size needs no hashing)."""
     if path.is_symlink() or not path.is_file() or path.stat().st_size != digest["size"]:
         return False
-    return _digest(path) == digest
+    return _digest(path) == _digest_only(digest)

@@ -142,6 +142,28 @@ def test_the_sdks_traceback_display_is_taken_out_again(shell, capsys, monkeypatc
     assert "_showtraceback" in vars(shell)  # ours stopped: the kernel is left as the SDK makes it
 
 
+def test_a_stop_in_the_cell_that_imports_the_sdk_is_the_cells_error(shell, capsys, monkeypatch):
+    """The Stop button pressed while 02's bundle cell imported the SDK (``from sagemaker.s3 import S3Downloader``:
+    seconds), once sagemaker_core had put rich's traceback display in and before the cell's sagemaker_session() took
+    it out: the KeyboardInterrupt was rich's boxed traceback, sent as display output, and the cell had no error
+    output (nbclient and papermill read none), and rich's display stayed for the next cell's errors. It is IPython's
+    traceback, sent as the cell's error, and rich's display is gone."""
+    import sys
+
+    pytest.importorskip("sagemaker_core")
+    shown = []  # what the kernel sends as the cell's error (ipykernel's _showtraceback: papermill reads it)
+    monkeypatch.setattr(type(shell), "_showtraceback", lambda self, etype, value, stb: shown.append(etype.__name__))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # rich's install replaces it: put back after
+    notebook_errors.show_errors_as_lines()
+    result, _ = run(shell, capsys, "import sagemaker_core.main.utils as utils\n"
+                                   "utils.textual_rich_console_and_traceback_enabled = False\n"  # (imported before)
+                                   "utils.enable_rich_logging()\n"  # what its import does in a kernel
+                                   "raise KeyboardInterrupt")  # the Stop, before the import returns
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt
+    assert shown == ["KeyboardInterrupt"] and "_showtraceback" not in vars(shell)
+    notebook_errors.stop_showing_errors_as_lines()
+
+
 @pytest.mark.parametrize("earlier", [False, True])
 def test_the_stop_button_during_training_is_one_line_and_the_cell_still_fails(shell, capsys, monkeypatch, earlier):
     """The Stop button (a KeyboardInterrupt) while 02's train() ran showed IPython's whole traceback through the

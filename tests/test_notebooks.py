@@ -173,11 +173,13 @@ def test_nonsense_parameters_stop_the_first_cell_after_them(name, overrides, mes
     ("yelp", " (did you mean 'yelp_review_full' or 'yelp_review_polarity'?)"),
     # the name itself in capitals is the one meant: it was told "'ag_news' or 'sogou_news'" (errors.did_you_mean)
     ("AG_NEWS", " (did you mean 'ag_news'?)"), ("Yelp-Review-Full", " (did you mean 'yelp_review_full'?)"),
-    ("nosuch", ""), (None, ""), (["sample"], ""),
+    ("nosuch", ""), (None, ""), (["sample"], ""), ("my_reviews", " (did you mean 'yelp_review_full'?)"),
 ])
 def test_01_names_every_dataset_it_takes_when_refusing_one(dataset, hint, tmp_path, s3_bucket):
     """`-p dataset Sample` was told "choose one of ag_news, amazon_review_full, ..." (the downloadable sets alone, as if
-    sample and synthetic were no choice); a list (-y) was a TypeError traceback from the registry's lookup."""
+    sample and synthetic were no choice); a list (-y) was a TypeError traceback from the registry's lookup. A name
+    that is no known one misspelt is also told how to name one's own data: `-p dataset my_reviews` without its
+    train_file was told only to choose a built-in one (and "did you mean 'yelp_review_full'?")."""
     from fasttext_lib.download import DATASETS
     from fasttext_lib.errors import FastTextError
 
@@ -185,7 +187,10 @@ def test_01_names_every_dataset_it_takes_when_refusing_one(dataset, hint, tmp_pa
     listed = ", ".join(["sample", "synthetic"] + sorted(DATASETS))
     with pytest.raises(FastTextError) as raised:
         run_after_papermill("01_data_prep.ipynb", local)
-    assert str(raised.value) == f"unknown dataset {dataset!r}{hint}; choose one of {listed}"
+    # (a name that is no known one misspelt may be the user's own, whose file was left out: -p dataset my_reviews)
+    own = ", or name your own data so with train_file (papermill: -p train_file reviews.csv)"
+    assert str(raised.value) == f"unknown dataset {dataset!r}{hint}; choose one of {listed}" + (
+        own if dataset in ("yelp", "nosuch", "my_reviews") else "")
 
 
 def test_01_takes_train_docs_none_for_all_of_a_downloaded_set(tmp_path, s3_bucket):
@@ -368,6 +373,41 @@ def test_a_run_name_is_a_folder_under_models(run_name, bundle, tmp_path):
     from fasttext_lib.workspace import Workspace
 
     assert Workspace("b", "p", str(tmp_path)).model(run_name) == bundle
+
+
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_a_run_name_that_holds_other_runs_bundles_is_refused_naming_them_as_bundles(where, tmp_path, s3_bucket):
+    """02 run with ``-p run_name exp/1`` and ``exp/2`` (runs grouped under exp), then with ``exp``: its check cell
+    refused models/exp as holding "objects this library did not write (1/, 2/)", the two bundles it had saved. They
+    are named as bundles in folders under it, and nothing of theirs is touched; a file of someone else's, or a folder
+    that holds no bundle, is still named as one this library did not write."""
+    from conftest import make_splits
+    from fasttext_lib.bundle import check_output, save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+
+    models = f"{s3_bucket}/p/models" if where == "s3" else str(tmp_path / "models")
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    for run_name in ("exp/1", "exp/2"):
+        save_bundle(trained, f"{models}/{run_name}")
+    with pytest.raises(FastTextError) as refused:
+        check_output(f"{models}/exp")
+    assert str(refused.value) == (f"refusing to write to {models}/exp: it holds other bundles or checkpoints, saved in "
+                                  f"folders under it (1/, 2/), and a bundle's or checkpoint's folder holds its own "
+                                  f"files alone; name a new or empty directory, or one this library wrote")
+    if where == "s3":
+        import boto3
+
+        boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="p/models/exp/notes.txt", Body=b"mine")
+        boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="p/models/exp/sub/a.txt", Body=b"mine")
+    else:
+        (tmp_path / "models" / "exp" / "notes.txt").write_text("mine")
+        (tmp_path / "models" / "exp" / "sub").mkdir()
+    kind, sub = ("objects", "sub/") if where == "s3" else ("files", "sub")  # (as each listing names a folder)
+    with pytest.raises(FastTextError, match=rf": it holds {kind} this library did not write \(notes.txt, {sub}\), and "
+                                            rf"other bundles or checkpoints, saved in folders under it \(1/, 2/\), "):
+        check_output(f"{models}/exp")
 
 
 @pytest.mark.parametrize("run_name", ["", "a//b", "../up", "exp/./1", None, ["x"]])
@@ -1557,6 +1597,83 @@ def test_02_saved_again_to_its_run_name_says_which_bundle_it_replaced_and_how_to
                        fig) == uri
     assert (f"replaced the earlier bundle at {uri} (saved {saved:%Y-%m-%d %H:%M} UTC: 1 epoch, 1-grams); to keep "
             f"both next time, give each run its own name: -p run_name NAME") in capsys.readouterr().err.splitlines()
+    plt.close(fig)
+
+
+def test_02_names_a_bundle_another_run_saved_to_its_run_name_while_it_was_saving(tmp_path, s3_bucket, capsys,
+                                                                                   monkeypatch):
+    """A papermill sweep run in parallel without -p run_name (each run's is the dataset's): the bundle in place was
+    read before the save took the run folder's lock, so a run that saved meanwhile, between that read and this save,
+    was replaced without a word, and every run said only "bundle: ...", as if its own were kept. It is read under the
+    lock now, just before the save: the run saved meanwhile is named."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle, storage
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    splits = make_splits(200, 50, seed=0)
+    other = train(*splits, TrainConfig(epochs=3, ngrams=1, progress=False))  # the other run's model
+    mine = train(*splits, TrainConfig(epochs=1, ngrams=2, progress=False))
+    writes = storage.atomic_writes
+
+    def the_other_run_saves_first(*args, **kwargs):  # (as this run's history is written, before the lock is taken)
+        bundle.save_bundle(other, ws.model("sample"))
+        return writes(*args, **kwargs)
+
+    monkeypatch.setattr(storage, "atomic_writes", the_other_run_saves_first)
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    uri = ws.save_run(mine, "sample", fig)
+    plt.close(fig)
+    assert [row["epoch"] for row in Predictor.load(uri).metrics["history"]] == [1]  # this run's, as its history
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("replaced")]
+    assert said and said[0].startswith(f"replaced the earlier bundle at {uri} (saved ") and \
+        ": 3 epochs, 1-grams); to keep both next time" in said[0], said
+
+
+def test_02_keeps_04s_files_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket, capsys):
+    """The run folder is {output_dir}/{run_name}, one for every bucket and prefix: 04 run on prefix exp1's bundle, then
+    02 run to prefix exp2 (the same output_dir and run_name, the dataset's), removed 04's files of exp1's bundle, still
+    there, saying "04's, of the model replaced". 04 records the bundle each file is of; 02 removes only those of the
+    bundle it replaced, and says which it kept. Those of its own bundle still go."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(trained, "sample", fig)  # 02 on exp1, then 04 on its bundle
+    exp1.save_predictions(pd.DataFrame({"label": ["a"]}), "sample")
+    exp1.save_confusion_matrix(fig, "sample")
+    run = tmp_path / "out" / "sample"
+    files = {name: (run / name).read_bytes() for name in ("04_predictions.csv", "04_confusion_matrix.png")}
+    capsys.readouterr()
+    exp2.save_run(trained, "sample", fig)  # 02 on exp2: exp1's bundle is not replaced
+    err = capsys.readouterr().err
+    assert {name: (run / name).read_bytes() for name in files} == files
+    assert "removed" not in err and f"kept 04_predictions.csv, 04_confusion_matrix.png in {out}/sample: notebook " \
+        f"04's, of {exp1.model('sample')}, not of {exp2.model('sample')}" in err.splitlines(), err
+    exp1.save_run(trained, "sample", fig)  # 02 on exp1 again: its bundle replaced, and 04's files of it go
+    assert not any((run / name).exists() for name in files) and not (run / "04_written.json").exists()
+    assert "04_predictions.csv, 04_confusion_matrix.png from " in capsys.readouterr().err
     plt.close(fig)
 
 

@@ -364,11 +364,33 @@ def _check_local_destination(dest, manifest_name):
             return read_manifest(dest, manifest_name)
         except FastTextError as exc:
             raise _refuse(dest, str(exc)) from None
-    foreign = sorted(n for n in names if not _is_ours(n))
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise _refuse(dest, f"it holds files this library did not write ({shown})")
+    _refuse_foreign(dest, sorted(n for n in names if not _is_ours(n)), "files", lambda name: os.path.isdir(
+        os.path.join(dest, name)) and _manifest_at(os.path.join(dest, name, manifest_name)) is not None)
     return None
+
+
+# The most folders of a refused destination looked into for a set of ours (one read each: S3 GETs on a refusal).
+_FOLDERS_LOOKED_INTO = 10
+
+
+def _refuse_foreign(dest, foreign, kind, holds_a_set):
+    """Refuse ``dest`` for ``foreign``, the names in it that are none of this library's files (``kind``: "files" or
+    "objects"); ``holds_a_set(name)``: whether that name is a folder holding a set of ours. Such a folder was named as
+    one of the files this library did not write: notebook 02 run with ``run_name exp/1``, then with ``exp``, was told
+    its own first bundle was none of the library's."""
+    sets = [n for n in foreign[:_FOLDERS_LOOKED_INTO] if holds_a_set(n)]
+    others = [n for n in foreign if n not in sets]
+    why = [f"{kind} this library did not write ({_first_few(others)})"] if others else []
+    if sets:
+        folders = _first_few([n.rstrip("/") + "/" for n in sets])  # (S3's sub-prefixes end in /, local names do not)
+        why.append(f"other bundles or checkpoints, saved in folders under it ({folders}), and a bundle's or "
+                   f"checkpoint's folder holds its own files alone")
+    if why:
+        raise _refuse(dest, "it holds " + ", and ".join(why))
+
+
+def _first_few(names):
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
 
 
 def _check_creatable(dest):
@@ -618,10 +640,8 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
         raise _refuse(dest, refused)
     if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
         return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
-    foreign = sorted(n for n in listing if not _is_ours(n))
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise _refuse(dest, f"it holds objects this library did not write ({shown})")
+    _refuse_foreign(dest, sorted(n for n in listing if not _is_ours(n)), "objects", lambda name: name.endswith(
+        "/") and _s3_manifest_at(bucket, _key(prefix, name + manifest_name)) is not None)  # (a sub-prefix ends in /)
     return None, None, True
 
 
