@@ -21,7 +21,8 @@ settings, labels) attached, and the three functions below do the rest:
   are neither a string nor missing (null or NaN, in a list, alone or a JSON line: an empty review) and requests
   without any text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate
   escape is U+FFFD);
-* a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
+* a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr); every error's
+  answer is ``text/plain; charset=utf-8`` (:data:`ERROR_TYPE`).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the Content-Type is
 exactly one of its ``UTF8_TYPES`` (``application/json``, ``text/csv``), and answered a body that failed with a 500
@@ -57,6 +58,8 @@ MAX_REQUEST_BYTES = max_request_bytes(os.environ)
 # request; above it the request gets a 413 that says how many reviews fit, checked as the answer is built
 # (so a runaway answer never fills the worker's memory) and again on the exact body.
 MAX_RESPONSE_BYTES = max_response_bytes(os.environ)
+# An error's answer (a 4xx or a 500): its one line of text
+ERROR_TYPE = "text/plain; charset=utf-8"
 # predict_fn scores this many reviews at a time and stops at the first batch that takes the answer over the cap
 RESPONSE_CHECK_REVIEWS = 2048
 
@@ -255,7 +258,7 @@ def _answer_request_errors_in_one_line():
     """The toolkit answers every error raised in a handler with its message, a newline and the Python traceback
     (``Transformer.handle_error``): a client that sent bad CSV got our one line followed by 20 lines of this
     library's internals and file paths. A bad request (:class:`RequestError`, 4xx) is now answered with its
-    message alone. A server error (500: a defect of ours) is answered with its message's first line (an MXNetError's
+    message alone, as :data:`ERROR_TYPE` (the toolkit set no Content-Type on an error). A server error (500: a defect of ours) is answered with its message's first line (an MXNetError's
     goes on with its C++ stack) and a pointer to the log; its traceback, which its report needs, is written to the
     worker's stderr, which the server keeps in the endpoint's log (it was in the body only: the server's code and
     paths handed to whoever sent the request, and nothing in the log).
@@ -269,6 +272,11 @@ def _answer_request_errors_in_one_line():
     answer = original.__func__
 
     def handle_error(context, inference_exception, trace):
+        # the toolkit sets no Content-Type on an error (only transform's success path does): a client's HTTP library
+        # guessed at the body, or took it for binary; it is our one line of UTF-8 text
+        set_type = getattr(context, "set_response_content_type", None)
+        if set_type is not None:
+            set_type(0, ERROR_TYPE)
         if isinstance(inference_exception, RequestError) or getattr(inference_exception, "status_code", 500) < 500:
             return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
         print(trace, file=sys.stderr, flush=True)

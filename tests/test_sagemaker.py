@@ -2302,18 +2302,21 @@ def test_a_bad_request_is_answered_in_one_line_and_a_server_errors_traceback_goe
     """The toolkit put the Python traceback after every error's message: a client that sent bad JSON got our line
     and 20 lines of this library's internals. A 4xx is now its one line. A 500 (our defect) was answered with the
     traceback too (file paths and code of the server, to whoever sent the request, and nowhere else): its body is
-    now one line that points to the log, and the traceback goes to the worker's stderr (the endpoint's log)."""
+    now one line that points to the log, and the traceback goes to the worker's stderr (the endpoint's log). Both
+    say they are text: the toolkit's error path set no Content-Type, and a client's HTTP library guessed."""
     for body, content_type in ((b'["unclosed', "application/json"), (b"", "text/plain"), (b"x", "text/html")):
-        status, _, response = endpoint.invoke(body, content_type, "application/json")
+        status, response_type, response = endpoint.invoke(body, content_type, "application/json")
         assert 400 <= status < 500 and "\n" not in response and "Traceback" not in response, response
+        assert response_type == "text/plain; charset=utf-8", (body, response_type)
 
     def broken(self, texts):
         raise RuntimeError("a defect of ours")
 
     monkeypatch.setattr(Predictor, "predict", broken)
     capsys.readouterr()
-    status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
+    status, response_type, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
     assert status == 500 and response == "a defect of ours (a server error; its traceback is in the endpoint's log)"
+    assert response_type == "text/plain; charset=utf-8"
     logged = capsys.readouterr().err
     assert "Traceback" in logged and "RuntimeError: a defect of ours" in logged
 
