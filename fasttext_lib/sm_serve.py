@@ -258,8 +258,8 @@ def _answer_request_errors_in_one_line():
     """The toolkit answers every error raised in a handler with its message, a newline and the Python traceback
     (``Transformer.handle_error``): a client that sent bad CSV got our one line followed by 20 lines of this
     library's internals and file paths. A bad request (:class:`RequestError`, 4xx) is now answered with its
-    message alone, as :data:`ERROR_TYPE` (the toolkit set no Content-Type on an error). A server error (500: a defect of ours) is answered with its message's first line (an MXNetError's
-    goes on with its C++ stack) and a pointer to the log; its traceback, which its report needs, is written to the
+    message alone, as :data:`ERROR_TYPE` (the toolkit set no Content-Type on an error). A server error (500: a
+    defect of ours) is answered with its message's first line (an MXNetError's goes on with its C++ stack) and a pointer to the log; its traceback, which its report needs, is written to the
     worker's stderr, which the server keeps in the endpoint's log (it was in the body only: the server's code and
     paths handed to whoever sent the request, and nothing in the log).
     Patched on the toolkit's class, in this serving process; a toolkit without it is left as it is."""
