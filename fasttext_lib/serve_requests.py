@@ -242,10 +242,36 @@ def answered_blank(texts):
 
 # ---- application/json
 
+class _RepeatedKey(Exception):
+    """A JSON object of a request names ``key`` twice (:func:`_unique_keys`)."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs):
+    """json's ``object_pairs_hook``: the object, or :class:`_RepeatedKey` for a key it names twice. json keeps the
+    last of a repeated key without a word: ``{"instances": [...], "instances": [...]}`` (two requests' bodies merged)
+    was answered for its second list alone. (One dict of the pairs: the check costs a length compare an object.)"""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen = set()
+        raise _RepeatedKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return obj
+
+
+def _repeated_key_message(exc):
+    return f"repeats the key {json.dumps(exc.key)} in one JSON object, of which only one value can be read: send it once"
+
+
 def json_request(text):
-    """An ``application/json`` body's text -> :class:`Reviews` (:func:`json_texts`); a 400 when it is not JSON."""
+    """An ``application/json`` body's text -> :class:`Reviews` (:func:`json_texts`); a 400 when it is not JSON, or
+    an object in it names a key twice."""
     try:
-        payload = json.loads(text, parse_int=json_integer)
+        payload = json.loads(text, parse_int=json_integer, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        raise RequestError(400, f"request body {_repeated_key_message(exc)}") from None
     except ValueError as exc:
         raise RequestError(400, f"request body is not valid JSON: {exc}{_json_lines_hint(text, exc)}") from None
     except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
@@ -372,7 +398,9 @@ def _jsonlines_record(line, number, only_line):
     from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 
     try:
-        record = json.loads(line, parse_int=json_integer)
+        record = json.loads(line, parse_int=json_integer, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        raise RequestError(400, f"line {number} {_repeated_key_message(exc)}") from None
     except json.JSONDecodeError as exc:
         from .lines import LONE_CR_HINT, has_lone_cr
 

@@ -2185,6 +2185,7 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
     (b'{"source": "a", "k": 0}\n', "line 1: k must be a whole number >= 1"),
     (b'{"source": "a"}\n{"source": "b", "threshold": 2}\n', "line 2: threshold must be a probability"),
     (b"", "request holds no JSON lines"),
+    (b'{"source": "a"}\n{"source": "b", "k": 2, "source": "c"}\n', 'line 2 repeats the key "source" in one JSON object'),
     (b'{"source": "caf\xe9"}\n', "request body is not valid utf-8 text"),  # bytes reach input_fn undecoded: a 400
 ])
 def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, message):
@@ -2501,6 +2502,10 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'"a"\r\n  "b"\r\n', "application/json", 400, "send it as application/jsonlines"),
     (b'{"source": "a"}', "application/json", 400, "(a line of JSON Lines? send it as application/jsonlines)"),
     (b'{"instances": "a"}', "application/json", 400, '"instances" must be a list'),
+    # a key named twice (two bodies merged) was read for its last value alone, without a word
+    (b'{"instances": ["a"], "instances": ["b", "c"]}', "application/json", 400,
+     'request body repeats the key "instances" in one JSON object, of which only one value can be read: send it once'),
+    (b'{"instances": ["a"], "configuration": {"k": 1, "k": 2}}', "application/json", 400, 'repeats the key "k"'),
     (b'{"instances": ["a"], "configuration": {"k": 0}}', "application/json", 400, "k must be a whole number >= 1"),
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
     (b'{"instances": ["a"], "configuration": {"top": 2}}', "application/json", 400, '"k" and/or "threshold"'),
