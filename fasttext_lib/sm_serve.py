@@ -17,10 +17,11 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`~fasttext_lib.serve_requests.RequestError`, which the toolkit answers with its 4xx
   status: 415 for another content type or a charset that is no text charset (unicode_escape, rot13), 406 when
   ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400 for two conflicting charsets (or CSV
-  ``header`` values), bad JSON (also nested too deeply, or an object that names a key twice) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as UTF-8), items that
-  are neither a string nor missing (null or NaN, in a list, alone or a JSON line: an empty review) and requests
-  without any text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate
-  escape is U+FFFD);
+  ``header`` values), bad JSON (also nested too deeply, or an object that names a key twice) or CSV, non-UTF-8
+  bodies, bodies with NUL characters (UTF-16 sent as UTF-8), items that are neither a string nor missing (null or
+  NaN, in a list, alone or a JSON line: an empty review) and requests without any text (in Batch Transform, records
+  that are all blank are answered, and a body with no record, an empty object of the input, gets no answer; a JSON
+  string's lone surrogate escape is U+FFFD);
 * a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr); every error's
   answer is ``text/plain; charset=utf-8`` (:data:`ERROR_TYPE`).
 

@@ -2217,8 +2217,7 @@ def test_batch_transform_answers_every_line_of_a_json_lines_mini_batch_blank_one
     (SplitType=Line) cuts a file into mini-batches wherever MaxPayloadInMB falls, so such a line may end a mini-batch,
     or be one alone (strategy="SingleRecord"): at a mini-batch's end it was taken for the file's last lines and left
     unanswered (one answer short: the job failed, or every answer after it a line off), and alone it was a 400,
-    "request holds no JSON lines", which failed the job. Every line sent gets its answer, wherever the cut falls; a
-    body with no line at all is still a 400."""
+    "request holds no JSON lines", which failed the job. Every line sent gets its answer, wherever the cut falls."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     lines = [json.dumps({"source": "great food"}), "", "  ", json.dumps({"source": "cold soup"}), "",
              json.dumps({"source": "would go again"})]
@@ -2231,8 +2230,6 @@ def test_batch_transform_answers_every_line_of_a_json_lines_mini_batch_blank_one
             assert len(part) == end - start, (cuts, mini_batch, part)
             answers += [answer[0] for answer in part]
         assert answers == expected, cuts
-    with pytest.raises(sm_serve.RequestError, match="no JSON lines"):
-        sm_serve.input_fn(b"", "application/jsonlines")
 
 
 @pytest.mark.parametrize("body, content_type, accept", [
@@ -3528,16 +3525,35 @@ def test_batch_transform_answers_a_mini_batch_of_empty_reviews(monkeypatch, serv
     """A mini-batch whose every record is an empty review was a 400 ("request holds no review text"), which fails the
     whole transform job, while the same records among others are answered: a file with one empty review (pandas writes
     it as "" in a one-column CSV) failed its job with strategy="SingleRecord" and not with MultiRecord. In Batch
-    Transform each record gets its answer; an endpoint still refuses such a request, and a body with no record at
-    all stays a 400."""
+    Transform each record gets its answer, and a body with no record at all none
+    (test_batch_transform_answers_an_empty_object_with_no_answer); an endpoint still refuses such a request."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     reviews = sm_serve.input_fn(body, content_type)
     assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
-    with pytest.raises(sm_serve.RequestError, match="no review text"):  # no record at all
-        sm_serve.input_fn(b"[]" if content_type == "application/json" else b"", content_type)
     monkeypatch.delenv("SAGEMAKER_BATCH")
     with pytest.raises(sm_serve.RequestError, match="no review text"):  # an endpoint's client is told
         sm_serve.input_fn(body, content_type)
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/jsonlines", "text/plain", "text/csv",
+                                          "text/csv; header=present"])
+def test_batch_transform_answers_an_empty_object_with_no_answer(endpoint, monkeypatch, content_type):
+    """A 0-byte object in a transform job's input (Spark's _SUCCESS, an empty part file) is sent as an empty body, and
+    it was a 400 ("request holds no JSON lines", "not valid JSON", "no review text"), which fails the whole job: zero
+    records in are zero answers out, a 200 with no answer (JSON's: []). A JSON body of whitespace holds no value either,
+    and [] no review. An endpoint's client that sent nothing is still told, a 400."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    bodies = [b"", b"\xef\xbb\xbf"] + ([b"\n", b" \r\n", b"[]", b'{"instances": []}']
+                                      if content_type == "application/json" else [])
+    for body in bodies:
+        for accept, answer in (("application/json", "[]" if content_type != "application/jsonlines" else ""),
+                               ("application/jsonlines", ""), ("text/csv", "")):
+            status, _, response = endpoint.invoke(body, content_type, accept)
+            assert (status, response) == (200, answer), (body, accept, response)
+    monkeypatch.delenv("SAGEMAKER_BATCH")
+    for body in bodies:
+        status, _, response = endpoint.invoke(body, content_type, "application/json")
+        assert status == 400, (body, response)
 
 
 @pytest.mark.parametrize("body, texts", [
