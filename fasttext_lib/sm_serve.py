@@ -39,7 +39,7 @@ import os
 from .errors import lone_surrogate_message
 from .lines import without_line_boms
 from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
-                           max_response_bytes)
+                           max_response_bytes, model_server_workers)
 from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
                              answered_blank, body_text, csv_request, csv_texts, header_parameter, json_request,
                              json_texts, jsonlines_texts, media_type, plain_texts)
@@ -72,10 +72,12 @@ _LOADED = {}
 def model_fn(model_dir, context=None):
     """Load the bundle in ``model_dir``; return the Gluon block with ``.predictor`` (and its parts) attached.
 
-    Loaded once per ``model_dir`` and device; later calls return the same block.
+    Loaded once per ``model_dir`` and device; later calls return the same block. The memory the load needs is checked
+    for each of the model server's workers that load it at once (:func:`_workers_loading`).
     """
     from .compact import COMPACT_EITHER
     from .predict import Predictor
+    from .table_memory import loading_together
 
     _let_input_fn_decode()
     _answer_request_errors_in_one_line()
@@ -85,7 +87,9 @@ def model_fn(model_dir, context=None):
     cached = _LOADED.get(key)
     if cached is not None and stamp is not None and cached[0] == stamp:
         return cached[1]
-    predictor = Predictor.load(model_dir, ctx=ctx, compact_as=COMPACT_EITHER)  # (its bundle made either way)
+    with loading_together(_workers_loading(key[0])):
+        predictor = Predictor.load(model_dir, ctx=ctx, compact_as=COMPACT_EITHER)  # (its bundle made either way)
+    _mark_loaded(key[0])
     block = predictor.block  # a compact bundle's table is not built: predict_fn reads its stored rows
     block.predictor = predictor
     block.featurizer, block.labels, block.names = predictor.featurizer, predictor.labels, predictor.names
@@ -228,6 +232,60 @@ def _serving_ctx(context):
     properties = getattr(context, "system_properties", None) or {}
     gpu_id = properties.get("gpu_id") or 0
     return f"gpu:{int(gpu_id) % num_gpus}"
+
+
+def _workers_loading(model_dir):
+    """table_memory.LoadingTogether of the model server's workers (serve_limits.model_server_workers) that load the
+    bundle in ``model_dir`` with this one: MMS starts them all at once, one per vCPU by default, each loading its own
+    copy, and each saw the same memory available, so that a full bundle of more than 1/N of it passed the check in
+    every worker and the OOM killer ended them, with no word in the log. Those that hold it already (a worker MMS
+    restarts later beside them: :func:`_mark_loaded`) have taken their memory, and are not counted again."""
+    import mxnet as mx
+
+    from .table_memory import LoadingTogether
+
+    count, why, variable = model_server_workers(os.environ, mx.context.num_gpus())
+    loaded = min(len(_loaded_workers(model_dir)), count - 1)
+    return LoadingTogether(count - loaded, loaded, why, variable)
+
+
+def _loaded_marks(model_dir):
+    """The folder where each process that loaded the bundle in ``model_dir`` leaves a file named by its pid."""
+    import hashlib
+    import tempfile
+
+    name = hashlib.sha1(str(model_dir).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"fasttext_lib-{os.getuid()}-served", name)
+
+
+def _loaded_workers(model_dir):
+    """The pids of the other live processes that loaded the bundle in ``model_dir`` (:func:`_mark_loaded`)."""
+    try:
+        names = os.listdir(_loaded_marks(model_dir))
+    except OSError:
+        return []
+    return [int(name) for name in names if name.isdigit() and int(name) != os.getpid() and _alive(int(name))]
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (another user's: alive)
+        pass
+    return True
+
+
+def _mark_loaded(model_dir):
+    """Leave word that this process holds the bundle in ``model_dir`` (an empty file named by its pid); nothing where
+    the temporary folder cannot be written (the check then counts every worker, as at start-up)."""
+    directory = _loaded_marks(model_dir)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        open(os.path.join(directory, str(os.getpid())), "w").close()
+    except OSError:
+        pass
 
 
 def _bundle_stamp(model_dir):

@@ -2960,6 +2960,7 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
     full = save_bundle(trained, str(tmp_path / "full"), compact="none")
     small = save_bundle(trained, str(tmp_path / "compact"), compact="float16")
     machine_with_memory(monkeypatch, tmp_path, 3072)  # less than the 4 MB table
+    monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "1")  # (one worker: the float16 rows fit once, not twice)
     monkeypatch.setattr(sm_serve, "_LOADED", {})
     with pytest.raises(FastTextError) as caught:
         sm_serve.model_fn(full)
@@ -2974,6 +2975,71 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
         Predictor.load(full)
     assert "a compact bundle (save_bundle(..., compact='float32'))" in str(caught.value), caught.value
     assert "--compact" not in str(caught.value)
+
+
+def test_model_fn_counts_the_model_servers_workers_that_load_the_bundle_at_once(splits, tmp_path, monkeypatch):
+    """MMS starts one worker per vCPU (SAGEMAKER_MODEL_SERVER_WORKERS unset), all loading the bundle at once, each
+    seeing the same memory available: a full bundle that fit once passed the check in every worker, and the OOM killer
+    ended them. The check counts the workers that load it, and says how many fit; a worker MMS restarts beside others
+    that hold it already counts them no more (a dead one's mark is no worker)."""
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1}, progress=False, ctx="cpu"))
+    full = save_bundle(trained, str(tmp_path / "full"), compact="none")
+    config = json.load(open(os.path.join(full, "config.json")))
+    table_kb = config["num_rows"] * config["emsize"] * 4 // 1024
+    machine_with_memory(monkeypatch, tmp_path, table_kb * 3 // 2)  # room for one table and a half
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # (the workers' marks)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)  # 4 vCPUs
+    for name in ("SAGEMAKER_MODEL_SERVER_WORKERS", "MMS_DEFAULT_WORKERS_PER_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    with pytest.raises(FastTextError) as caught:
+        sm_serve.model_fn(full)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"out of memory to load {full}: its embedding table, ")
+    assert ("for the 4 workers that load it at once (one per vCPU: SAGEMAKER_MODEL_SERVER_WORKERS is unset)" in message
+            and "(fewer workers: SAGEMAKER_MODEL_SERVER_WORKERS=1 in the model's environment)" in message), message
+    assert "a larger instance type" in message and "a compact bundle (train --compact float32" in message
+    monkeypatch.setenv("MMS_DEFAULT_WORKERS_PER_MODEL", "3")  # MMS's own variable wins over the toolkit's
+    monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "1")
+    with pytest.raises(FastTextError, match=r"the 3 workers .*\(MMS_DEFAULT_WORKERS_PER_MODEL=3\).*"
+                                            r"MMS_DEFAULT_WORKERS_PER_MODEL=1 in"):
+        sm_serve.model_fn(full)
+    monkeypatch.delenv("MMS_DEFAULT_WORKERS_PER_MODEL")
+    assert len(sm_serve.predict_fn(["great food"], sm_serve.model_fn(full))) == 1  # one worker: it fits
+    monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "2")
+    sibling = subprocess.Popen(["sleep", "60"])  # a worker that holds the bundle already
+    try:
+        marks = sm_serve._loaded_marks(os.path.abspath(full))
+        os.makedirs(marks, exist_ok=True)
+        open(os.path.join(marks, str(sibling.pid)), "w").close()
+        monkeypatch.setattr(sm_serve, "_LOADED", {})
+        assert len(sm_serve.predict_fn(["great food"], sm_serve.model_fn(full))) == 1  # restarted beside it
+    finally:
+        sibling.kill()
+        sibling.wait()
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    with pytest.raises(FastTextError, match="the 2 workers that load it at once"):  # its mark is no worker now
+        sm_serve.model_fn(full)
+
+
+def test_model_server_workers_are_counted_as_mms_starts_them(monkeypatch):
+    """MMS's default (ConfigManager.getDefaultWorkers): one worker per GPU, else one per CPU; a variable of the model's
+    environment sets another number, MMS's own over the toolkit's, and 0 (or no number) is read as unset."""
+    from fasttext_lib.serve_limits import model_server_workers
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert model_server_workers({}, 0) == (3, "one per vCPU: SAGEMAKER_MODEL_SERVER_WORKERS is unset",
+                                           "SAGEMAKER_MODEL_SERVER_WORKERS")
+    assert model_server_workers({}, 2)[:2] == (2, "one per GPU: SAGEMAKER_MODEL_SERVER_WORKERS is unset")
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": "0"}, 0)[0] == 3
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": "many"}, 2)[0] == 2
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": " 5 "}, 2) == (
+        5, "SAGEMAKER_MODEL_SERVER_WORKERS=5", "SAGEMAKER_MODEL_SERVER_WORKERS")
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": "5", "MMS_DEFAULT_WORKERS_PER_MODEL": "1"}, 0) == (
+        1, "MMS_DEFAULT_WORKERS_PER_MODEL=1", "MMS_DEFAULT_WORKERS_PER_MODEL")
 
 
 def test_model_fn_of_a_compact_bundle_whose_stored_rows_are_too_large_for_the_instance_is_one_error_line(
