@@ -3,7 +3,9 @@
 A request over :func:`max_request_bytes` is a 413 (:func:`fasttext_lib.serve_requests.body_text`), and so is an
 answer over :func:`max_response_bytes` (``sm_serve.predict_fn`` and ``sm_serve.output_fn``). In a Batch Transform
 container (:func:`in_batch_transform`) both follow the job: its ``MaxPayloadInMB``, and no 6 MB answer limit.
+:func:`model_server_workers`: how many worker processes load the bundle at start-up, each its own copy.
 """
+import os
 
 
 def _positive_bytes(environ, name, default):
@@ -77,3 +79,28 @@ def max_response_bytes(environ):
     container (``SAGEMAKER_BATCH``) the default is :data:`BATCH_RESPONSE_BYTES`."""
     default = BATCH_RESPONSE_BYTES if in_batch_transform(environ) else 6 * 1000 * 1000
     return _positive_bytes(environ, "FASTTEXT_MAX_RESPONSE_BYTES", default)
+
+
+# The model server's workers a model's environment sets: the inference toolkit writes this one into MMS's config
+# (default_workers_per_model); MMS's own variable, read over its config file, wins.
+MODEL_SERVER_WORKERS_VARIABLE = "SAGEMAKER_MODEL_SERVER_WORKERS"
+_WORKERS_VARIABLES = ("MMS_DEFAULT_WORKERS_PER_MODEL", MODEL_SERVER_WORKERS_VARIABLE)
+
+
+def model_server_workers(environ, gpus):
+    """``(count, why, variable)``: the workers MMS starts for the model, each loading the bundle at start-up, all at
+    once: the number a variable of ``environ`` sets (``variable``, the one to change), else MMS's default
+    (multi-model-server 1.1 ConfigManager.getDefaultWorkers): one per GPU (``gpus``), else one per CPU this process may
+    run on (Java's availableProcessors), ``variable`` the toolkit's. A value that is no positive whole number counts as
+    unset, as MMS reads 0."""
+    for name in _WORKERS_VARIABLES:
+        try:
+            count = int(str(environ.get(name, "")).strip())
+        except ValueError:
+            continue
+        if count > 0:
+            return count, f"{name}={count}", name
+    if gpus:
+        return gpus, f"one per GPU: {MODEL_SERVER_WORKERS_VARIABLE} is unset", MODEL_SERVER_WORKERS_VARIABLE
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cpus, f"one per vCPU: {MODEL_SERVER_WORKERS_VARIABLE} is unset", MODEL_SERVER_WORKERS_VARIABLE

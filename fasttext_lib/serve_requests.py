@@ -234,18 +234,56 @@ def _undecoded_place(body, charset, exc):
 
 
 def answered_blank(texts):
-    """Are ``texts``, every one blank, answered? In Batch Transform, when there is one at least: a mini-batch of empty
-    reviews (one, with strategy="SingleRecord": pandas writes it as ``""`` in a one-column CSV) was a 400, which fails
-    the whole job, where the same records among others are answered. An endpoint's client is told (a 400)."""
-    return bool(texts) and in_batch_transform(os.environ)
+    """Are ``texts``, every one blank, answered? In Batch Transform, yes: a mini-batch of empty reviews (one, with
+    strategy="SingleRecord": pandas writes it as ``""`` in a one-column CSV) was a 400, which fails the whole job,
+    where the same records among others are answered; and a body with no record at all (an empty object of the
+    input: Spark's ``_SUCCESS``, an empty part file; ``[]``) gets no answer, a 200 (:func:`no_record_in_batch`). An
+    endpoint's client is told (a 400)."""
+    return in_batch_transform(os.environ)
+
+
+def no_record_in_batch(text):
+    """Is ``text`` (a body's) no record at all in Batch Transform? An empty object of the job's input (Spark's
+    ``_SUCCESS``, an empty part file) is sent as an empty body, and its 400 failed the whole job: zero records in,
+    zero answers out. (A blank line is a record of text/plain, CSV and JSON Lines, answered as an empty review.)"""
+    return not text and in_batch_transform(os.environ)
 
 
 # ---- application/json
 
+class _RepeatedKey(Exception):
+    """A JSON object of a request names ``key`` twice (:func:`_unique_keys`)."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs):
+    """json's ``object_pairs_hook``: the object, or :class:`_RepeatedKey` for a key it names twice. json keeps the
+    last of a repeated key without a word: ``{"instances": [...], "instances": [...]}`` (two requests' bodies merged)
+    was answered for its second list alone. (One dict of the pairs: the check costs a length compare an object.)"""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen = set()
+        raise _RepeatedKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return obj
+
+
+def _repeated_key_message(exc):
+    return f"repeats the key {json.dumps(exc.key)} in one JSON object, of which only one value can be read: send it once"
+
+
 def json_request(text):
-    """An ``application/json`` body's text -> :class:`Reviews` (:func:`json_texts`); a 400 when it is not JSON."""
+    """An ``application/json`` body's text -> :class:`Reviews` (:func:`json_texts`); a 400 when it is not JSON, or
+    an object in it names a key twice. In Batch Transform a body of whitespace alone (an empty object of the input,
+    or one ``echo`` wrote) holds no JSON value: no review, answered with none (:func:`no_record_in_batch`)."""
+    if no_record_in_batch(text.strip()):
+        return Reviews()
     try:
-        payload = json.loads(text, parse_int=json_integer)
+        payload = json.loads(text, parse_int=json_integer, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        raise RequestError(400, f"request body {_repeated_key_message(exc)}") from None
     except ValueError as exc:
         raise RequestError(400, f"request body is not valid JSON: {exc}{_json_lines_hint(text, exc)}") from None
     except RecursionError:  # "[[[[..." a few thousand deep: json's recursive decoder gives up
@@ -361,7 +399,7 @@ def jsonlines_texts(text):
             raise RequestError(400, f"line {number}: {exc.message}") from None
         texts.append(whole_characters(record["source"]))
         texts.top.append(top)
-    if not texts:
+    if not texts and not no_record_in_batch(text):
         raise RequestError(400, "request holds no JSON lines")
     return texts
 
@@ -372,7 +410,9 @@ def _jsonlines_record(line, number, only_line):
     from .columns import HEADER_LABEL_NAMES, HEADER_TEXT_NAMES
 
     try:
-        record = json.loads(line, parse_int=json_integer)
+        record = json.loads(line, parse_int=json_integer, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        raise RequestError(400, f"line {number} {_repeated_key_message(exc)}") from None
     except json.JSONDecodeError as exc:
         from .lines import LONE_CR_HINT, has_lone_cr
 

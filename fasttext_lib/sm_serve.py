@@ -17,11 +17,13 @@ settings, labels) attached, and the three functions below do the rest:
 * bad requests raise :class:`~fasttext_lib.serve_requests.RequestError`, which the toolkit answers with its 4xx
   status: 415 for another content type or a charset that is no text charset (unicode_escape, rot13), 406 when
   ``Accept`` admits no answer type, 413 above :data:`MAX_REQUEST_BYTES`, 400 for two conflicting charsets (or CSV
-  ``header`` values), bad JSON (also nested too deeply) or CSV, non-UTF-8 bodies, bodies with NUL characters (UTF-16 sent as UTF-8), items that
-  are neither a string nor missing (null or NaN, in a list, alone or a JSON line: an empty review) and requests
-  without any text (in Batch Transform, records that are all blank are answered; a JSON string's lone surrogate
-  escape is U+FFFD);
-* a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr).
+  ``header`` values), bad JSON (also nested too deeply, or an object that names a key twice) or CSV, non-UTF-8
+  bodies, bodies with NUL characters (UTF-16 sent as UTF-8), items that are neither a string nor missing (null or
+  NaN, in a list, alone or a JSON line: an empty review) and requests without any text (in Batch Transform, records
+  that are all blank are answered, and a body with no record, an empty object of the input, gets no answer; a JSON
+  string's lone surrogate escape is U+FFFD);
+* a 500 (a defect of ours) is answered in one line; its traceback goes to the endpoint's log (stderr); every error's
+  answer is ``text/plain; charset=utf-8`` (:data:`ERROR_TYPE`).
 
 Non-UTF-8 bodies: the toolkit itself decodes a body as UTF-8 before ``input_fn`` when the Content-Type is
 exactly one of its ``UTF8_TYPES`` (``application/json``, ``text/csv``), and answered a body that failed with a 500
@@ -37,7 +39,7 @@ import os
 from .errors import lone_surrogate_message
 from .lines import without_line_boms
 from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
-                           max_response_bytes)
+                           max_response_bytes, model_server_workers)
 from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
                              answered_blank, body_text, csv_request, csv_texts, header_parameter, json_request,
                              json_texts, jsonlines_texts, media_type, plain_texts)
@@ -57,6 +59,8 @@ MAX_REQUEST_BYTES = max_request_bytes(os.environ)
 # request; above it the request gets a 413 that says how many reviews fit, checked as the answer is built
 # (so a runaway answer never fills the worker's memory) and again on the exact body.
 MAX_RESPONSE_BYTES = max_response_bytes(os.environ)
+# An error's answer (a 4xx or a 500): its one line of text
+ERROR_TYPE = "text/plain; charset=utf-8"
 # predict_fn scores this many reviews at a time and stops at the first batch that takes the answer over the cap
 RESPONSE_CHECK_REVIEWS = 2048
 
@@ -68,10 +72,12 @@ _LOADED = {}
 def model_fn(model_dir, context=None):
     """Load the bundle in ``model_dir``; return the Gluon block with ``.predictor`` (and its parts) attached.
 
-    Loaded once per ``model_dir`` and device; later calls return the same block.
+    Loaded once per ``model_dir`` and device; later calls return the same block. The memory the load needs is checked
+    for each of the model server's workers that load it at once (:func:`_workers_loading`).
     """
     from .compact import COMPACT_EITHER
     from .predict import Predictor
+    from .table_memory import loading_together
 
     _let_input_fn_decode()
     _answer_request_errors_in_one_line()
@@ -81,7 +87,9 @@ def model_fn(model_dir, context=None):
     cached = _LOADED.get(key)
     if cached is not None and stamp is not None and cached[0] == stamp:
         return cached[1]
-    predictor = Predictor.load(model_dir, ctx=ctx, compact_as=COMPACT_EITHER)  # (its bundle made either way)
+    with loading_together(_workers_loading(key[0])):
+        predictor = Predictor.load(model_dir, ctx=ctx, compact_as=COMPACT_EITHER)  # (its bundle made either way)
+    _mark_loaded(key[0])
     block = predictor.block  # a compact bundle's table is not built: predict_fn reads its stored rows
     block.predictor = predictor
     block.featurizer, block.labels, block.names = predictor.featurizer, predictor.labels, predictor.names
@@ -226,6 +234,60 @@ def _serving_ctx(context):
     return f"gpu:{int(gpu_id) % num_gpus}"
 
 
+def _workers_loading(model_dir):
+    """table_memory.LoadingTogether of the model server's workers (serve_limits.model_server_workers) that load the
+    bundle in ``model_dir`` with this one: MMS starts them all at once, one per vCPU by default, each loading its own
+    copy, and each saw the same memory available, so that a full bundle of more than 1/N of it passed the check in
+    every worker and the OOM killer ended them, with no word in the log. Those that hold it already (a worker MMS
+    restarts later beside them: :func:`_mark_loaded`) have taken their memory, and are not counted again."""
+    import mxnet as mx
+
+    from .table_memory import LoadingTogether
+
+    count, why, variable = model_server_workers(os.environ, mx.context.num_gpus())
+    loaded = min(len(_loaded_workers(model_dir)), count - 1)
+    return LoadingTogether(count - loaded, loaded, why, variable)
+
+
+def _loaded_marks(model_dir):
+    """The folder where each process that loaded the bundle in ``model_dir`` leaves a file named by its pid."""
+    import hashlib
+    import tempfile
+
+    name = hashlib.sha1(str(model_dir).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"fasttext_lib-{os.getuid()}-served", name)
+
+
+def _loaded_workers(model_dir):
+    """The pids of the other live processes that loaded the bundle in ``model_dir`` (:func:`_mark_loaded`)."""
+    try:
+        names = os.listdir(_loaded_marks(model_dir))
+    except OSError:
+        return []
+    return [int(name) for name in names if name.isdigit() and int(name) != os.getpid() and _alive(int(name))]
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (another user's: alive)
+        pass
+    return True
+
+
+def _mark_loaded(model_dir):
+    """Leave word that this process holds the bundle in ``model_dir`` (an empty file named by its pid); nothing where
+    the temporary folder cannot be written (the check then counts every worker, as at start-up)."""
+    directory = _loaded_marks(model_dir)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        open(os.path.join(directory, str(os.getpid())), "w").close()
+    except OSError:
+        pass
+
+
 def _bundle_stamp(model_dir):
     """What tells a bundle in place from a replaced one (a local config.json's identity)."""
     try:
@@ -255,8 +317,8 @@ def _answer_request_errors_in_one_line():
     """The toolkit answers every error raised in a handler with its message, a newline and the Python traceback
     (``Transformer.handle_error``): a client that sent bad CSV got our one line followed by 20 lines of this
     library's internals and file paths. A bad request (:class:`RequestError`, 4xx) is now answered with its
-    message alone. A server error (500: a defect of ours) is answered with its message's first line (an MXNetError's
-    goes on with its C++ stack) and a pointer to the log; its traceback, which its report needs, is written to the
+    message alone, as :data:`ERROR_TYPE` (the toolkit set no Content-Type on an error). A server error (500: a
+    defect of ours) is answered with its message's first line (an MXNetError's goes on with its C++ stack) and a pointer to the log; its traceback, which its report needs, is written to the
     worker's stderr, which the server keeps in the endpoint's log (it was in the body only: the server's code and
     paths handed to whoever sent the request, and nothing in the log).
     Patched on the toolkit's class, in this serving process; a toolkit without it is left as it is."""
@@ -269,6 +331,11 @@ def _answer_request_errors_in_one_line():
     answer = original.__func__
 
     def handle_error(context, inference_exception, trace):
+        # the toolkit sets no Content-Type on an error (only transform's success path does): a client's HTTP library
+        # guessed at the body, or took it for binary; it is our one line of UTF-8 text
+        set_type = getattr(context, "set_response_content_type", None)
+        if set_type is not None:
+            set_type(0, ERROR_TYPE)
         if isinstance(inference_exception, RequestError) or getattr(inference_exception, "status_code", 500) < 500:
             return [line.rstrip("\n") for line in answer(context, inference_exception, "")]
         print(trace, file=sys.stderr, flush=True)

@@ -24,6 +24,7 @@ Not in devices.py, which holds the machine's side of the same checks (the memory
 left, the largest tensor MXNet allocates): that module imports neither MXNet nor ctypes, and config.py imports it
 before MXNet loads; this one works on MXNet arrays and Gluon parameters.
 """
+import contextlib
 import ctypes
 import sys
 import typing
@@ -113,15 +114,48 @@ def check_room_for_stored_rows(count, emsize, dtype, size, what, advice):
                                                                          room=room))
 
 
+class LoadingTogether(typing.NamedTuple):
+    """Processes that load the same bundle at once, each a copy of its own (an endpoint's model server workers at
+    start-up: sm_serve.model_fn): ``count`` of them, this one among them, after ``loaded`` that hold theirs already;
+    ``why``: why so many, and ``variable``: the setting that makes them fewer (in the model's environment)."""
+    count: int = 1
+    loaded: int = 0
+    why: str = ""
+    variable: str = ""
+
+
+_TOGETHER = [LoadingTogether()]
+
+
+@contextlib.contextmanager
+def loading_together(together):
+    """Within it, the memory a bundle's load needs is checked for ``together`` (:class:`LoadingTogether`): workers
+    that start at once each see the same memory available, and a bundle that fits once passed the check in each of
+    them, and the OOM killer ended them."""
+    _TOGETHER.append(together)
+    try:
+        yield
+    finally:
+        _TOGETHER.pop()
+
+
 def _refuse_beyond_room(size, error):
     """Raise ``error(room)`` (``room``: what this process has, said) when ``size`` bytes are more than the address
-    space left under ``ulimit -v``, or than the memory available."""
+    space left under ``ulimit -v``, or than the memory available, for each of the processes that load it at once
+    (:func:`loading_together`)."""
     left = address_space_left()
     if left is not None and size > left:
         raise error(f"this process may map {left >> 20:,} MB more (ulimit -v)")
     room = available_memory()
     if room is not None and size > room:
         raise error(f"this machine has {room >> 20:,} MB of memory available")
+    together = _TOGETHER[-1]
+    if room is not None and size * together.count > room:
+        loaded = f"; {together.loaded} more hold it already" if together.loaded else ""
+        fit = together.loaded + room // size
+        raise error(f"this machine has {room >> 20:,} MB of memory available for the {together.count} workers that "
+                    f"load it at once ({together.why}{loaded}), {-(-size * together.count >> 20):,} MB in all "
+                    f"(fewer workers: {together.variable}={fit} in the model's environment)")
 
 
 def out_of_memory_loading(num_rows, emsize, what, advice, room=None, cause=None):

@@ -2185,6 +2185,7 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
     (b'{"source": "a", "k": 0}\n', "line 1: k must be a whole number >= 1"),
     (b'{"source": "a"}\n{"source": "b", "threshold": 2}\n', "line 2: threshold must be a probability"),
     (b"", "request holds no JSON lines"),
+    (b'{"source": "a"}\n{"source": "b", "k": 2, "source": "c"}\n', 'line 2 repeats the key "source" in one JSON object'),
     (b'{"source": "caf\xe9"}\n', "request body is not valid utf-8 text"),  # bytes reach input_fn undecoded: a 400
 ])
 def test_bad_json_lines_get_a_one_line_400_naming_the_line(endpoint, body, message):
@@ -2216,8 +2217,7 @@ def test_batch_transform_answers_every_line_of_a_json_lines_mini_batch_blank_one
     (SplitType=Line) cuts a file into mini-batches wherever MaxPayloadInMB falls, so such a line may end a mini-batch,
     or be one alone (strategy="SingleRecord"): at a mini-batch's end it was taken for the file's last lines and left
     unanswered (one answer short: the job failed, or every answer after it a line off), and alone it was a 400,
-    "request holds no JSON lines", which failed the job. Every line sent gets its answer, wherever the cut falls; a
-    body with no line at all is still a 400."""
+    "request holds no JSON lines", which failed the job. Every line sent gets its answer, wherever the cut falls."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     lines = [json.dumps({"source": "great food"}), "", "  ", json.dumps({"source": "cold soup"}), "",
              json.dumps({"source": "would go again"})]
@@ -2230,8 +2230,6 @@ def test_batch_transform_answers_every_line_of_a_json_lines_mini_batch_blank_one
             assert len(part) == end - start, (cuts, mini_batch, part)
             answers += [answer[0] for answer in part]
         assert answers == expected, cuts
-    with pytest.raises(sm_serve.RequestError, match="no JSON lines"):
-        sm_serve.input_fn(b"", "application/jsonlines")
 
 
 @pytest.mark.parametrize("body, content_type, accept", [
@@ -2302,18 +2300,21 @@ def test_a_bad_request_is_answered_in_one_line_and_a_server_errors_traceback_goe
     """The toolkit put the Python traceback after every error's message: a client that sent bad JSON got our line
     and 20 lines of this library's internals. A 4xx is now its one line. A 500 (our defect) was answered with the
     traceback too (file paths and code of the server, to whoever sent the request, and nowhere else): its body is
-    now one line that points to the log, and the traceback goes to the worker's stderr (the endpoint's log)."""
+    now one line that points to the log, and the traceback goes to the worker's stderr (the endpoint's log). Both
+    say they are text: the toolkit's error path set no Content-Type, and a client's HTTP library guessed."""
     for body, content_type in ((b'["unclosed', "application/json"), (b"", "text/plain"), (b"x", "text/html")):
-        status, _, response = endpoint.invoke(body, content_type, "application/json")
+        status, response_type, response = endpoint.invoke(body, content_type, "application/json")
         assert 400 <= status < 500 and "\n" not in response and "Traceback" not in response, response
+        assert response_type == "text/plain; charset=utf-8", (body, response_type)
 
     def broken(self, texts):
         raise RuntimeError("a defect of ours")
 
     monkeypatch.setattr(Predictor, "predict", broken)
     capsys.readouterr()
-    status, _, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
+    status, response_type, response = endpoint.invoke(b'["fine"]', "application/json", "application/json")
     assert status == 500 and response == "a defect of ours (a server error; its traceback is in the endpoint's log)"
+    assert response_type == "text/plain; charset=utf-8"
     logged = capsys.readouterr().err
     assert "Traceback" in logged and "RuntimeError: a defect of ours" in logged
 
@@ -2498,6 +2499,10 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'"a"\r\n  "b"\r\n', "application/json", 400, "send it as application/jsonlines"),
     (b'{"source": "a"}', "application/json", 400, "(a line of JSON Lines? send it as application/jsonlines)"),
     (b'{"instances": "a"}', "application/json", 400, '"instances" must be a list'),
+    # a key named twice (two bodies merged) was read for its last value alone, without a word
+    (b'{"instances": ["a"], "instances": ["b", "c"]}', "application/json", 400,
+     'request body repeats the key "instances" in one JSON object, of which only one value can be read: send it once'),
+    (b'{"instances": ["a"], "configuration": {"k": 1, "k": 2}}', "application/json", 400, 'repeats the key "k"'),
     (b'{"instances": ["a"], "configuration": {"k": 0}}', "application/json", 400, "k must be a whole number >= 1"),
     (b'{"instances": ["a"], "configuration": {"threshold": 1.5}}', "application/json", 400, "threshold must be a probability"),
     (b'{"instances": ["a"], "configuration": {"top": 2}}', "application/json", 400, '"k" and/or "threshold"'),
@@ -2955,6 +2960,7 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
     full = save_bundle(trained, str(tmp_path / "full"), compact="none")
     small = save_bundle(trained, str(tmp_path / "compact"), compact="float16")
     machine_with_memory(monkeypatch, tmp_path, 3072)  # less than the 4 MB table
+    monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "1")  # (one worker: the float16 rows fit once, not twice)
     monkeypatch.setattr(sm_serve, "_LOADED", {})
     with pytest.raises(FastTextError) as caught:
         sm_serve.model_fn(full)
@@ -2969,6 +2975,71 @@ def test_model_fn_of_a_bundle_too_large_for_the_instance_is_one_error_line(split
         Predictor.load(full)
     assert "a compact bundle (save_bundle(..., compact='float32'))" in str(caught.value), caught.value
     assert "--compact" not in str(caught.value)
+
+
+def test_model_fn_counts_the_model_servers_workers_that_load_the_bundle_at_once(splits, tmp_path, monkeypatch):
+    """MMS starts one worker per vCPU (SAGEMAKER_MODEL_SERVER_WORKERS unset), all loading the bundle at once, each
+    seeing the same memory available: a full bundle that fit once passed the check in every worker, and the OOM killer
+    ended them. The check counts the workers that load it, and says how many fit; a worker MMS restarts beside others
+    that hold it already counts them no more (a dead one's mark is no worker)."""
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    trained = train(*splits, TrainConfig(**{**FAST, "epochs": 1}, progress=False, ctx="cpu"))
+    full = save_bundle(trained, str(tmp_path / "full"), compact="none")
+    config = json.load(open(os.path.join(full, "config.json")))
+    table_kb = config["num_rows"] * config["emsize"] * 4 // 1024
+    machine_with_memory(monkeypatch, tmp_path, table_kb * 3 // 2)  # room for one table and a half
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # (the workers' marks)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)  # 4 vCPUs
+    for name in ("SAGEMAKER_MODEL_SERVER_WORKERS", "MMS_DEFAULT_WORKERS_PER_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    with pytest.raises(FastTextError) as caught:
+        sm_serve.model_fn(full)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"out of memory to load {full}: its embedding table, ")
+    assert ("for the 4 workers that load it at once (one per vCPU: SAGEMAKER_MODEL_SERVER_WORKERS is unset)" in message
+            and "(fewer workers: SAGEMAKER_MODEL_SERVER_WORKERS=1 in the model's environment)" in message), message
+    assert "a larger instance type" in message and "a compact bundle (train --compact float32" in message
+    monkeypatch.setenv("MMS_DEFAULT_WORKERS_PER_MODEL", "3")  # MMS's own variable wins over the toolkit's
+    monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "1")
+    with pytest.raises(FastTextError, match=r"the 3 workers .*\(MMS_DEFAULT_WORKERS_PER_MODEL=3\).*"
+                                            r"MMS_DEFAULT_WORKERS_PER_MODEL=1 in"):
+        sm_serve.model_fn(full)
+    monkeypatch.delenv("MMS_DEFAULT_WORKERS_PER_MODEL")
+    assert len(sm_serve.predict_fn(["great food"], sm_serve.model_fn(full))) == 1  # one worker: it fits
+    monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "2")
+    sibling = subprocess.Popen(["sleep", "60"])  # a worker that holds the bundle already
+    try:
+        marks = sm_serve._loaded_marks(os.path.abspath(full))
+        os.makedirs(marks, exist_ok=True)
+        open(os.path.join(marks, str(sibling.pid)), "w").close()
+        monkeypatch.setattr(sm_serve, "_LOADED", {})
+        assert len(sm_serve.predict_fn(["great food"], sm_serve.model_fn(full))) == 1  # restarted beside it
+    finally:
+        sibling.kill()
+        sibling.wait()
+    monkeypatch.setattr(sm_serve, "_LOADED", {})
+    with pytest.raises(FastTextError, match="the 2 workers that load it at once"):  # its mark is no worker now
+        sm_serve.model_fn(full)
+
+
+def test_model_server_workers_are_counted_as_mms_starts_them(monkeypatch):
+    """MMS's default (ConfigManager.getDefaultWorkers): one worker per GPU, else one per CPU; a variable of the model's
+    environment sets another number, MMS's own over the toolkit's, and 0 (or no number) is read as unset."""
+    from fasttext_lib.serve_limits import model_server_workers
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert model_server_workers({}, 0) == (3, "one per vCPU: SAGEMAKER_MODEL_SERVER_WORKERS is unset",
+                                           "SAGEMAKER_MODEL_SERVER_WORKERS")
+    assert model_server_workers({}, 2)[:2] == (2, "one per GPU: SAGEMAKER_MODEL_SERVER_WORKERS is unset")
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": "0"}, 0)[0] == 3
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": "many"}, 2)[0] == 2
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": " 5 "}, 2) == (
+        5, "SAGEMAKER_MODEL_SERVER_WORKERS=5", "SAGEMAKER_MODEL_SERVER_WORKERS")
+    assert model_server_workers({"SAGEMAKER_MODEL_SERVER_WORKERS": "5", "MMS_DEFAULT_WORKERS_PER_MODEL": "1"}, 0) == (
+        1, "MMS_DEFAULT_WORKERS_PER_MODEL=1", "MMS_DEFAULT_WORKERS_PER_MODEL")
 
 
 def test_model_fn_of_a_compact_bundle_whose_stored_rows_are_too_large_for_the_instance_is_one_error_line(
@@ -3520,16 +3591,35 @@ def test_batch_transform_answers_a_mini_batch_of_empty_reviews(monkeypatch, serv
     """A mini-batch whose every record is an empty review was a 400 ("request holds no review text"), which fails the
     whole transform job, while the same records among others are answered: a file with one empty review (pandas writes
     it as "" in a one-column CSV) failed its job with strategy="SingleRecord" and not with MultiRecord. In Batch
-    Transform each record gets its answer; an endpoint still refuses such a request, and a body with no record at
-    all stays a 400."""
+    Transform each record gets its answer, and a body with no record at all none
+    (test_batch_transform_answers_an_empty_object_with_no_answer); an endpoint still refuses such a request."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     reviews = sm_serve.input_fn(body, content_type)
     assert sm_serve.predict_fn(reviews, served[0]) == served[1].predict(texts)
-    with pytest.raises(sm_serve.RequestError, match="no review text"):  # no record at all
-        sm_serve.input_fn(b"[]" if content_type == "application/json" else b"", content_type)
     monkeypatch.delenv("SAGEMAKER_BATCH")
     with pytest.raises(sm_serve.RequestError, match="no review text"):  # an endpoint's client is told
         sm_serve.input_fn(body, content_type)
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/jsonlines", "text/plain", "text/csv",
+                                          "text/csv; header=present"])
+def test_batch_transform_answers_an_empty_object_with_no_answer(endpoint, monkeypatch, content_type):
+    """A 0-byte object in a transform job's input (Spark's _SUCCESS, an empty part file) is sent as an empty body, and
+    it was a 400 ("request holds no JSON lines", "not valid JSON", "no review text"), which fails the whole job: zero
+    records in are zero answers out, a 200 with no answer (JSON's: []). A JSON body of whitespace holds no value either,
+    and [] no review. An endpoint's client that sent nothing is still told, a 400."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    bodies = [b"", b"\xef\xbb\xbf"] + ([b"\n", b" \r\n", b"[]", b'{"instances": []}']
+                                      if content_type == "application/json" else [])
+    for body in bodies:
+        for accept, answer in (("application/json", "[]" if content_type != "application/jsonlines" else ""),
+                               ("application/jsonlines", ""), ("text/csv", "")):
+            status, _, response = endpoint.invoke(body, content_type, accept)
+            assert (status, response) == (200, answer), (body, accept, response)
+    monkeypatch.delenv("SAGEMAKER_BATCH")
+    for body in bodies:
+        status, _, response = endpoint.invoke(body, content_type, "application/json")
+        assert status == 400, (body, response)
 
 
 @pytest.mark.parametrize("body, texts", [
