@@ -280,12 +280,26 @@ def _alive(pid):
 def _mark_loaded(model_dir):
     """Leave word that this process holds the bundle in ``model_dir`` (an empty file named by its pid); nothing where
     the temporary folder cannot be written (the check then counts every worker, as at start-up)."""
+    import atexit
+
     directory = _loaded_marks(model_dir)
+    mark = os.path.join(directory, str(os.getpid()))
     try:
         os.makedirs(directory, exist_ok=True)
-        open(os.path.join(directory, str(os.getpid())), "w").close()
+        open(mark, "w").close()
     except OSError:
-        pass
+        return
+    atexit.register(_unmark_loaded, mark)
+
+
+def _unmark_loaded(mark):
+    """A process that ends in order (the model server stops it; a test run) takes its word back, and the folder when it
+    was the last (one killed leaves its file: :func:`_loaded_workers` skips a pid no longer alive)."""
+    for remove, path in ((os.remove, mark), (os.rmdir, os.path.dirname(mark))):
+        try:
+            remove(path)
+        except OSError:  # (taken back already: a second load of the same bundle; or others' marks are left)
+            pass
 
 
 def _bundle_stamp(model_dir):

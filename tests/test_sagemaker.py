@@ -5684,3 +5684,15 @@ def test_a_stop_amid_the_jobs_metrics_names_the_files_written_and_the_one_cleane
     assert (root / "output" / "failure").read_text() == last
     kept = [name for name in ("history.csv", "metrics.json") if name != cleaned]
     assert sorted(os.listdir(data)) == kept  # (no temporary left beside them)
+
+
+def test_a_worker_that_ends_in_order_takes_back_its_mark_of_a_loaded_bundle(tmp_path):
+    """The mark a worker leaves that it holds a bundle (sm_serve._mark_loaded: counted by a worker the model server
+    restarts beside it) is taken back when the process ends in order, and its folder with the last one: every test
+    process and stopped worker left an empty file under the temporary folder for good."""
+    script = ("import sys, tempfile; tempfile.tempdir = sys.argv[1]; from fasttext_lib import sm_serve; "
+              "sm_serve._mark_loaded('/models/a'); sm_serve._mark_loaded('/models/a'); "
+              "print(sm_serve._loaded_marks('/models/a'))")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+    marks = done.stdout.strip()
+    assert marks.startswith(str(tmp_path)) and not os.path.exists(marks), os.listdir(os.path.dirname(marks))
