@@ -1443,6 +1443,52 @@ def test_concurrent_s3_publishers_leave_one_complete_set(tmp_path, s3_bucket):
     assert load_tag(dest, tmp_path) in ("aa", "bb")
 
 
+@pytest.mark.parametrize("versioning", [None, "Enabled"])
+@pytest.mark.parametrize("old", [False, True])
+def test_a_set_another_publisher_commits_meanwhile_is_replaced_with_its_files_not_left_behind(tmp_path, s3_bucket,
+                                                                                              monkeypatch, old,
+                                                                                              versioning):
+    """Two runs writing one --output at once (two notebook tabs; or two runs of one command resuming one S3
+    --checkpoint-dir, which save each epoch's set in lockstep): the other commits while this one uploads. The last
+    one wins, as before; but its manifest PUT replaced a set it had not read, so that set's files stayed behind,
+    unreferenced, until a publish there more than an hour later collected them: in a checkpoint's epoch folder,
+    which no run visits again, the model's size (adam's moments twice more) stayed billed for good. Where the bucket
+    keeps versions, neither that set's files nor its manifest stay as noncurrent versions either."""
+    dest = f"{s3_bucket}/models/run"
+    if versioning:
+        boto3.client("s3").put_bucket_versioning(Bucket=s3_bucket[len("s3://"):],
+                                                 VersioningConfiguration={"Status": versioning})
+    if old:
+        storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    real_hash, raced = storage.sets.hash_file, []
+
+    def hash_and_race(path):
+        if not raced:
+            raced.append(1)
+            storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
+        return real_hash(path)
+    monkeypatch.setattr(storage.sets, "hash_file", hash_and_race)
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert load_tag(dest, tmp_path) == "new"
+    assert s3_names(dest) == sorted(_objects(dest) + [MANIFEST])
+    if versioning:
+        assert versions_under(dest) == (sorted(_objects(dest) + [MANIFEST]), [])
+
+
+@pytest.mark.parametrize("answer", ["400-if-match", "501-if-match"])
+def test_a_set_is_replaced_on_a_store_that_cannot_check_if_match(tmp_path, s3_bucket, proxy, answer):
+    """The manifest's PUT replacing a set is conditional on it (If-Match: the test above); an S3-compatible store that
+    answers that condition 400 or 501 (it takes If-None-Match only, or no condition) gets the plain PUT it got
+    before, not a failed save."""
+    dest = f"{s3_bucket}/models/run"
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    proxy.fail("PUT", r"/config\.json$", answer)
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    assert any(m == "PUT" and "If-Match" in h for (m, _, _), h in zip(proxy.log, proxy.headers))
+    proxy.clear()
+    assert load_tag(dest, tmp_path) == "new" and s3_names(dest) == sorted(_objects(dest) + [MANIFEST])
+
+
 def test_staging_of_a_killed_run_goes_with_the_next_run_and_a_live_ones_stays(tmp_path, monkeypatch):
     """SIGKILL leaves a run's staging directory (a bundle's params) in the temp dir; the next staging
     directory anyone makes removes it, while a running process's staging directory is left alone."""
@@ -1801,8 +1847,9 @@ def test_killed_publish_without_list_bucket_leaves_no_manifest(unlisted, tmp_pat
 @pytest.mark.parametrize("old", [False, True])
 def test_a_concurrent_publish_without_list_bucket_is_never_replaced_unseen(unlisted, tmp_path, monkeypatch, old):
     """Another publisher commits while this one uploads: its set stays whole and live, this one fails in
-    one line and takes its files back (with a listing the last one wins and the orphans are collected
-    later; without one, the loser's files could never be found again)."""
+    one line and takes its files back (with a listing the last one wins and replaces the other's set, files and
+    all: test_a_set_another_publisher_commits_meanwhile_is_replaced_with_its_files_not_left_behind; without one,
+    the loser's files could never be found again)."""
     policy, proxy, dest = unlisted
     if old:
         storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})

@@ -15,6 +15,10 @@ files under names no manifest references yet, then replaces the manifest in one 
 (``os.replace`` locally, one PUT on S3), then deletes the objects the replaced manifest
 referenced. A failure at any moment therefore leaves the old manifest pointing at the old, untouched
 files, or the new one at the new files; readers go through the manifest and verify size and sha256.
+On S3 the manifest's PUT is conditional on the manifest read before (If-Match, or If-None-Match: * where none
+was): a set another publisher committed meanwhile is never replaced unseen. Where it may be replaced and S3 lists
+the prefix, it is read and replaced, its files deleted as those of any replaced set (:func:`_commit`); else the
+publish fails in one line and takes its files back.
 
 Stale leftovers: locally, whoever holds the lock knows no other publisher is running, so it deletes
 every staging file and unreferenced data file it finds. S3 has no lock: unreferenced data objects
@@ -721,16 +725,16 @@ def _multipart_uploads(client, bucket, key_prefix):
     return [upload for page in pages for upload in page.get("Uploads", [])]
 
 
-def _commit_condition(client, old, etag, listed, listable, overwrite):
+def _commit_condition(client, old, etag, listed, overwrite):
     """The condition of the manifest PUT: ``If-None-Match: *`` where no set may be replaced or none was
-    seen (no listing could tell), ``If-Match: ETag`` where the set read is replaced without a listing (a
-    concurrent publisher's set would otherwise lose its files for good: nothing could find them)."""
+    seen, ``If-Match: ETag`` where the set read is replaced: a set another publisher committed since is never
+    replaced unseen (its files would stay behind: :func:`_commit`). Replacing, a botocore without the condition
+    puts plainly (``{}``); ``None``: create-only, and no conditional writes in this botocore."""
     members = _operation_members(client)
     if not overwrite or (old is None and not listed):
         return {"IfNoneMatch": "*"} if "IfNoneMatch" in members else None
-    if old is not None and not listable and etag and "IfMatch" in members:
-        return {"IfMatch": etag}
-    return {}
+    wanted = {"IfMatch": etag} if old is not None else {"IfNoneMatch": "*"}
+    return wanted if all(wanted.values()) and set(wanted) <= members else {}
 
 
 def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, hint):
@@ -758,26 +762,63 @@ def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, 
         return client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
     except bex.ClientError as exc:
         code = exc.response.get("Error", {}).get("Code")
-        if code in ("NotImplemented", "501") and condition:  # an S3-compatible store without conditional writes
+        # an S3-compatible store without conditional writes (501), or one that takes If-None-Match but answers
+        # If-Match, which it does not support, with 400 (as checkpoints._write_note meets them)
+        if code in ("NotImplemented", "501", "InvalidArgument") and condition:
             return _put_manifest(client, bucket, key, body, None, dest, where, overwrite, hint)
         if code in ("ConditionalRequestConflict", "409"):
-            raise FastTextError(f"{dest} was being written by another save at the same time; try again") from None
+            raise _Raced(f"{dest} was being written by another save at the same time; try again") from None
+        if "IfMatch" in condition and code in ("NoSuchKey", "404"):  # the set read was removed meanwhile
+            raise _Raced(f"{dest} was replaced by another save meanwhile; {_RETRY}") from None
         if code not in ("PreconditionFailed", "412"):
             raise
         if not overwrite:
             raise already_exists(where, hint) from None
         if "IfMatch" in condition:
-            raise FastTextError(f"{dest} was replaced by another save meanwhile; {_RETRY}") from None
+            raise _Raced(f"{dest} was replaced by another save meanwhile; {_RETRY}") from None
         try:  # If-None-Match on a manifest no listing could show: another save's, or one we may not read
             read_manifest(dest, os.path.basename(key))
         except FastTextError as unread:
             raise FastTextError(f"cannot replace {where}: it exists, but reading it failed ({unread}), so neither that "
                                 f"this library wrote it nor which files it holds can be checked; grant s3:GetObject "
                                 f"or choose another destination") from None
-        raise FastTextError(f"{dest} was written by another save meanwhile; {_RETRY}") from None
+        raise _Raced(f"{dest} was written by another save meanwhile; {_RETRY}") from None
 
 
 _RETRY = "nothing of this one was kept; try again"
+
+
+class _Raced(FastTextError):
+    """The manifest's conditional PUT was refused: another publisher committed (or removed the set) since it was
+    read. :func:`_commit` reads it again and replaces it where that is allowed; else this is the one-line error."""
+
+
+_COMMIT_ATTEMPTS = 3  # a set read again and again, each time replaced before our PUT: publishers keep racing
+
+
+def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, overwrite, dest, where, hint):
+    """The commit point: the manifest's PUT, conditional on ``seen`` (``(old manifest, its GetObject answer,
+    listed)``: :func:`_check_s3_destination`'s). Returns ``(the PUT's answer, the set it replaced, its GetObject
+    answer)``. Another publisher may commit between that look and this PUT: two runs writing one --output at once, or
+    two runs of one command resuming one --checkpoint-dir, which save each epoch's set together. Where a set may be
+    replaced (``overwrite``) and S3 lists the prefix, the set now there is read and replaced, conditionally on it
+    again: its files go with it as a replaced set's. A plain PUT replaced it unseen and left its files unreferenced,
+    collected only by a publish there an hour later (ORPHAN_GRACE_SECONDS): in a checkpoint's epoch folder, which no
+    run visits again, they stayed for good. Without a listing a race stays an error, as before. ``ours``: the
+    objects this publish uploaded (a set naming them is our own PUT, whose answer was lost: the caller tells)."""
+    old, read, listed = seen
+    for attempt in range(_COMMIT_ATTEMPTS):
+        condition = _commit_condition(client, old, (read or {}).get("ETag"), listed, overwrite)
+        try:
+            put = _put_manifest(client, bucket, _key(prefix, manifest_name), body, condition, dest, where, overwrite,
+                                hint)
+            return put, old, read
+        except _Raced as raced:
+            if not (overwrite and listable) or attempt == _COMMIT_ATTEMPTS - 1:
+                raise
+            old, read, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
+            if old is not None and ours & _referenced(old):  # our own PUT landed: botocore's retry was refused
+                raise raced from None
 
 
 def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass --overwrite to replace it",
@@ -797,7 +838,6 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
         old, read, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
         if old is not None and not overwrite:
             raise already_exists(where, hint)
-        condition = _commit_condition(client, old, (read or {}).get("ETag"), listed, listable, overwrite)
         try:
             for name, path in sorted(files.items()):
                 obj = _object_name(name, publish_id)
@@ -810,8 +850,9 @@ def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass
                                                   delete_written(client, [(bucket, key, answer)]))
                     entries[name] = dict(object=obj, **hashed.result(), **_version_entry(uploaded[-1][1]))
             committing = True
-            put = _put_manifest(client, bucket, _key(prefix, manifest_name), _with_files(manifest, entries), condition,
-                                dest, where, overwrite, hint)  # the commit point
+            put, old, read = _commit(client, bucket, prefix, manifest_name, _with_files(manifest, entries),
+                                     (old, read, listed), {obj for obj, _ in uploaded}, listable, overwrite, dest,
+                                     where, hint)  # the commit point
             if on_commit is not None:
                 on_commit()
         except BaseException as exc:
