@@ -337,7 +337,8 @@ def _verify(src, name, entry, path):
         raise Damaged(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
 
 
-def _refuse(dest, why):
+def _refusal_error(dest, why):
+    """The error refusing to write a set to ``dest`` for ``why`` (the caller raises it)."""
     return FastTextError(f"refusing to write to {dest}: {why}; name a new or empty directory, or one this library wrote")
 
 
@@ -351,7 +352,7 @@ def _refuse_a_loop(dest):
 def _check_local_destination(dest, manifest_name):
     """Raise unless ``dest`` is absent, empty, ours, or holds only our leftovers. Writes nothing."""
     if os.path.realpath(dest) == os.path.realpath(os.getcwd()):
-        raise _refuse(dest, "it is the current directory")
+        raise _refusal_error(dest, "it is the current directory")
     if not os.path.lexists(dest):
         _check_creatable(dest)
         return None
@@ -363,11 +364,11 @@ def _check_local_destination(dest, manifest_name):
         try:
             return read_manifest(dest, manifest_name)
         except FastTextError as exc:
-            raise _refuse(dest, str(exc)) from None
+            raise _refusal_error(dest, str(exc)) from None
     foreign = sorted(n for n in names if not _is_ours(n))
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise _refuse(dest, f"it holds files this library did not write ({shown})")
+        raise _refusal_error(dest, f"it holds files this library did not write ({shown})")
     return None
 
 
@@ -602,7 +603,7 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
         old, read = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
         return old, read, True
     except Damaged as exc:  # not JSON, not ours: not a set to replace
-        raise _refuse(dest, str(exc)) from None
+        raise _refusal_error(dest, str(exc)) from None
     except FastTextError as exc:
         # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
         refused = str(exc) if str(exc).startswith("access denied") else None
@@ -615,13 +616,13 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
             return None, None, False
         raise
     if refused and manifest_name in listing:
-        raise _refuse(dest, refused)
+        raise _refusal_error(dest, refused)
     if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
         return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
     foreign = sorted(n for n in listing if not _is_ours(n))
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise _refuse(dest, f"it holds objects this library did not write ({shown})")
+        raise _refusal_error(dest, f"it holds objects this library did not write ({shown})")
     return None, None, True
 
 
@@ -1061,7 +1062,7 @@ def _check_puttable(client, bucket, probe):
         if _status(exc) is not None and _credentials_refused(exc):
             raise
         if _status(exc) is None or (_status(exc) >= 500 and _status(exc) != 501):  # (501: a store without If-Match)
-            raise _check_incomplete(bucket, exc) from None
+            raise _incomplete_check_error(bucket, exc) from None
         return  # refused for the condition (or a store that cannot check it): put would be allowed, or will tell
     with contextlib.suppress(Exception):  # a store that ignored the condition stored it: not left behind if we may
         # (by its version where the bucket keeps versions: a plain DELETE would leave it, hidden by a delete marker)
@@ -1072,9 +1073,9 @@ def _check_puttable(client, bucket, probe):
               f"by hand", file=sys.stderr)
 
 
-def _check_incomplete(bucket, exc):
-    """The check's PUT failed for a reason that says nothing of the permission (S3's 500 or 503 after botocore's
-    retries, a dropped connection): not passed as if allowed."""
+def _incomplete_check_error(bucket, exc):
+    """The error (the caller raises it) for a check's PUT that failed for a reason that says nothing of the permission
+    (S3's 500 or 503 after botocore's retries, a dropped connection): not passed as if allowed."""
     answer = (f"was answered {exc.response.get('Error', {}).get('Code') or 'with an error'} (HTTP {_status(exc)})"
               if _status(exc) else f"got no answer ({_endpoint_only(exc)})")
     return FastTextError(f"could not check that s3://{bucket} can be written: the check's test PUT {answer}; "
