@@ -231,23 +231,10 @@ class Workspace:
         _write_together([str(folder / name) for name in files], contents)
         return [self.show(f"{shown}/{name}") for name in files]
 
-    def save_autotune(self, trials, fig, run_name, dpi=100):
-        """A search's outputs in :meth:`run_folder`: ``autotune.png`` (``fig``, marked as ours) and
-        ``autotune_trials.csv`` (``trials``), both written in full before either replaces an older one, with their
-        record (:data:`AUTOTUNE_RECORD`: refused in one line where a file of yours has its name). Returns their
-        paths. Notebook 02 no longer calls it: its autotune cell keeps these files (:meth:`autotune`) for
-        :meth:`save_run`, which writes them with the model; the tests write an earlier search's files with it."""
-        folder = self.run_folder(run_name)
-        self._dropping_autotune.discard(folder)  # (this run's own search: they stay)
-        files = self._autotune_files(trials, fig, dpi)
-        record = AUTOTUNE_RECORD.updated(folder, files, f"{' and '.join(files)} not written")
-        paths = [str(folder / name) for name in files]
-        _write_together([*paths, str(folder / AUTOTUNE_RECORD.name)], [*files.values(), record])
-        return paths
-
     @staticmethod
     def _autotune_files(trials, fig, dpi):
-        """{name: bytes} of :meth:`save_autotune`'s files: the plot (marked as ours) and the trial table."""
+        """{name: bytes} of a search's files, which :meth:`autotune` keeps for :meth:`save_run`: the plot (marked as
+        ours) and the trial table."""
         return {AUTOTUNE_PLOT: png_bytes(fig, dpi), AUTOTUNE_TABLE: trials.to_csv(index=False).encode("utf-8")}
 
     @keeping_stops  # the Stop button: one line anywhere in the cell (stops.kept_stops, notebook_errors), not a traceback

@@ -248,18 +248,33 @@ def _library_files():
                     if os.path.isdir(os.path.join(PACKAGE_DIR, name)) and name != "__pycache__"}
 
 
-@pytest.mark.parametrize("doc, heading, unlisted", [
-    ("docs/ARCHITECTURE.md", "## One line per module", set()),
-    ("README.md", "## The library (`fasttext_lib/`), in reading order", {"__init__.py"}),
-])
-def test_every_module_has_its_row_in_the_docs_module_tables(doc, heading, unlisted):
-    """A newcomer reads these tables to find a file's concern: a module added without its row (cluster.py was in
+# The one table of the library's modules, and README's section that gives their reading order and points to it
+MODULE_TABLE = ("docs/ARCHITECTURE.md", "## One line per module")
+README_LIBRARY = ("README.md", "## The library (`fasttext_lib/`), in reading order")
+
+
+def test_every_module_has_its_row_in_the_docs_module_table():
+    """A newcomer reads this table to find a file's concern: a module added without its row (cluster.py was in
     ARCHITECTURE.md's table but not README's; __init__.py, which sets process-wide state, in neither) is invisible
     there. Rows naming a file that is gone are caught too."""
-    listed = _first_column_names(doc, heading)
+    doc = MODULE_TABLE[0]
+    listed = _first_column_names(*MODULE_TABLE)
     files = _library_files()
-    assert sorted(files - listed - unlisted) == [], f"modules without a row in {doc}"
+    assert sorted(files - listed) == [], f"modules without a row in {doc}"
     assert sorted(listed - files) == [], f"rows in {doc} naming no file of fasttext_lib/"
+
+
+def test_the_readme_leaves_the_module_table_to_architecture_and_names_only_library_files():
+    """README.md and docs/ARCHITECTURE.md each had a table of the modules, in different words, which drifted apart
+    (a module's row in one only, a detail in one only). ARCHITECTURE.md's is the one: README's section gives the
+    reading order in a few lines, pointing to it, and every file it names is one of the library's."""
+    doc, heading = README_LIBRARY
+    assert _table_rows(doc, heading) == [], f"a module table in {doc}: its rows belong in {MODULE_TABLE[0]}'s"
+    with open(os.path.join(ROOT, doc)) as f:
+        section = f.read().split(heading, 1)[1].split("\n#", 1)[0]
+    assert "docs/ARCHITECTURE.md#one-line-per-module" in section
+    named = {name for name in re.findall(r"`([^`]+)`", section) if re.fullmatch(r"\w+(\.py|\.cc|/)", name)}
+    assert "train.py" in named and sorted(named - _library_files()) == [], f"files {doc} names that fasttext_lib/ lacks"
 
 
 def _library_words():
@@ -273,15 +288,12 @@ def _library_words():
     return words
 
 
-@pytest.mark.parametrize("doc, heading", [
-    ("docs/ARCHITECTURE.md", "## One line per module"),
-    ("README.md", "## The library (`fasttext_lib/`), in reading order"),
-])
-def test_the_names_the_docs_module_tables_give_are_in_the_library(doc, heading):
+def test_the_names_the_docs_module_table_gives_are_in_the_library():
     """A newcomer greps for the function a row names: download_answers.py's row named ``check_range_start``, renamed
     ``check_range`` since, and the grep found nothing. Every Python name in backticks in a row's description
     (``open_from_byte``, ``storage.one_of_several_files``, ``read_vec(keep=)``'s ``read_vec``) is a word of the
     library's sources."""
+    doc, heading = MODULE_TABLE
     words = _library_words()
     named = [(row.split("|")[1].strip(), re.fullmatch(r"(?:\w+\.)*(\w+)(?:\(.*\))?", ref))
              for row in _table_rows(doc, heading) for ref in re.findall(r"`([^`]+)`", "|".join(row.split("|")[2:]))]

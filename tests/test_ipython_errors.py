@@ -264,7 +264,8 @@ def test_a_stop_anywhere_in_an_autotune_search_is_one_true_line_and_the_cell_sti
     notebook_errors.stop_showing_errors_as_lines()
 
 
-def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, capsys, monkeypatch, tmp_path):
+def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, capsys, monkeypatch, tmp_path,
+                                                                      s3_bucket):
     """A Stop in notebook 02's autotune cell after the search had returned (while it evaluated the tuned model on the
     test split, drew the trials or saved the trial table) was IPython's whole traceback; and the cell had already
     saved this search's plot and table, and replaced the notebook's model, before its slowest step. The cell's work
@@ -310,7 +311,7 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
                         lambda *args, **kwargs: real_autotune(*args, max_trials=1, **kwargs))
     monkeypatch.setattr(AutotuneResult, "evaluate", evaluate)
     monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv)
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
     shell.user_ns.update(autotune=True, train_data=load_sample("train").head(300), test_data=load_sample("test").head(100),
                          config=TrainConfig(ctx="cpu", buckets=50_000, progress=False), seed=0, autotune_duration=600,
                          ws=ws, run_name="run", plt=plt)
@@ -321,10 +322,11 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
     folder = ws.out / "run"
     assert not folder.exists()  # (the save cell writes the plot and table, with the model)
     earlier = plt.figure()
-    ws.save_autotune(shell.user_ns["tuned"].trials, earlier, "run")  # an earlier run's, saved with its model
+    ws.save_run(shell.user_ns["trained"], "run", earlier)  # 02's save cell: this search's, saved with its model
     plt.close(earlier)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    assert sorted(before) == ["autotune.png", "autotune_trials.csv", "autotune_written.json"]  # (and its record)
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", "autotune_written.json", "history.csv",
+                              "history.png"]  # (and their record; the model's history)
     capsys.readouterr()
     line = ("error: stopped by the user after the autotune search (1 trial), while showing its results; nothing was "
             "saved; run the cell again to start over")

@@ -654,7 +654,7 @@ def test_papermill_run_with_a_bad_parameter_fails_in_its_check_cell_with_one_err
     assert "Traceback" not in r.stderr.split("Exception encountered at")[-1]
 
 
-def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_path, capsys):
+def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_path, s3_bucket, monkeypatch, capsys):
     """After a run with autotune=True, a run without it left autotune.png and autotune_trials.csv in output_dir: a
     trial table of another search beside the new model's history. 02's autotune cell now has them removed (once the
     new model is saved: ws.save_run calls remove_autotune), and only them, when they are this library's (a user's
@@ -663,30 +663,26 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import pandas as pd
 
-    from fasttext_lib.autotune import TRIAL_COLUMNS
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
-    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
     cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
     run = ws.out / "sample"  # the run's folder
 
-    ws.save_autotune(trials, fig, "sample")  # what a run with autotune=True leaves (its save cell writes them)
-    (run / "history.csv").write_text("epoch\n1\n")
+    _save_a_search(ws, "sample", fig, monkeypatch)  # what a run with autotune=True leaves
     (run / "my_autotune.png").write_bytes((run / "autotune.png").read_bytes())
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102 - 02's autotune cell, without autotune
     assert ws.remove_autotune("sample") == ["autotune.png", "autotune_trials.csv"]  # (save_run's call)
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "my_autotune.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
-    ws.save_autotune(trials.assign(ended="budget"), fig, "sample")  # the table a search returns (its "ended" column)
+    _save_a_search(ws, "sample", fig, monkeypatch)  # another autotuned run, then one without: removed again
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102
     ws.remove_autotune("sample")
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "my_autotune.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
     fig.savefig(run / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
@@ -698,50 +694,73 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
 
     (run / "autotune.png").unlink()
     (run / "autotune_trials.csv").unlink()
-    elsewhere = Workspace("b", "p", str(tmp_path / "elsewhere"))
-    elsewhere.save_autotune(trials, fig, "sample")
+    elsewhere = Workspace(s3_bucket[len("s3://"):], "q", str(tmp_path / "elsewhere"))
+    _save_a_search(elsewhere, "sample", fig, monkeypatch)
     (run / "autotune.png").symlink_to(elsewhere.out / "sample" / "autotune.png")  # a link: not removed, nor its target
     assert ws.drop_autotune("sample") == [] and ws.remove_autotune("sample") == []
     assert (run / "autotune.png").is_symlink() and (elsewhere.out / "sample" / "autotune.png").exists()
     plt.close(fig)
 
 
-def test_autotune_outputs_are_replaced_together(tmp_path):
-    """A table that fails to write leaves the earlier plot and table both as they were (none half-written)."""
+def test_a_search_and_its_models_history_are_replaced_together(tmp_path, s3_bucket, monkeypatch):
+    """A search's plot and table are put in place by the save of its model, with the history and their record: a
+    table that fails to write part way leaves the earlier search's plot, table and record and the earlier history all
+    as they were (none half-written, no temporary), and the earlier bundle."""
+    import contextlib
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import pandas as pd
 
-    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from conftest import make_splits
+    from fasttext_lib import storage
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path))
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    ws.save_autotune(pd.DataFrame([[1] * len(TRIAL_COLUMNS)], columns=TRIAL_COLUMNS), fig, "run")
+    _save_a_search(ws, "run", fig, monkeypatch, seed=1)
     run = tmp_path / "run"
-    before = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE)}
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    saved = Predictor.load(ws.model("run")).metrics
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png"]
 
-    class Broken:
-        def to_csv(self, **kwargs):
+    real_writes = storage.atomic_writes
+
+    class Cut:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            self.f.write(data[:10])  # (part of it written, then the write fails)
             raise RuntimeError("cut")
 
+    @contextlib.contextmanager
+    def table_cut(paths, **kwargs):
+        with real_writes(paths, **kwargs) as files:
+            yield [Cut(f) if str(path).endswith("autotune_trials.csv") else f for path, f in zip(paths, files)]
+
+    train_data, test_data = make_splits(200, 50, seed=0)
+    tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
     ax.plot([2, 1])
+    monkeypatch.setattr(storage, "atomic_writes", table_cut)
     with pytest.raises(RuntimeError, match="cut"):
-        ws.save_autotune(Broken(), fig, "run")
-    assert {name: (run / name).read_bytes() for name in before} == before
-    assert sorted(p.name for p in run.iterdir()) == sorted(before)
+        ws.save_run(tuned.trained, "run", fig)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+    assert Predictor.load(ws.model("run")).metrics == saved  # the earlier search's bundle
     plt.close(fig)
 
 
-# What 02's autotune search records of the plot and table its save writes in the run's folder (Workspace.save_run;
-# Workspace.save_autotune, which the tests call, writes the same), as 04 does of its files.
+# What 02's autotune search records of the plot and table its save writes in the run's folder (Workspace.save_run),
+# as 04 does of its files.
 RECORD_OF_AUTOTUNE = "autotune_written.json"
 
 
-def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(tmp_path, capsys):
+def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(tmp_path, s3_bucket, monkeypatch,
+                                                                              capsys):
     """remove_autotune took a file for an earlier search's by its content: a trial table of the user's with the
     table's columns (pandas' to_csv), or a PNG marked as the library's (a copy of an earlier plot kept under that
     name), was deleted when 02 saved a model without autotune. Only what the search's record says it wrote goes now,
@@ -756,7 +775,7 @@ def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(t
     from fasttext_lib.figures import FIGURE_MARK, png_software
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
     trials = pd.DataFrame([[1, "start", *[0] * (len(TABLE_COLUMNS) - 3), "budget"]], columns=TABLE_COLUMNS)
@@ -774,15 +793,17 @@ def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(t
 
     for name in mine:
         (run / name).unlink()
-    ws.save_autotune(trials, fig, "sample")  # the search's, recorded
-    assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE]
+    _save_a_search(ws, "sample", fig, monkeypatch)  # the search's, recorded
+    assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE,
+                                                     "history.csv", "history.png"]
     with open(run / "autotune_trials.csv", "a") as f:
         f.write("my note\n")
     edited = (run / "autotune_trials.csv").read_bytes()
     capsys.readouterr()
     assert ws.drop_autotune("sample") == ["autotune.png"]
     assert ws.remove_autotune("sample") == ["autotune.png"]
-    assert sorted(p.name for p in run.iterdir()) == ["autotune_trials.csv"]  # (the record gone with what it named)
+    assert sorted(p.name for p in run.iterdir()) == ["autotune_trials.csv", "history.csv", "history.png"]  # (and the
+    # record gone with what it named)
     assert (run / "autotune_trials.csv").read_bytes() == edited
     err = capsys.readouterr().err
     assert [line for line in err.splitlines() if "kept" in line] == [
@@ -797,18 +818,19 @@ def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(t
     ("04_written.json", b'{"written_by": "notebook 02\'s autotune search (fasttext_lib)", "files": {}}'),
     (RECORD_OF_AUTOTUNE, b'{"written_by": "me", "files": {}}\n'),
 ])
-def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record, mine, tmp_path, capsys):
+def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record, mine, tmp_path, monkeypatch, capsys):
     """A file of the user's named 04_written.json (valid JSON or not) was written over by 04's next save, as if its
     record: the record is known by its writer's mark now, and a file without it is refused in one line, nothing of
     the save written; a removal finds nothing recorded in it, and leaves it. So is one named as the autotune
-    search's."""
+    search's, by 02's autotune cell before its search."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from fasttext_lib.autotune import TABLE_COLUMNS
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
@@ -818,21 +840,22 @@ def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record
     (run / record).write_bytes(mine)
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    if record == RECORD_OF_AUTOTUNE:
-        trials = pd.DataFrame([[1, "start", *[0] * (len(TABLE_COLUMNS) - 3), "budget"]], columns=TABLE_COLUMNS)
-        saves = [lambda: ws.save_autotune(trials, fig, "run")]
-        writer, names = "notebook 02's autotune search", ["autotune.png and autotune_trials.csv"]
+    if record == RECORD_OF_AUTOTUNE:  # (02's autotune cell refuses it before the search)
+        _autotune_of_one_trial(monkeypatch)
+        train_data, test_data = make_splits(200, 50, seed=0)
+        saves = [lambda: ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)]
+        writer, refused_as = "notebook 02's autotune search", ["the autotune search not run"]
         remove = ws.remove_autotune
     else:
         saves = [lambda: ws.save_predictions(pd.DataFrame({"label": ["1"], "probability": [0.5], "review": ["r"]}),
                                              "run"),
                  lambda: ws.save_confusion_matrix(fig, "run")]
-        writer, names = "notebook 04", ["04_predictions.csv", "04_confusion_matrix.png"]
+        writer, refused_as = "notebook 04", ["04_predictions.csv not written", "04_confusion_matrix.png not written"]
         remove = ws.remove_inference
-    for save, name in zip(saves, names):
+    for save, refusal in zip(saves, refused_as):
         with pytest.raises(FastTextError) as refused:
             save()
-        assert str(refused.value) == (f"{name} not written: {run / record} is not {writer}'s record of the files it "
+        assert str(refused.value) == (f"{refusal}: {run / record} is not {writer}'s record of the files it "
                                       f"wrote (a file of yours?): move it away to write there"), refused.value
         assert [p.name for p in run.iterdir()] == [record] and (run / record).read_bytes() == mine
     assert remove("run") == [] and (run / record).read_bytes() == mine
@@ -887,12 +910,33 @@ def test_a_record_that_is_a_link_is_not_trusted(tmp_path, capsys):
 
 
 def _autotune_of_one_trial(monkeypatch):
-    """02's autotune cell's search cut to one trial (seconds)."""
+    """02's autotune cell's search cut to one trial (seconds); once cut, left as it is."""
     import fasttext_lib.autotune as autotune_module
 
     real_autotune = autotune_module.autotune
-    monkeypatch.setattr(autotune_module, "autotune",
-                        lambda *args, **kwargs: real_autotune(*args, max_trials=1, **kwargs))
+    if getattr(real_autotune, "one_trial", False):  # (wrapped again, max_trials was given twice)
+        return
+
+    def one_trial(*args, **kwargs):
+        return real_autotune(*args, max_trials=1, **kwargs)
+
+    one_trial.one_trial = True
+    monkeypatch.setattr(autotune_module, "autotune", one_trial)
+
+
+def _save_a_search(ws, run_name, fig, monkeypatch, seed=0):
+    """What notebook 02 run with autotune=True leaves of ``run_name``: its autotune cell's search (ws.autotune, cut to
+    one trial, on make_splits' data of ``seed``) and its save cell (ws.save_run of the search's model, ``fig`` its
+    history plot), which puts the search's plot, table and their record in the run's folder with the model's history,
+    and saves the bundle. Returns the search."""
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+
+    _autotune_of_one_trial(monkeypatch)
+    train_data, test_data = make_splits(200, 50, seed=seed)
+    tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), run_name, duration=600)
+    ws.save_run(tuned.trained, run_name, fig)
+    return tuned
 
 
 def test_02s_autotune_refuses_a_file_of_the_users_named_as_its_record_before_the_search(tmp_path, s3_bucket,
@@ -1972,7 +2016,7 @@ def test_04s_committed_neighbours_table_tells_its_neighbours_apart():
     assert all(re.fullmatch(r"-?0\.\d{4}", similarity) for similarity in similarities), shown  # (not 1.00: a tie)
 
 
-def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_path, s3_bucket):
+def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_path, s3_bucket, monkeypatch):
     """02 run with run_name a, then b, in one output_dir: b's history.csv and history.png replaced a's (each bundle's
     metrics.json kept its own), and b without autotune removed a's autotune.png and autotune_trials.csv. Each run's
     files are in output_dir/{run_name}/ now (a name with / is a folder in a folder), as 02's last cell prints them."""
@@ -1983,7 +2027,6 @@ def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_pa
     import pandas as pd
 
     from conftest import make_splits
-    from fasttext_lib.autotune import TRIAL_COLUMNS
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.train import train
@@ -1993,16 +2036,16 @@ def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_pa
     train_data, val_data = make_splits(200, 50, seed=0)
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
     autotune_cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
-    for run_name, epochs in (("a", 1), ("exp/b", 2)):
-        ws.save_run(train(train_data, val_data, TrainConfig(epochs=epochs, progress=False)), run_name, fig)
-    ws.save_autotune(trials, fig, "a")  # (what a's autotune cell writes)
+    _save_a_search(ws, "a", fig, monkeypatch)  # a, autotuned
+    a_files = {p.name: p.read_bytes() for p in (ws.out / "a").iterdir()}
     exec(autotune_cell, {"autotune": False, "ws": ws, "run_name": "exp/b"})  # noqa: S102 - b's, without autotune
+    ws.save_run(train(train_data, val_data, TrainConfig(epochs=2, progress=False)), "exp/b", fig)
     assert sorted(str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.is_file()) == [
         "a/autotune.png", "a/autotune_trials.csv", f"a/{RECORD_OF_AUTOTUNE}", "a/history.csv", "a/history.png",
         "exp/b/history.csv", "exp/b/history.png"]
-    assert [len(pd.read_csv(ws.out / run / "history.csv")) for run in ("a", "exp/b")] == [1, 2]
+    assert {p.name: p.read_bytes() for p in (ws.out / "a").iterdir()} == a_files  # a's, as its save wrote them
+    assert len(pd.read_csv(ws.out / "exp/b" / "history.csv")) == 2
     last_cell = code_cells(read(SERIES[1]))[-1].source
     assert 'ws.show(f"{run_name}/history.csv")' in last_cell and 'ws.show(f"{run_name}/history.png")' in last_cell
     plt.close(fig)
@@ -2177,11 +2220,9 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import pandas as pd
 
     from conftest import make_splits
     from fasttext_lib import bundle
-    from fasttext_lib.autotune import TRIAL_COLUMNS
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.train import train
@@ -2191,9 +2232,7 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, progress=False))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
-    ws.save_autotune(trials, fig, "run")  # the autotuned run: its search's files, then its model and history
-    ws.save_run(trained, "run", fig)
+    _save_a_search(ws, "run", fig, monkeypatch)  # the autotuned run: its search's files with its model and history
     run = ws.out / "run"
     before = {p.name: p.read_bytes() for p in run.iterdir()}
     assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png"]
@@ -2226,11 +2265,9 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import pandas as pd
 
     from conftest import make_splits
     from fasttext_lib import bundle
-    from fasttext_lib.autotune import TRIAL_COLUMNS
     from fasttext_lib.config import TrainConfig
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.figures import png_software
@@ -2243,11 +2280,10 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     earlier = train(train_data, test_data, TrainConfig(epochs=1, progress=False))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
-    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
-    ws.save_autotune(trials, fig, "run")  # an earlier autotuned run: its search's files, its model and history
-    ws.save_run(earlier, "run", fig)
+    _save_a_search(ws, "run", fig, monkeypatch, seed=1)  # an earlier autotuned run: its search's files, model, history
     run = ws.out / "run"
     before = {p.name: p.read_bytes() for p in run.iterdir()}
+    capsys.readouterr()
 
     tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
     assert "trial  phase" in capsys.readouterr().out  # the trial table is shown in the cell

@@ -341,7 +341,8 @@ def _verify(src, name, entry, path):
         raise Damaged(f"{src}: {name} does not match its checksum in the manifest (corrupt or from another set)")
 
 
-def _refuse(dest, why):
+def _refusal_error(dest, why):
+    """The error refusing to write a set to ``dest`` for ``why`` (the caller raises it)."""
     return FastTextError(f"refusing to write to {dest}: {why}; name a new or empty directory, or one this library wrote")
 
 
@@ -355,7 +356,7 @@ def _refuse_a_loop(dest):
 def _check_local_destination(dest, manifest_name):
     """Raise unless ``dest`` is absent, empty, ours, or holds only our leftovers. Writes nothing."""
     if os.path.realpath(dest) == os.path.realpath(os.getcwd()):
-        raise _refuse(dest, "it is the current directory")
+        raise _refusal_error(dest, "it is the current directory")
     if not os.path.lexists(dest):
         _check_creatable(dest)
         return None
@@ -367,7 +368,7 @@ def _check_local_destination(dest, manifest_name):
         try:
             return read_manifest(dest, manifest_name)
         except FastTextError as exc:
-            raise _refuse(dest, str(exc)) from None
+            raise _refusal_error(dest, str(exc)) from None
     _refuse_foreign(dest, sorted(n for n in names if not _is_ours(n)), "files", lambda name: os.path.isdir(
         os.path.join(dest, name)) and _manifest_at(os.path.join(dest, name, manifest_name)) is not None)
     return None
@@ -390,7 +391,7 @@ def _refuse_foreign(dest, foreign, kind, holds_a_set):
         why.append(f"other bundles or checkpoints, saved in folders under it ({folders}), and a bundle's or "
                    f"checkpoint's folder holds its own files alone")
     if why:
-        raise _refuse(dest, "it holds " + ", and ".join(why))
+        raise _refusal_error(dest, "it holds " + ", and ".join(why))
 
 
 def _first_few(names):
@@ -628,7 +629,7 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
         old, read = _read_s3_manifest(f"s3://{bucket}/{prefix}", manifest_name)
         return old, read, True
     except Damaged as exc:  # not JSON, not ours: not a set to replace
-        raise _refuse(dest, str(exc)) from None
+        raise _refusal_error(dest, str(exc)) from None
     except FastTextError as exc:
         # 403 for a missing manifest is what S3 answers a caller without s3:ListBucket: the listing tells
         refused = str(exc) if str(exc).startswith("access denied") else None
@@ -641,7 +642,7 @@ def _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts=
             return None, None, False
         raise
     if refused and manifest_name in listing:
-        raise _refuse(dest, refused)
+        raise _refusal_error(dest, refused)
     if manifest_name in listing and attempts > 1:  # a concurrent publisher committed meanwhile: check that
         return _check_s3_destination(client, bucket, prefix, manifest_name, dest, attempts - 1)
     _refuse_foreign(dest, sorted(n for n in listing if not _is_ours(n)), "objects", lambda name: name.endswith(
@@ -1122,7 +1123,7 @@ def _check_puttable(client, bucket, probe):
         if _status(exc) is not None and _credentials_refused(exc):
             raise
         if _status(exc) is None or (_status(exc) >= 500 and _status(exc) != 501):  # (501: a store without If-Match)
-            raise _check_incomplete(bucket, exc) from None
+            raise _incomplete_check_error(bucket, exc) from None
         return  # refused for the condition (or a store that cannot check it): put would be allowed, or will tell
     with contextlib.suppress(Exception):  # a store that ignored the condition stored it: not left behind if we may
         # (by its version where the bucket keeps versions: a plain DELETE would leave it, hidden by a delete marker)
@@ -1133,9 +1134,9 @@ def _check_puttable(client, bucket, probe):
               f"by hand", file=sys.stderr)
 
 
-def _check_incomplete(bucket, exc):
-    """The check's PUT failed for a reason that says nothing of the permission (S3's 500 or 503 after botocore's
-    retries, a dropped connection): not passed as if allowed."""
+def _incomplete_check_error(bucket, exc):
+    """The error (the caller raises it) for a check's PUT that failed for a reason that says nothing of the permission
+    (S3's 500 or 503 after botocore's retries, a dropped connection): not passed as if allowed."""
     answer = (f"was answered {exc.response.get('Error', {}).get('Code') or 'with an error'} (HTTP {_status(exc)})"
               if _status(exc) else f"got no answer ({_endpoint_only(exc)})")
     return FastTextError(f"could not check that s3://{bucket} can be written: the check's test PUT {answer}; "
