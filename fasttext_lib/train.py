@@ -48,7 +48,7 @@ from .errors import (SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, FastTextError, ch
                      setting_named, settings_said_as)
 from .stops import (NOT_COMPARED_CONDITION, keeping_stops, note_progress, older_condition, older_or_newer,
                     raise_if_interrupted)
-from .features import Featurizer, TokenBags
+from .features import Featurizer, TokenBags, chunk_stops
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer
@@ -71,6 +71,10 @@ QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engin
 # val_data, whichever it is; history_frame names it); train(score_train=True) adds TRAIN_ACCURACY ("train_accuracy")
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
 HELD_OUT_SPLITS = ("validation", "test")
+# Tokens (or encoded entries) of the training split score_train scores at a time (accuracy_on): their bags, ~8 bytes an
+# entry (a token's word and n-grams), are ~20 MB with bigrams. A chunk of 65,536 documents (~10M Yelp-shaped tokens) was
+# ~190 MB, kept in the heap for the rest of the run (keep_freed_memory): most of notebook 02's peak above the CLI's.
+SCORED_AT_ONCE = 1 << 20
 
 
 @dataclass
@@ -635,14 +639,18 @@ def _leave_cluster(run):
         run.updater.kv = None
 
 
-def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
-    """The model's accuracy on every document of ``bags`` (``Bags`` or ``TokenBags``), encoded and
-    scored ``chunk_docs`` at a time so that a large training split is never encoded whole."""
-    correct = 0
-    for start in range(0, len(y), chunk_docs):
+def accuracy_on(model, featurizer, bags, y, ctx, chunk_size=None):
+    """The model's accuracy on every document of ``bags`` (``Bags`` or ``TokenBags``), encoded and scored a chunk of
+    documents of at most ``chunk_size`` tokens (``TokenBags``) or entries (``Bags``) at a time (None:
+    :data:`SCORED_AT_ONCE`), so that a large training split is never encoded whole; each document's probabilities are
+    its own (scoring.py), whatever the chunk."""
+    sizes = bags.lengths if isinstance(bags, TokenBags) else np.diff(bags.offsets)
+    correct = start = 0
+    for stop in chunk_stops(np.cumsum(sizes), chunk_size or SCORED_AT_ONCE):
         raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (stops.py)
-        docs = np.arange(start, min(len(y), start + chunk_docs))
+        docs = np.arange(start, stop)
         correct += int((probabilities(model, featurizer, bags.select(docs), ctx).argmax(axis=1) == y[docs]).sum())
+        start = stop
     return correct / len(y)
 
 
