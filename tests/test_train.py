@@ -505,6 +505,28 @@ def test_score_train_encodes_the_training_split_a_bounded_number_of_tokens_at_a_
         [r["train_accuracy"] for r in trained.history]
 
 
+def test_train_gives_the_heap_back_once_the_runs_arrays_are_freed(splits, monkeypatch):
+    """As train() returns, the heap's free pages go back to the kernel (malloc_trim), after the run's bags, batch maker
+    and updater are freed: kept resident (keep_freed_memory keeps the heap whole), they were peak memory under what
+    the caller did next (the CLI's save, notebook 02's plot and imports)."""
+    import weakref
+
+    import fasttext_lib.train as train_module
+
+    makers, trims = [], []
+
+    class Maker(train_module.BatchMaker):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            makers.append(weakref.ref(self))
+
+    monkeypatch.setattr(train_module, "BatchMaker", Maker)
+    monkeypatch.setattr(train_module, "give_freed_memory_back",
+                        lambda: trims.append([maker() is not None for maker in makers]), raising=False)
+    train(*splits, TrainConfig(epochs=1, progress=False, ctx="cpu"), score_train=True)
+    assert trims and trims[-1] == [False], trims  # the last trim: the run's batch maker (its bags with it) freed first
+
+
 @pytest.mark.parametrize("native", ["1", "0"])
 @pytest.mark.parametrize("split", ["train", "validation"])
 def test_a_lone_surrogate_in_a_text_to_train_on_is_one_error_naming_it(monkeypatch, native, split):
