@@ -65,6 +65,16 @@ class Bags:
         return Bags(self.rows[gather], self.weights[gather], offsets)
 
 
+def chunk_stops(ends, per_chunk):
+    """The end (exclusive) of each chunk of documents whose sizes (tokens, entries) sum to ``ends`` (their running
+    total, ``np.cumsum``): consecutive chunks of at most ``per_chunk`` in all, a document bigger than that alone."""
+    doc = 0
+    while doc < len(ends):
+        first = ends[doc - 1] if doc else 0
+        doc = max(doc + 1, int(np.searchsorted(ends, first + per_chunk, side="right")))
+        yield doc
+
+
 @dataclass
 class TokenBags:
     """A training corpus kept as token ids, its bags encoded batch by batch (:meth:`select`), as
@@ -309,9 +319,8 @@ class Featurizer:
         rows, weights = np.empty(bound, dtype=np.int32), np.empty(bound, dtype=np.float32)
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         doc = nnz = 0
-        while doc < len(lengths):
+        for stop in chunk_stops(ends, self.CHUNK_TOKENS):
             first_token = ends[doc - 1] if doc else 0
-            stop = max(doc + 1, int(np.searchsorted(ends, first_token + self.CHUNK_TOKENS, side="right")))
             part = self._bags(*tokens_of(first_token, ends[stop - 1]), lengths[doc:stop])
             rows[nnz:nnz + part.nnz], weights[nnz:nnz + part.nnz] = part.rows, part.weights
             offsets[doc + 1:stop + 1] = part.offsets[1:] + nnz

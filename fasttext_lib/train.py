@@ -49,7 +49,7 @@ from .errors import (SETTINGS_AS_ARGUMENTS, SETTINGS_AS_FLAGS, FastTextError, ch
                      setting_named, settings_said_as)
 from .stops import (NOT_COMPARED_CONDITION, keeping_stops, note_progress, older_condition, older_or_newer,
                     raise_if_interrupted)
-from .features import Featurizer, TokenBags
+from .features import Featurizer, TokenBags, chunk_stops
 from .label_names import display, for_labels
 from .lean_import import forget_an_interrupted_import
 from .optim import Updater, make_optimizer
@@ -72,6 +72,10 @@ QUEUED_BATCH_BYTES = 8 << 20  # batch arrays the loop may queue on MXNet's engin
 # val_data, whichever it is; history_frame names it); train(score_train=True) adds TRAIN_ACCURACY ("train_accuracy")
 HISTORY_COLUMNS = ["epoch", "train_loss", "val_loss", "val_accuracy", "seconds", "samples_per_s"]
 HELD_OUT_SPLITS = ("validation", "test")
+# Tokens (or encoded entries) of the training split score_train scores at a time (accuracy_on): their bags, ~8 bytes an
+# entry (a token's word and n-grams), are ~20 MB with bigrams. A chunk of 65,536 documents (~10M Yelp-shaped tokens) was
+# ~190 MB, kept in the heap for the rest of the run (keep_freed_memory): most of notebook 02's peak above the CLI's.
+SCORED_AT_ONCE = 1 << 20
 
 
 @dataclass
@@ -226,7 +230,10 @@ def train(train_data, val_data=None, config=None, on_epoch_end=None, checkpoint_
             row = _run_epoch(run, epoch)
             _end_epoch(run, row, on_epoch_end)
         _leave_cluster(run)
-    return run.result
+        result = run.result
+        del run, data  # (the bags, the batch maker, the updater: freed, for the heap to give their pages back)
+    give_freed_memory_back()  # the caller saves, plots, imports on: kept, the heap's free pages were its peak too
+    return result
 
 
 @contextlib.contextmanager
@@ -637,14 +644,18 @@ def _leave_cluster(run):
         run.updater.kv = None
 
 
-def accuracy_on(model, featurizer, bags, y, ctx, chunk_docs=65536):
-    """The model's accuracy on every document of ``bags`` (``Bags`` or ``TokenBags``), encoded and
-    scored ``chunk_docs`` at a time so that a large training split is never encoded whole."""
-    correct = 0
-    for start in range(0, len(y), chunk_docs):
+def accuracy_on(model, featurizer, bags, y, ctx, chunk_size=None):
+    """The model's accuracy on every document of ``bags`` (``Bags`` or ``TokenBags``), encoded and scored a chunk of
+    documents of at most ``chunk_size`` tokens (``TokenBags``) or entries (``Bags``) at a time (None:
+    :data:`SCORED_AT_ONCE`), so that a large training split is never encoded whole; each document's probabilities are
+    its own (scoring.py), whatever the chunk."""
+    sizes = bags.lengths if isinstance(bags, TokenBags) else np.diff(bags.offsets)
+    correct = start = 0
+    for stop in chunk_stops(np.cumsum(sizes), chunk_size or SCORED_AT_ONCE):
         raise_if_interrupted()  # a SIGTERM whose first raise a __del__ swallowed (stops.py)
-        docs = np.arange(start, min(len(y), start + chunk_docs))
+        docs = np.arange(start, stop)
         correct += int((probabilities(model, featurizer, bags.select(docs), ctx).argmax(axis=1) == y[docs]).sum())
+        start = stop
     return correct / len(y)
 
 
@@ -805,12 +816,24 @@ def keep_freed_memory():
     leave ~30 MB of free pages scattered through it, which training's allocations (mostly made on
     other threads, so in other arenas) would not reuse; kept, they are peak memory for nothing.
     """
+    libc = give_freed_memory_back()
+    if libc is not None:
+        libc.mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD: allocations below 1 GiB come from the heap
+        libc.mallopt(-1, (1 << 31) - 1)  # M_TRIM_THRESHOLD: do not give the heap top back
+
+
+def give_freed_memory_back():
+    """Hand the heap's free pages back to the kernel (glibc's ``malloc_trim``); returns glibc (None outside it).
+
+    Called as :func:`keep_freed_memory` starts, and by :func:`train` as it returns: the bags and the steps'
+    temporaries, freed by then, stayed resident (the heap is kept whole), and what the caller did next (the CLI's save
+    of the bundle, notebook 02's plot and imports) added to them: ~55 MB at 94k Yelp-shaped reviews (the CLI's peak
+    1,080 -> 1,048 MiB; notebook 02's later steps take about as much again)."""
     import ctypes
 
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim(0)
-        libc.mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD: allocations below 1 GiB come from the heap
-        libc.mallopt(-1, (1 << 31) - 1)  # M_TRIM_THRESHOLD: do not give the heap top back
+        return libc
     except (OSError, AttributeError):
-        pass
+        return None

@@ -477,10 +477,54 @@ def test_accuracy_on_scores_every_document_in_chunks(splits):
     featurizer, tokens = Featurizer.fit(splits[0].texts, return_bags="tokens")
     assert featurizer.vocab.idx_to_token == trained.featurizer.vocab.idx_to_token
     y = encode_labels(splits[0].labels, trained.labels, "train")
-    whole = accuracy_on(trained.model, featurizer, tokens.encode_all(), y, mx.cpu(), chunk_docs=len(y))
-    assert accuracy_on(trained.model, featurizer, tokens, y, mx.cpu(), chunk_docs=7) == whole
+    whole = accuracy_on(trained.model, featurizer, tokens.encode_all(), y, mx.cpu(), chunk_size=10 ** 9)
+    assert accuracy_on(trained.model, featurizer, tokens, y, mx.cpu(), chunk_size=70) == whole
+    assert accuracy_on(trained.model, featurizer, tokens.encode_all(), y, mx.cpu(), chunk_size=1) == whole
     probs = Predictor(trained.model, trained.featurizer, trained.labels, {}).predict_proba(splits[0].texts)
     assert whole == float((probs.argmax(axis=1) == y).mean())
+
+
+def test_score_train_encodes_the_training_split_a_bounded_number_of_tokens_at_a_time(splits, monkeypatch):
+    """The training split is scored in chunks of at most SCORED_AT_ONCE tokens, however few its documents: a chunk of
+    65,536 documents (the whole of any split up to that size) was encoded at once, ~190 MB of bags at 94k Yelp-shaped
+    reviews, which the heap then kept (train.keep_freed_memory): most of notebook 02's peak above the command line's."""
+    import fasttext_lib.train as train_module
+
+    scored = []
+    real = train_module.probabilities
+    monkeypatch.setattr(train_module, "probabilities", lambda model, featurizer, bags, ctx: (
+        scored.append((len(bags), bags.nnz)), real(model, featurizer, bags, ctx))[1])
+    monkeypatch.setattr(train_module, "SCORED_AT_ONCE", 2000, raising=False)
+    config = TrainConfig(epochs=2, ngrams=2, buckets=10000, progress=False, ctx="cpu", seed=3)
+    trained = train(splits[0], None, config, score_train=True)  # (no validation split: every scoring is score_train's)
+    assert sum(n for n, _ in scored) == 2 * len(splits[0]) and len(scored) > 2
+    assert all(nnz <= 2 * 2000 or n == 1 for n, nnz in scored), max(scored, key=lambda s: s[1])
+    # the same accuracies as scoring each epoch's split whole
+    monkeypatch.setattr(train_module, "SCORED_AT_ONCE", 10 ** 9, raising=False)
+    assert [r["train_accuracy"] for r in train(splits[0], None, config, score_train=True).history] == \
+        [r["train_accuracy"] for r in trained.history]
+
+
+def test_train_gives_the_heap_back_once_the_runs_arrays_are_freed(splits, monkeypatch):
+    """As train() returns, the heap's free pages go back to the kernel (malloc_trim), after the run's bags, batch maker
+    and updater are freed: kept resident (keep_freed_memory keeps the heap whole), they were peak memory under what
+    the caller did next (the CLI's save, notebook 02's plot and imports)."""
+    import weakref
+
+    import fasttext_lib.train as train_module
+
+    makers, trims = [], []
+
+    class Maker(train_module.BatchMaker):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            makers.append(weakref.ref(self))
+
+    monkeypatch.setattr(train_module, "BatchMaker", Maker)
+    monkeypatch.setattr(train_module, "give_freed_memory_back",
+                        lambda: trims.append([maker() is not None for maker in makers]), raising=False)
+    train(*splits, TrainConfig(epochs=1, progress=False, ctx="cpu"), score_train=True)
+    assert trims and trims[-1] == [False], trims  # the last trim: the run's batch maker (its bags with it) freed first
 
 
 @pytest.mark.parametrize("native", ["1", "0"])
