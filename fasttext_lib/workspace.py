@@ -80,9 +80,12 @@ class Workspace:
     ``.out`` (a local folder, created once asked for) and ``.show(name)`` (a path to print: relative, as given)."""
 
     def __init__(self, bucket, prefix, output_dir):
-        # a list or dict (papermill -y) reached boto, whose refusal quoted two regular expressions; an int is a name
-        if isinstance(bucket, bool) or not isinstance(bucket, (str, int)) or not str(bucket) or "/" in str(bucket):
-            raise FastTextError(f"bucket must be a bucket name (no s3://, no /), got {bucket!r}")
+        # a list or dict (papermill -y), or a name with a space or quotes (-p bucket '""'), reached boto, whose
+        # refusal quoted two regular expressions; an int is a name (-p bucket 2024)
+        if isinstance(bucket, bool) or not isinstance(bucket, (str, int)) or not storage.could_name_a_bucket(
+                str(bucket)):
+            raise FastTextError(f"bucket must be an S3 bucket name ({storage.BUCKET_NAME_RULES}; no s3://, no /), "
+                                f"got {bucket!r}")
         if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
             # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder
             raise FastTextError(f"output_dir must be a folder's path, got {output_dir!r}")

@@ -310,7 +310,7 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
                         lambda *args, **kwargs: real_autotune(*args, max_trials=1, **kwargs))
     monkeypatch.setattr(AutotuneResult, "evaluate", evaluate)
     monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv)
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     shell.user_ns.update(autotune=True, train_data=load_sample("train").head(300), test_data=load_sample("test").head(100),
                          config=TrainConfig(ctx="cpu", buckets=50_000, progress=False), seed=0, autotune_duration=600,
                          ws=ws, run_name="run", plt=plt)

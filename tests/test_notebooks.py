@@ -341,9 +341,9 @@ def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(n
         run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": output_dir})
 
 
-@pytest.mark.parametrize("output_dir", ["s3://b/out", "S3://b/out", "s3:/b/out", "gs://b/out"])
+@pytest.mark.parametrize("output_dir", ["s3://bkt/out", "S3://bkt/out", "s3:/bkt/out", "gs://bkt/out"])
 def test_an_s3_output_dir_is_refused_not_made_a_local_folder_named_s3(output_dir, tmp_path, monkeypatch):
-    """`-p output_dir s3://b/out` made a local folder named s3: (./s3:/b/out: pathlib reads the URI as a relative
+    """`-p output_dir s3://bkt/out` made a local folder named s3: (./s3:/bkt/out: pathlib reads the URI as a relative
     path) and put the figures and tables there, silently. output_dir is a local folder: one line says so, and where
     the data and bundles go instead; nothing is created."""
     from fasttext_lib.errors import FastTextError
@@ -352,27 +352,27 @@ def test_an_s3_output_dir_is_refused_not_made_a_local_folder_named_s3(output_dir
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FastTextError, match=rf"^output_dir is a local folder \(for the figures and tables\), got "
                                             rf"{output_dir!r}: the data and bundles go to S3 by bucket and prefix, "
-                                            rf"under s3://b/p/$"):
-        Workspace("b", "p", output_dir)
+                                            rf"under s3://bkt/p/$"):
+        Workspace("bkt", "p", output_dir)
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("prefix, base", [("/", "s3://b"), ("", "s3://b"), (None, "s3://b"), ("/runs/a/", "s3://b/runs/a")])
+@pytest.mark.parametrize("prefix, base", [("/", "s3://bkt"), ("", "s3://bkt"), (None, "s3://bkt"), ("/runs/a/", "s3://bkt/runs/a")])
 def test_a_prefix_of_slashes_alone_is_no_prefix(prefix, base, tmp_path):
-    """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://b//data and
-    s3://b//models: keys beginning with a slash, in a folder of no name in the S3 console."""
+    """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://bkt//data and
+    s3://bkt//models: keys beginning with a slash, in a folder of no name in the S3 console."""
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", prefix, str(tmp_path))
+    ws = Workspace("bkt", prefix, str(tmp_path))
     assert (ws.base, ws.data, ws.models) == (base, f"{base}/data", f"{base}/models")
 
 
-@pytest.mark.parametrize("run_name, bundle", [("big", "s3://b/p/models/big"), ("big/", "s3://b/p/models/big"),
-                                              ("/exp/1", "s3://b/p/models/exp/1"), (2024, "s3://b/p/models/2024")])
+@pytest.mark.parametrize("run_name, bundle", [("big", "s3://bkt/p/models/big"), ("big/", "s3://bkt/p/models/big"),
+                                              ("/exp/1", "s3://bkt/p/models/exp/1"), (2024, "s3://bkt/p/models/2024")])
 def test_a_run_name_is_a_folder_under_models(run_name, bundle, tmp_path):
     from fasttext_lib.workspace import Workspace
 
-    assert Workspace("b", "p", str(tmp_path)).model(run_name) == bundle
+    assert Workspace("bkt", "p", str(tmp_path)).model(run_name) == bundle
 
 
 @pytest.mark.parametrize("where", ["s3", "local"])
@@ -418,18 +418,18 @@ def test_a_run_name_with_an_empty_or_dot_part_is_refused_in_one_line(run_name, t
     from fasttext_lib.workspace import Workspace
 
     with pytest.raises(FastTextError, match=r"^run_name must "):
-        Workspace("b", "p", str(tmp_path)).model(run_name)
+        Workspace("bkt", "p", str(tmp_path)).model(run_name)
 
 
-@pytest.mark.parametrize("prefix", ["s3://b/fasttext", "S3://b/x", "a//b", "runs/../x", True])
+@pytest.mark.parametrize("prefix", ["s3://bkt/fasttext", "S3://bkt/x", "a//b", "runs/../x", True])
 def test_a_prefix_that_is_no_key_path_is_refused_in_one_line(prefix, tmp_path):
     """`-p prefix s3://my-bucket/fasttext` (the URI where the key path is meant) wrote the data under the keys
-    s3://b/s3://my-bucket/fasttext/data: each notebook found the others' files there, in a folder named s3:."""
+    s3://bkt/s3://my-bucket/fasttext/data: each notebook found the others' files there, in a folder named s3:."""
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
     with pytest.raises(FastTextError, match=r"^prefix "):
-        Workspace("b", prefix, str(tmp_path / "out"))
+        Workspace("bkt", prefix, str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
 
 
@@ -470,7 +470,7 @@ def test_an_output_dir_that_cannot_be_a_folder_is_one_line(where, said, tmp_path
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a_file").write_text("mine\n")
     with pytest.raises(FastTextError, match=rf"^output_dir {where!r} cannot hold the figures and tables: .*{said}"):
-        Workspace("b", "p", where)
+        Workspace("bkt", "p", where)
     assert (tmp_path / "a_file").read_text() == "mine\n"
 
 
@@ -668,7 +668,7 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
     from fasttext_lib.autotune import TRIAL_COLUMNS
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
     fig, ax = plt.subplots()
     ax.plot([1, 2])
@@ -698,7 +698,7 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
 
     (run / "autotune.png").unlink()
     (run / "autotune_trials.csv").unlink()
-    elsewhere = Workspace("b", "p", str(tmp_path / "elsewhere"))
+    elsewhere = Workspace("bkt", "p", str(tmp_path / "elsewhere"))
     elsewhere.save_autotune(trials, fig, "sample")
     (run / "autotune.png").symlink_to(elsewhere.out / "sample" / "autotune.png")  # a link: not removed, nor its target
     assert ws.drop_autotune("sample") == [] and ws.remove_autotune("sample") == []
@@ -717,7 +717,7 @@ def test_autotune_outputs_are_replaced_together(tmp_path):
     from fasttext_lib.autotune import TRIAL_COLUMNS
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path))
+    ws = Workspace("bkt", "p", str(tmp_path))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
     ws.save_autotune(pd.DataFrame([[1] * len(TRIAL_COLUMNS)], columns=TRIAL_COLUMNS), fig, "run")
@@ -756,7 +756,7 @@ def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(t
     from fasttext_lib.figures import FIGURE_MARK, png_software
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
     trials = pd.DataFrame([[1, "start", *[0] * (len(TABLE_COLUMNS) - 3), "budget"]], columns=TABLE_COLUMNS)
@@ -812,7 +812,7 @@ def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     run = ws.out / "run"
     run.mkdir()
     (run / record).write_bytes(mine)
@@ -848,7 +848,7 @@ def test_a_folder_named_as_a_record_is_refused_in_one_line(tmp_path):
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     (ws.out / "run" / "04_written.json").mkdir(parents=True)
     with pytest.raises(FastTextError, match=r"^04_predictions\.csv not written: .*04_written\.json is not notebook "
                                             r"04's record"):
@@ -867,7 +867,7 @@ def test_a_record_that_is_a_link_is_not_trusted(tmp_path, capsys):
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     predictions = pd.DataFrame({"label": ["1"], "probability": [0.5], "review": ["r"]})
     ws.save_predictions(predictions, "other")
     other, run = ws.out / "other", ws.out / "run"
@@ -1170,7 +1170,7 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
     predictor = Loaded()
     predictor.metrics = metrics
     namespace = {"Predictor": types.SimpleNamespace(load=lambda uri, ctx: predictor), "ctx": "cpu", "run_name": "sample",
-                 "ws": types.SimpleNamespace(saved_model=lambda name: f"s3://b/p/models/{name}")}
+                 "ws": types.SimpleNamespace(saved_model=lambda name: f"s3://bkt/p/models/{name}")}
     exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
     assert capsys.readouterr().out == f"labels: ['negative', 'positive'] {shown}\n"
 
@@ -1760,10 +1760,10 @@ def test_02_a_first_save_that_fails_leaves_no_run_folder(tmp_path, monkeypatch):
     from fasttext_lib.workspace import Workspace
 
     def denied(*args, **kwargs):
-        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+        raise FastTextError("cannot write s3://bkt/p/models/run/config.json: access denied")
 
     monkeypatch.setattr(bundle, "publish_bundle", denied)
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, progress=False))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
@@ -1782,10 +1782,34 @@ def test_a_bucket_that_is_no_name_is_refused_in_one_short_line(bucket, tmp_path)
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    with pytest.raises(FastTextError, match=rf"^bucket must be a bucket name \(no s3://, no /\), got {re.escape(repr(bucket))}$"):
+    with pytest.raises(FastTextError, match=rf"^bucket must be an S3 bucket name \(3 to 63 .*\), got {re.escape(repr(bucket))}$"):
         Workspace(bucket, "p", str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
     assert Workspace(2024, "p", str(tmp_path / "out")).base == "s3://2024/p"
+
+
+@pytest.mark.parametrize("bucket, valid", [
+    ("fasttext-demo", True), ("my.bucket.1", True), ("abc", True), ("a" * 63, True), ("2024", True), ("1-a", True),
+    ("My_Old_Bucket", True), ("a" * 255, True),  # an older us-east-1 bucket's (capitals, underscores, 255 characters)
+    ("fasttext-demo ", False), (" fasttext-demo", False), ('""', False), ("'fasttext-demo'", False),
+    ('"fasttext-demo"', False), ("my bucket", False), ("bucket!", False), ("ab", False), ("", False), ("a" * 256, False),
+    ("-bucket", False), ("bucket-", False), ("bucket.", False), ("s3://fasttext-demo", False), ("b/p", False),
+    ("caf\u00e9", False), ("bucket\n", False)])
+def test_a_bucket_name_s3_cannot_have_is_refused_in_our_line_and_every_other_is_taken(bucket, valid, tmp_path):
+    """`-p bucket '""'` or `bucket = "fasttext-demo "` (a space at its end) reached botocore: the check cell's line was
+    its "Invalid bucket name ...: Bucket name must match the regex ... or be an ARN matching the regex ...". Refused
+    now in one line saying what a bucket name is, before any request; a name S3 can have is taken as it is, also an
+    older bucket's (made in us-east-1 before 2018: capitals, underscores, up to 255 characters), which S3 answers for."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    if valid:
+        assert Workspace(bucket, "p", str(tmp_path / "out")).base == f"s3://{bucket}/p"
+        return
+    with pytest.raises(FastTextError) as refused:
+        Workspace(bucket, "p", str(tmp_path / "out"))
+    assert str(refused.value) == (f"bucket must be an S3 bucket name (3 to 63 lowercase letters, digits, dots and "
+                                  f"hyphens, beginning and ending with a letter or digit; no s3://, no /), got {bucket!r}")
 
 
 def test_an_output_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkeypatch):
@@ -1798,7 +1822,7 @@ def test_an_output_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkey
     home.mkdir(), here.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(here)
-    ws = Workspace("b", "p", "~/SageMaker/results")
+    ws = Workspace("bkt", "p", "~/SageMaker/results")
     assert ws.out == home / "SageMaker" / "results" and ws.out.is_dir()
     assert ws.show("history.csv") == "~/SageMaker/results/history.csv" and os.listdir(here) == []
 
@@ -2202,7 +2226,7 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     exec(cell, {"autotune": False, "ws": ws, "run_name": "run"})  # noqa: S102 - 02's autotune cell, without autotune
 
     def denied(*args, **kwargs):
-        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+        raise FastTextError("cannot write s3://bkt/p/models/run/config.json: access denied")
 
     monkeypatch.setattr(bundle, "publish_bundle", denied)
     with pytest.raises(FastTextError, match="access denied"):
@@ -2254,7 +2278,7 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # nothing written before the save
 
     def denied(*args, **kwargs):
-        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+        raise FastTextError("cannot write s3://bkt/p/models/run/config.json: access denied")
 
     real_publish = bundle.publish_bundle
     monkeypatch.setattr(bundle, "publish_bundle", denied)
@@ -2430,7 +2454,7 @@ def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
         def predict(texts):
             return [{"label": Stopped(), "probability": 0.5, "class_id": "1"} for _ in texts]
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     run = ws.out / "run"
     run.mkdir()
     (run / "04_predictions.csv").write_text("label,probability,review\n1,0.5,earlier\n")
@@ -2511,7 +2535,7 @@ def _run_01s_histogram_cells(ws, dataset, lengths):
     import matplotlib.pyplot as plt
 
     namespace = {"plt": plt, "ws": ws, "dataset": dataset, "lengths": lengths,
-                 "written": {"train": "s3://b/p/data/x.train", "test": "s3://b/p/data/x.test"}}
+                 "written": {"train": "s3://bkt/p/data/x.train", "test": "s3://bkt/p/data/x.test"}}
     for cell in (cell_with(SERIES[0], "ax.hist(lengths"), code_cells(read(SERIES[0]))[-1].source):
         exec(cell, namespace)  # noqa: S102 - 01's committed cells
     plt.close("all")
@@ -2545,7 +2569,7 @@ def test_01_and_03_write_their_files_in_the_datasets_folder(tmp_path, capsys):
     from fasttext_lib.figures import png_software
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     for dataset, lengths in (("sample", [3, 4, 5]), ("synthetic", [150, 160])):
         _run_01s_histogram_cells(ws, dataset, pd.Series(lengths))
         assert f"length histogram: {tmp_path}/out/{dataset}/01_length_histogram.png\n" in capsys.readouterr().out
@@ -2576,7 +2600,7 @@ def test_03s_files_of_a_timing_of_the_datasets_text_and_of_yelp_shaped_text_are_
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     _run_03s_last_cell(ws, "sample", 1, timing_text="dataset")
     _run_03s_last_cell(ws, "sample", 2, timing_text="yelp-shaped")
     kinds = ("timings", "throughput", "prices", "costs", "recipes")
@@ -2596,7 +2620,7 @@ def test_no_dataset_or_run_takes_the_folder_of_01s_download_cache(tmp_path, name
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     cache = cell_with(SERIES[0], "prepare(dataset")
     assert "cache_dir=str(ws.download_cache)" in cache and ws.download_cache == tmp_path / "out" / "downloads"
     for folder, parameter, holding in ((ws.dataset_folder, "dataset", "its figures and tables"),
