@@ -9,7 +9,8 @@ files of that run's bundle (:meth:`Workspace.save_predictions` and the others, i
 03's of each dataset in ``{output_dir}/{dataset}/`` (:meth:`Workspace.dataset_folder`: a run's folder too, as its
 run_name is the dataset's unless given). 02's autotune
 plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
-for the run only while they are as written. ``output_dir`` is a local folder (an ``s3://`` one is refused). A
+for the run only while they are as written. 02's history is recorded with the bundle it is of: the run folder is one
+for every bucket and prefix, and a save for another's keeps the history it replaces aside (``history.exp1.csv``). ``output_dir`` is a local folder (an ``s3://`` one is refused). A
 relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
@@ -19,6 +20,7 @@ record of the test split a bundle was tested on is provenance.py's.
 import contextlib
 import itertools
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -38,6 +40,9 @@ AUTOTUNE_RECORD = WrittenRecord("autotune_written.json", (AUTOTUNE_PLOT, AUTOTUN
                                 "notebook 02's autotune search")
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
+# Which bundle they are of: the folder is run_name's for every bucket and prefix, and 02 run to prefix exp2 replaced the
+# history of exp1's bundle without a word; it is kept aside now, under names that say whose (Workspace._keep_history).
+HISTORY_RECORD = WrittenRecord("history_written.json", (HISTORY_TABLE, HISTORY_PLOT), "notebook 02's history")
 # The most List requests (1,000 entries each, a folder's subfolders one entry) made for the prepared datasets' names
 # that a mistyped one is offered (Workspace.prepared), its folder's and one folder deeper's in all: 10,000 entries, about
 # 3,000 datasets of a train, test and classes file.
@@ -319,7 +324,9 @@ class Workspace:
 
         A save that replaced an earlier bundle of ``run_name`` says so on stderr, naming that bundle (when it was saved,
         its epochs and n-grams) and how to keep both next time: notebook 02 run again to the same ``run_name`` (the
-        dataset's, unless given) replaced it with no word of it."""
+        dataset's, unless given) replaced it with no word of it. The history is recorded with the bundle it is of
+        (:data:`HISTORY_RECORD`); one of another bucket's or prefix's bundle (the folder is one for all of them) is
+        kept aside as the save replaces it (:meth:`_keep_history`), said in one line: it was replaced without a word."""
         from .bundle import save_bundle, saved_before
 
         dest = self.model(run_name)
@@ -328,7 +335,7 @@ class Workspace:
         searched = dict(search_files) if search_model is trained else {}
         if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
             searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved")
-        paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT), *(str(folder / n) for n in searched)]
+        paths = [str(folder / n) for n in (HISTORY_TABLE, HISTORY_PLOT, HISTORY_RECORD.name, *searched)]
         saved, earlier = [], []
 
         def save():
@@ -338,18 +345,30 @@ class Workspace:
             earlier.append(saved_before(dest))
             saved.append(save_bundle(trained, dest, data=data))
 
-        # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
-        # new ones where there were none removed)
-        with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as (
-                table, plot, *search_outputs):
-            # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
-            table.write(trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"))
-            plot.write(png_bytes(fig, dpi))
-            for f, content in zip(search_outputs, searched.values()):
-                f.write(content)
+        # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
+        contents = dict(zip((HISTORY_TABLE, HISTORY_PLOT), (
+            trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"), png_bytes(fig, dpi))))
+        record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest)  # (a file of yours of its name)
+        kept = []  # (copy, bundle) of another bundle's history, kept aside before it is replaced
+        try:
+            self._keep_history(folder, dest, key_path(run_name, "run_name"), kept)
+            # on_written: called once all files are in place; where it fails, the files they replaced are put back
+            # (the new ones where there were none removed)
+            with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as files:
+                for f, content in zip(files, [*contents.values(), record, *searched.values()]):
+                    f.write(content)
+        except BaseException:
+            for copy, _ in kept:  # (the history they copy is back in place: nothing to keep aside)
+                copy.unlink(missing_ok=True)
+            raise
         if earlier[0] is not None:  # (said before 04's files of it are removed, below)
             print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
+        for of in dict.fromkeys(of for _, of in kept):  # (one line for each bundle: two only from an edited record)
+            print(f"kept the history of {of} in {self.show(key_path(run_name, 'run_name'))} as "
+                  f"{' and '.join(copy.name for copy, whose in kept if whose == of)} (this folder is run_name "
+                  f"{run_name!r}'s for every bucket and prefix; {HISTORY_TABLE} and {HISTORY_PLOT} are now of {dest})",
+                  file=sys.stderr)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
         removals = [(self.remove_inference, "04's files of the model replaced")]
@@ -363,6 +382,30 @@ class Workspace:
                 print(f"warning: {what} in {self.show(key_path(run_name, 'run_name'))} were left: {exc}",
                       file=sys.stderr)
         return saved[0]
+
+    def _keep_history(self, folder, dest, run_name, kept):
+        """Copies of the history in ``folder`` that its record says is of another bundle than ``dest`` (of the same
+        run_name in another bucket or prefix: the folder is one for all of them), beside it under names that say whose
+        (:func:`_kept_name`), for :meth:`save_run` to keep once it has replaced it (and remove where the save fails):
+        ``(copy, bundle)`` of each added to ``kept`` as it is made. A history of no record (written before records were
+        kept) is replaced as before: nothing tells whose it is."""
+        for name, entry in (HISTORY_RECORD.read(folder) or {}).items():
+            of = entry.get("of")
+            if of is None or of == dest or not (folder / name).is_file():
+                continue
+            whose = _whose(of, run_name, storage.split_s3(dest)[0])
+            for n in itertools.count(1):
+                copy = folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}")
+                try:
+                    with open(folder / name, "rb") as source, open(copy, "xb") as target:
+                        kept.append((copy, of))
+                        shutil.copyfileobj(source, target)
+                    break
+                except FileExistsError:
+                    continue
+                except OSError as exc:  # (a full disk): nothing saved, and save_run removes the copies made
+                    raise FastTextError(f"nothing saved: cannot keep {name}, the history of {of}, as {copy.name} in "
+                                        f"{folder}: {exc.strerror or exc}") from None
 
     def save_predictions(self, predictions, run_name):
         """Notebook 04's predictions table (a DataFrame) as ``04_predictions.csv`` in :meth:`run_folder`, written
@@ -418,6 +461,21 @@ class Workspace:
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self._out)})"
+
+
+def _whose(bundle, run_name, bucket):
+    """What names the bundle ``s3://B/PREFIX/models/RUN_NAME`` among run_name's in the workspace's ``bucket``: its
+    prefix, ``exp1`` (``runs/a``: ``runs-a``), after its bucket where that is another (``B-exp1``); the bucket alone
+    where it has no prefix."""
+    other, key = storage.split_s3(bundle)
+    prefix = key[:-len(f"models/{run_name}")].strip("/")
+    return "-".join(part for part in [other if other != bucket else "", *prefix.split("/")] if part) or other
+
+
+def _kept_name(name, whose):
+    """``history.csv`` kept as the history of ``whose``'s bundle: ``history.exp1.csv``."""
+    stem, dot, suffix = name.rpartition(".")
+    return f"{stem}.{whose}{dot}{suffix}"
 
 
 def _is_a_uri(output_dir):

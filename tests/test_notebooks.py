@@ -739,6 +739,7 @@ def test_autotune_outputs_are_replaced_together(tmp_path):
 # What 02's autotune search records of the plot and table its save writes in the run's folder (Workspace.save_run;
 # Workspace.save_autotune, which the tests call, writes the same), as 04 does of its files.
 RECORD_OF_AUTOTUNE = "autotune_written.json"
+RECORD_OF_HISTORY = "history_written.json"  # notebook 02's record of its history: which bundle it is of
 
 
 def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(tmp_path, capsys):
@@ -1547,7 +1548,7 @@ def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3
     uri = ws.save_run(train(train_data, val_data, TrainConfig(epochs=1)), "run", fig)
     run = ws.out / "run"  # the run's folder
     assert sorted(p.name for p in ws.out.iterdir()) == ["run"]
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY]
     before = {p.name: p.read_bytes() for p in run.iterdir()}
     assert before["history.csv"].decode().splitlines()[0].startswith("epoch,") and len(before["history.csv"].splitlines()) == 2
 
@@ -1674,6 +1675,60 @@ def test_02_keeps_04s_files_of_another_prefixs_bundle_in_the_run_folder_they_sha
     exp1.save_run(trained, "sample", fig)  # 02 on exp1 again: its bundle replaced, and 04's files of it go
     assert not any((run / name).exists() for name in files) and not (run / "04_written.json").exists()
     assert "04_predictions.csv, 04_confusion_matrix.png from " in capsys.readouterr().err
+    plt.close(fig)
+
+
+def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket, capsys,
+                                                                                        monkeypatch):
+    """The run folder is {output_dir}/{run_name}, one for every bucket and prefix: 02 run to prefix exp2 replaced the
+    history.csv and history.png of exp1's bundle (the same output_dir and run_name, the dataset's) without a word. The
+    history's record says which bundle it is of; another bundle's is kept as history.exp1.csv and history.exp1.png,
+    said in one line, and history.csv is the new run's, as 02's last cell prints it. A save that fails keeps no copy;
+    a rerun to the same bundle replaces its own history silently, as before."""
+    import matplotlib
+    import pandas as pd
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    splits = make_splits(200, 50, seed=0)
+    one, two = (train(*splits, TrainConfig(epochs=epochs, ngrams=1, progress=False)) for epochs in (1, 2))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(one, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    capsys.readouterr()
+
+    def denied(*args, **kwargs):
+        raise FastTextError("access denied")
+    monkeypatch.setattr(bundle, "publish_bundle", denied)
+    with pytest.raises(FastTextError, match="access denied"):
+        exp2.save_run(two, "sample", fig)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # (no copy left)
+    monkeypatch.undo()
+    ax.plot([2, 1])
+    exp2.save_run(two, "sample", fig)
+    err = capsys.readouterr().err
+    assert f"kept the history of {exp1.model('sample')} in {out}/sample as history.exp1.csv and history.exp1.png " \
+        f"(this folder is run_name 'sample''s for every bucket and prefix; history.csv and history.png are now of " \
+        f"{exp2.model('sample')})" in err.splitlines(), err
+    assert (run / "history.exp1.csv").read_bytes() == before["history.csv"]
+    assert (run / "history.exp1.png").read_bytes() == before["history.png"] != (run / "history.png").read_bytes()
+    assert [len(pd.read_csv(run / name)) for name in ("history.csv", "history.exp1.csv")] == [2, 1]
+    exp2.save_run(two, "sample", fig)  # its own bundle again: its history replaced, nothing kept
+    assert "kept" not in capsys.readouterr().err
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.exp1.csv", "history.exp1.png",
+                                                     "history.png", "history_written.json"]
     plt.close(fig)
 
 
@@ -2025,7 +2080,7 @@ def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_pa
     exec(autotune_cell, {"autotune": False, "ws": ws, "run_name": "exp/b"})  # noqa: S102 - b's, without autotune
     assert sorted(str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.is_file()) == [
         "a/autotune.png", "a/autotune_trials.csv", f"a/{RECORD_OF_AUTOTUNE}", "a/history.csv", "a/history.png",
-        "exp/b/history.csv", "exp/b/history.png"]
+        f"a/{RECORD_OF_HISTORY}", "exp/b/history.csv", "exp/b/history.png", f"exp/b/{RECORD_OF_HISTORY}"]
     assert [len(pd.read_csv(ws.out / run / "history.csv")) for run in ("a", "exp/b")] == [1, 2]
     last_cell = code_cells(read(SERIES[1]))[-1].source
     assert 'ws.show(f"{run_name}/history.csv")' in last_cell and 'ws.show(f"{run_name}/history.png")' in last_cell
@@ -2220,7 +2275,8 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     ws.save_run(trained, "run", fig)
     run = ws.out / "run"
     before = {p.name: p.read_bytes() for p in run.iterdir()}
-    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png"]
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png",
+                           RECORD_OF_HISTORY]
 
     cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
     exec(cell, {"autotune": False, "ws": ws, "run_name": "run"})  # noqa: S102 - 02's autotune cell, without autotune
@@ -2235,7 +2291,7 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     monkeypatch.undo()
     capsys.readouterr()
     ws.save_run(trained, "run", fig)
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
     plt.close(fig)
 
@@ -2288,14 +2344,15 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     monkeypatch.setattr(bundle, "publish_bundle", real_publish)
     ws.save_run(tuned.trained, "run", fig)  # the save cell run again
     assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE,
-                                                     "history.csv", "history.png"]
+                                                     "history.csv", "history.png", RECORD_OF_HISTORY]
     assert (run / "autotune_trials.csv").read_bytes() == tuned.trials.to_csv(index=False).encode()
     assert png_software(run / "autotune.png") == "fasttext_lib" and (run / "autotune.png").read_bytes() != before[
         "autotune.png"]
 
     tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
     ws.save_run(earlier, "run", fig)  # not the search's model (a Stop after the search: the cell kept the one before)
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]  # neither search's files
+    # neither search's files
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY]
     plt.close(fig)
 
 
@@ -2371,12 +2428,13 @@ def test_02_saving_a_new_bundle_removes_04s_files_of_the_one_it_replaced(tmp_pat
     run = ws.out / "run"
     _run_04s_writing_cells(ws, "run", test_data)
     written = ["04_confusion_matrix.png", "04_predictions.csv", "04_word_vectors.vec"]
-    assert sorted(p.name for p in run.iterdir()) == sorted(written + [RECORD_OF_04, "history.csv", "history.png"])
+    assert sorted(p.name for p in run.iterdir()) == sorted(written + [RECORD_OF_04, "history.csv", "history.png",
+                                                                        RECORD_OF_HISTORY])
     (run / "04_notes.txt").write_text("mine\n")
     capsys.readouterr()
 
     save_again()  # 02 again: a new bundle
-    assert sorted(p.name for p in run.iterdir()) == ["04_notes.txt", "history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["04_notes.txt", "history.csv", "history.png", RECORD_OF_HISTORY]
     assert (f"removed 04_predictions.csv, 04_confusion_matrix.png, 04_word_vectors.vec from {ws.show('run')}: 04's, "
             f"of the model replaced") in capsys.readouterr().err
 
@@ -2423,7 +2481,8 @@ def test_02_keeps_a_04_file_the_user_changed_and_says_so(tmp_path, s3_bucket, ca
     capsys.readouterr()
 
     save_again()
-    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png",
+                                                     RECORD_OF_HISTORY]
     assert (run / "04_predictions.csv").read_bytes() == edited
     err = capsys.readouterr().err
     kept = [line for line in err.splitlines() if "04_predictions.csv" in line and "kept" in line]
@@ -2435,7 +2494,8 @@ def test_02_keeps_a_04_file_the_user_changed_and_says_so(tmp_path, s3_bucket, ca
     (run / RECORD_OF_04).write_text(json.dumps({"written_by": "notebook 04 (fasttext_lib)", "files": {  # (04's mark)
         name: {"size": 4, "sha256": hashlib.sha256(b"mine").hexdigest()} for name in ("notes.txt", "../run/notes.txt")}}))
     save_again()
-    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png", "notes.txt"]
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png",
+                                                     RECORD_OF_HISTORY, "notes.txt"]
 
 
 def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
