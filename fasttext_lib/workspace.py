@@ -10,8 +10,9 @@ files of that run's bundle (:meth:`Workspace.save_predictions` and the others, i
 run_name is the dataset's unless given). 02's autotune
 plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
 for the run only while they are as written. 02's history is recorded with the bundle it is of: the run folder is one
-for every bucket and prefix, and a save for another's keeps the history it replaces aside (``history.exp1.csv``). ``output_dir`` is a local folder (an ``s3://`` one is refused). A
-relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
+for every bucket and prefix, and a save for another's keeps the history it replaces aside (``history.exp1.csv``), and
+an autotune search's files too; removes only those of the bundle it replaced. ``output_dir`` is a local folder (an
+``s3://`` one is refused). A relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
 The notebooks' parameters are checked by notebook_params.py, their figures drawn and shown by figures.py, and the
@@ -41,7 +42,7 @@ AUTOTUNE_RECORD = WrittenRecord("autotune_written.json", (AUTOTUNE_PLOT, AUTOTUN
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
 # Which bundle they are of: the folder is run_name's for every bucket and prefix, and 02 run to prefix exp2 replaced the
-# history of exp1's bundle without a word; it is kept aside now, under names that say whose (Workspace._keep_history).
+# history of exp1's bundle without a word; it is kept aside now, under names that say whose (Workspace._keep_aside).
 HISTORY_RECORD = WrittenRecord("history_written.json", (HISTORY_TABLE, HISTORY_PLOT), "notebook 02's history")
 # The most List requests (1,000 entries each, a folder's subfolders one entry) made for the prepared datasets' names
 # that a mistyped one is offered (Workspace.prepared), its folder's and one folder deeper's in all: 10,000 entries, about
@@ -248,7 +249,8 @@ class Workspace:
         folder = self.run_folder(run_name)
         self._dropping_autotune.discard(folder)  # (this run's own search: they stay)
         files = self._autotune_files(trials, fig, dpi)
-        record = AUTOTUNE_RECORD.updated(folder, files, f"{' and '.join(files)} not written")
+        record = AUTOTUNE_RECORD.updated(folder, files, f"{' and '.join(files)} not written",
+                                         of=self.model(run_name))
         paths = [str(folder / name) for name in files]
         _write_together([*paths, str(folder / AUTOTUNE_RECORD.name)], [*files.values(), record])
         return paths
@@ -326,7 +328,8 @@ class Workspace:
         its epochs and n-grams) and how to keep both next time: notebook 02 run again to the same ``run_name`` (the
         dataset's, unless given) replaced it with no word of it. The history is recorded with the bundle it is of
         (:data:`HISTORY_RECORD`); one of another bucket's or prefix's bundle (the folder is one for all of them) is
-        kept aside as the save replaces it (:meth:`_keep_history`), said in one line: it was replaced without a word."""
+        kept aside as the save replaces it (:meth:`_keep_aside`; a search's plot and table too), said in one line: it
+        was replaced without a word."""
         from .bundle import save_bundle, saved_before
 
         dest = self.model(run_name)
@@ -334,7 +337,7 @@ class Workspace:
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
         searched = dict(search_files) if search_model is trained else {}
         if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
-            searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved")
+            searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved", of=dest)
         paths = [str(folder / n) for n in (HISTORY_TABLE, HISTORY_PLOT, HISTORY_RECORD.name, *searched)]
         saved, earlier = [], []
 
@@ -349,26 +352,27 @@ class Workspace:
         contents = dict(zip((HISTORY_TABLE, HISTORY_PLOT), (
             trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"), png_bytes(fig, dpi))))
         record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest)  # (a file of yours of its name)
-        kept = []  # (copy, bundle) of another bundle's history, kept aside before it is replaced
+        kept = []  # (copy, name, bundle) of another bundle's file this save replaces, kept aside before it is
         try:
-            self._keep_history(folder, dest, key_path(run_name, "run_name"), kept)
+            self._keep_aside(folder, dest, key_path(run_name, "run_name"),
+                             [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])], kept)
             # on_written: called once all files are in place; where it fails, the files they replaced are put back
             # (the new ones where there were none removed)
             with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as files:
                 for f, content in zip(files, [*contents.values(), record, *searched.values()]):
                     f.write(content)
         except BaseException:
-            for copy, _ in kept:  # (the history they copy is back in place: nothing to keep aside)
+            for copy, _, _ in kept:  # (the files they copy are back in place: nothing to keep aside)
                 copy.unlink(missing_ok=True)
             raise
         if earlier[0] is not None:  # (said before 04's files of it are removed, below)
             print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
-        for of in dict.fromkeys(of for _, of in kept):  # (one line for each bundle: two only from an edited record)
-            print(f"kept the history of {of} in {self.show(key_path(run_name, 'run_name'))} as "
-                  f"{' and '.join(copy.name for copy, whose in kept if whose == of)} (this folder is run_name "
-                  f"{run_name!r}'s for every bucket and prefix; {HISTORY_TABLE} and {HISTORY_PLOT} are now of {dest})",
-                  file=sys.stderr)
+        for of in dict.fromkeys(of for _, _, of in kept):  # (a line for each bundle: two only from an edited record)
+            copies, names = zip(*((copy.name, name) for copy, name, whose in kept if whose == of))
+            print(f"kept {' and '.join(copies)} in {self.show(key_path(run_name, 'run_name'))}: {' and '.join(names)} "
+                  f"of {of}, replaced by this save of {dest} (the folder is run_name {run_name!r}'s for every bucket "
+                  f"and prefix)", file=sys.stderr)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
         removals = [(self.remove_inference, "04's files of the model replaced")]
@@ -383,13 +387,14 @@ class Workspace:
                       file=sys.stderr)
         return saved[0]
 
-    def _keep_history(self, folder, dest, run_name, kept):
-        """Copies of the history in ``folder`` that its record says is of another bundle than ``dest`` (of the same
-        run_name in another bucket or prefix: the folder is one for all of them), beside it under names that say whose
-        (:func:`_kept_name`), for :meth:`save_run` to keep once it has replaced it (and remove where the save fails):
-        ``(copy, bundle)`` of each added to ``kept`` as it is made. A history of no record (written before records were
-        kept) is replaced as before: nothing tells whose it is."""
-        for name, entry in (HISTORY_RECORD.read(folder) or {}).items():
+    def _keep_aside(self, folder, dest, run_name, records, kept):
+        """Copies of the files in ``folder`` that :meth:`save_run` replaces (the history; a search's plot and table)
+        that their ``records`` say are of another bundle than ``dest`` (of the same run_name in another bucket or
+        prefix: the folder is one for all of them), beside them under names that say whose (:func:`_kept_name`), for
+        save_run to keep once it has replaced them (and remove where the save fails): ``(copy, name, bundle)`` of each
+        added to ``kept`` as it is made. A file of no record, or of an older one that names no bundle (written before
+        bundles were recorded), is replaced as before: nothing tells whose it is."""
+        for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()):
             of = entry.get("of")
             if of is None or of == dest or not (folder / name).is_file():
                 continue
@@ -398,14 +403,14 @@ class Workspace:
                 copy = folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}")
                 try:
                     with open(folder / name, "rb") as source, open(copy, "xb") as target:
-                        kept.append((copy, of))
+                        kept.append((copy, name, of))
                         shutil.copyfileobj(source, target)
                     break
                 except FileExistsError:
                     continue
                 except OSError as exc:  # (a full disk): nothing saved, and save_run removes the copies made
-                    raise FastTextError(f"nothing saved: cannot keep {name}, the history of {of}, as {copy.name} in "
-                                        f"{folder}: {exc.strerror or exc}") from None
+                    raise FastTextError(f"nothing saved: cannot keep {name} of {of} as {copy.name} in {folder}: "
+                                        f"{exc.strerror or exc}") from None
 
     def save_predictions(self, predictions, run_name):
         """Notebook 04's predictions table (a DataFrame) as ``04_predictions.csv`` in :meth:`run_folder`, written
@@ -455,9 +460,10 @@ class Workspace:
         removed. Files of a search saved before the record was kept (no record) stay too: they could be told from
         yours only by their content. Says on stderr what it removed; returns the names."""
         shown = self.show(key_path(run_name, "run_name"))
+        # (only those of the bundle replaced: another bucket's or prefix's of this run_name stay, said in one line)
         return AUTOTUNE_RECORD.remove_unchanged(self.run_folder(run_name), shown, lambda removed: print(
             f"removed {' and '.join(removed)} from {shown}: an earlier autotune run's, not this model's",
-            file=sys.stderr))
+            file=sys.stderr), of=self.model(run_name))
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self._out)})"

@@ -1719,9 +1719,9 @@ def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_s
     ax.plot([2, 1])
     exp2.save_run(two, "sample", fig)
     err = capsys.readouterr().err
-    assert f"kept the history of {exp1.model('sample')} in {out}/sample as history.exp1.csv and history.exp1.png " \
-        f"(this folder is run_name 'sample''s for every bucket and prefix; history.csv and history.png are now of " \
-        f"{exp2.model('sample')})" in err.splitlines(), err
+    assert f"kept history.exp1.csv and history.exp1.png in {out}/sample: history.csv and history.png of " \
+        f"{exp1.model('sample')}, replaced by this save of {exp2.model('sample')} (the folder is run_name 'sample''s " \
+        f"for every bucket and prefix)" in err.splitlines(), err
     assert (run / "history.exp1.csv").read_bytes() == before["history.csv"]
     assert (run / "history.exp1.png").read_bytes() == before["history.png"] != (run / "history.png").read_bytes()
     assert [len(pd.read_csv(run / name)) for name in ("history.csv", "history.exp1.csv")] == [2, 1]
@@ -1729,6 +1729,53 @@ def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_s
     assert "kept" not in capsys.readouterr().err
     assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.exp1.csv", "history.exp1.png",
                                                      "history.png", "history_written.json"]
+    plt.close(fig)
+
+
+def test_02_keeps_the_autotune_files_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket,
+                                                                                               capsys, monkeypatch):
+    """As the history (above): 02 run to prefix exp2 without autotune removed the search's files of exp1's bundle as
+    "an earlier autotune run's, not this model's", and with autotune replaced them without a word. The search's record
+    says which bundle they are of: a run without autotune keeps another bundle's, saying so; a search's save keeps
+    them aside as autotune.exp1.png and autotune_trials.exp1.csv, saying so."""
+    import matplotlib
+    import pandas as pd
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.autotune import TRIAL_COLUMNS
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    _autotune_of_one_trial(monkeypatch)
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    train_data, test_data = make_splits(200, 50, seed=0)
+    trained = train(train_data, test_data, TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    trials = pd.DataFrame([[1, "start", *[0] * (len(TRIAL_COLUMNS) - 2)]], columns=TRIAL_COLUMNS)
+    exp1.save_autotune(trials, fig, "sample")  # exp1's autotuned run: its search's files, its model and history
+    exp1.save_run(trained, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    searched = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+    capsys.readouterr()
+    exp2.drop_autotune("sample")  # 02 on exp2 without autotune: exp1's search's files are not of the bundle replaced
+    exp2.save_run(trained, "sample", fig)
+    err = capsys.readouterr().err
+    assert {name: (run / name).read_bytes() for name in searched} == searched and "removed" not in err, err
+    assert f"kept autotune.png, autotune_trials.csv in {out}/sample: notebook 02's autotune search's, of " \
+        f"{exp1.model('sample')}, not of {exp2.model('sample')}" in err.splitlines(), err
+    tuned = exp2.autotune(train_data, test_data, TrainConfig(progress=False), "sample", duration=600)
+    exp2.save_run(tuned.trained, "sample", fig)  # 02 on exp2 with autotune: exp1's search's files kept aside
+    err = capsys.readouterr().err
+    assert {name: (run / name.replace(".", ".exp1.")).read_bytes() for name in searched} == searched
+    assert f"kept autotune.exp1.png and autotune_trials.exp1.csv in {out}/sample: autotune.png and " \
+        f"autotune_trials.csv of {exp1.model('sample')}, replaced by this save of {exp2.model('sample')} (the folder " \
+        f"is run_name 'sample''s for every bucket and prefix)" in err.splitlines(), err
     plt.close(fig)
 
 
