@@ -406,8 +406,12 @@ def telling_stops(line):
         def told(*args, **kwargs):
             if _received or threading.current_thread() is not threading.main_thread():
                 return function(*args, **kwargs)
+            try:
+                said = line(*args, **kwargs)
+            except TypeError:  # (a call of the wrong arguments: the function's own error names them, not the line's)
+                return function(*args, **kwargs)
             with kept_stops():
-                note_stop_line(line(*args, **kwargs))
+                note_stop_line(said)
                 return function(*args, **kwargs)
         return told
     return decorate
