@@ -485,7 +485,8 @@ def class_from_files(per_file):
     return per_file[0][1] if len(values) == 1 else list(per_file)
 
 
-@telling_stops(lambda uri, *_, **__: stopped_reading(uri if isinstance(uri, str) else ", ".join(map(str, uri))))
+@telling_stops(lambda uri, *_, **__: stopped_reading(  # (a Stop: one line in a notebook, not a traceback)
+    ", ".join(map(str, uri)) if isinstance(uri, (list, tuple)) else uri))
 def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     """Read a whole dataset (one or more files, in order: ``uri`` or a list of them) into memory; an empty file is an
     error. The classes are read over all the files at once (:func:`whole_number_classes`), as one file's.
