@@ -34,6 +34,7 @@ from .jsonl import jsonl_examples
 from .label_names import display
 from .lines import (DecodedLines, chain_lines, check_not_shorter, leading_blank_lines, open_decompressed,
                     regular_file_size, without_excel_sep)
+from .stops import stopped_reading, telling_stops
 
 CLASS_FROM_FASTTEXT = "__label__"  # LabeledTexts.class_from of fastText-format data
 
@@ -484,6 +485,8 @@ def class_from_files(per_file):
     return per_file[0][1] if len(values) == 1 else list(per_file)
 
 
+@telling_stops(lambda uri, *_, **__: stopped_reading(  # (a Stop: one line in a notebook, not a traceback)
+    ", ".join(map(str, uri)) if isinstance(uri, (list, tuple)) else uri))
 def read_labeled(uri, fmt="auto", limit=None, find_names=True, note=None):
     """Read a whole dataset (one or more files, in order: ``uri`` or a list of them) into memory; an empty file is an
     error. The classes are read over all the files at once (:func:`whole_number_classes`), as one file's.

@@ -17,7 +17,7 @@ from .download_cache import (CacheReadError, bytes_held, cache_lock, fail_verifi
 from .download_fetch import fetch
 from .download_retry import attempts_allowed, retried
 from .errors import FastTextError, refuse_standard_output
-from .stops import note_what_a_stop_cleaned_up, note_what_a_stop_kept
+from .stops import note_what_a_stop_cleaned_up, note_what_a_stop_kept, telling_stops
 from .writers import check_fasttext_labels, write_fasttext_rows
 from .zhang_datasets import DATASETS, SPLITS, ZhangDataset, archive_url, dataset_label_names, get_dataset
 
@@ -128,6 +128,8 @@ def _names_first(uris):
     return [uris[key] for key in ("label_names", *SPLITS) if key in uris]
 
 
+@telling_stops(lambda name, out_dir_or_s3_prefix, *_, **__: f"stopped by the user while preparing {name} in "
+               f"{out_dir_or_s3_prefix}; run the cell again to prepare it")  # (a Stop: one line in a notebook)
 def prepare(name, out_dir_or_s3_prefix, cache_dir, base_url=None, limit=None, progress=True, on_written=None,
             overwrite=False, overwrite_as=storage.OVERWRITE_ARGUMENT):
     """Download ``name`` and write normalized fastText files ``<name>.train`` / ``<name>.test``.

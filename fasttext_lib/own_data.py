@@ -15,6 +15,7 @@ from . import storage
 from .columns import ColumnsToName
 from .errors import FastTextError
 from .notebook_params import key_path, known_datasets
+from .stops import stopped_reading, telling_stops
 
 # The share of each class of the training file held out as the test split when no test_file is given (autotune's
 # validation share).
@@ -63,6 +64,8 @@ def _refuse_train_file_as_test_file(train_file, test_file):
                             f"test_file=None to hold out a seeded {TEST_FRACTION:.0%} of each class of train_file")
 
 
+@telling_stops(lambda train_file, test_file=None, *_, **__: stopped_reading(  # (a Stop: one line in a notebook)
+    train_file if test_file is None else f"{train_file} and {test_file}"))
 def read_own_splits(train_file, test_file=None, label_column=None, text_column=None, seed=0):
     """``{"train": data, "test": data}`` of the user's files (:class:`~fasttext_lib.data.LabeledTexts`): ``test_file``
     as the test split, else a seeded :data:`TEST_FRACTION` of each class of ``train_file`` (:func:`hold_out_by_class`,
@@ -250,6 +253,7 @@ def write_own_splits(splits, prefix, dataset):
     return written
 
 
+@telling_stops(lambda uri, *_, **__: stopped_reading(uri))  # (a Stop: one line in a notebook, not a traceback)
 def read_prepared(uri, dataset, limit=None, streamed=False):
     """02's, 03's and 04's read of ``dataset``'s split ``uri`` (Workspace.prepared), as ``read_labeled`` reads it
     (``limit``: its). A table whose columns must be named (a Kaggle table uploaded as ``data/NAME.train``) is told to

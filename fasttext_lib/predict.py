@@ -24,6 +24,7 @@ from .features import NoRoomToFeaturize
 from .label_encoding import encode_labels, note_first_lines
 from .label_names import display
 from .scoring import CpuScorer, predict_bags
+from .stops import stopped_reading, telling_stops
 from .text_arguments import example_texts, not_unicode_error, refuse_a_dataframe_of_examples, review_texts
 from .trained_on import TrainedOnCheck
 
@@ -114,6 +115,7 @@ class Predictor:
         return self._model
 
     @classmethod
+    @telling_stops(lambda cls, src, *_, **__: stopped_reading(f"the bundle {src}"))  # (a Stop: one line in a notebook)
     def load(cls, src, ctx="cpu", compact_as=None):
         """The bundle at ``src`` (a directory or ``s3://`` prefix), its files verified against ``config.json``'s
         sizes and sha256 (a bundle replaced meanwhile is read again), on ``ctx``: one device (``cpu``, ``gpu`` or

@@ -393,6 +393,35 @@ def keeping_stops(function):
     return kept
 
 
+def telling_stops(line):
+    """A decorator: the function, a library call a notebook makes that may take minutes (a dataset read or written, a
+    bundle loaded: at Yelp size), run in a :func:`kept_stops` block whose Stop is said as ``line(*args, **kwargs)``
+    (:func:`note_stop_line`; ``stopped by the user while reading s3://...; run the cell again to read it``), one line
+    in a notebook (notebook_errors) where it was IPython's 14-line KeyboardInterrupt traceback through the reader. A
+    stop that left something (:func:`stop_left`) is said as the CLI says it, as in any such block. Called within
+    another block (the CLI's :func:`stop_on_signals`, a training's, an outer call of this kind's), or in another
+    thread: the function alone; that block's line is the one to say."""
+    def decorate(function):
+        @functools.wraps(function)
+        def told(*args, **kwargs):
+            if _received or threading.current_thread() is not threading.main_thread():
+                return function(*args, **kwargs)
+            try:
+                said = line(*args, **kwargs)
+            except TypeError:  # (a call of the wrong arguments: the function's own error names them, not the line's)
+                return function(*args, **kwargs)
+            with kept_stops():
+                note_stop_line(said)
+                return function(*args, **kwargs)
+        return told
+    return decorate
+
+
+def stopped_reading(what):
+    """The line of a Stop during a read of ``what`` (:func:`telling_stops`): a read changes nothing of the user's."""
+    return f"stopped by the user while reading {what}; run the cell again to read it"
+
+
 def note_what_a_stop_left(exc, what):
     """A KeyboardInterrupt (Ctrl-C, SIGTERM: :class:`Interrupted`) ``exc`` that stopped a write where its cleanup
     cannot put back what was there (files written together, some already replaced): ``what`` it left, said at the

@@ -9,8 +9,10 @@ files of that run's bundle (:meth:`Workspace.save_predictions` and the others, i
 03's of each dataset in ``{output_dir}/{dataset}/`` (:meth:`Workspace.dataset_folder`: a run's folder too, as its
 run_name is the dataset's unless given). 02's autotune
 plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
-for the run only while they are as written. ``output_dir`` is a local folder (an ``s3://`` one is refused). A
-relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
+for the run only while they are as written. 02's history is recorded with the bundle it is of: the run folder is one
+for every bucket and prefix, and a save for another's keeps the history it replaces aside (``history.exp1.csv``), and
+an autotune search's files too; removes only those of the bundle it replaced. ``output_dir`` is a local folder (an
+``s3://`` one is refused). A relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
 The notebooks' parameters are checked by notebook_params.py, their figures drawn and shown by figures.py, and the
@@ -19,6 +21,7 @@ record of the test split a bundle was tested on is provenance.py's.
 import contextlib
 import itertools
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -38,6 +41,9 @@ AUTOTUNE_RECORD = WrittenRecord("autotune_written.json", (AUTOTUNE_PLOT, AUTOTUN
                                 "notebook 02's autotune search")
 # Notebook 02's history of the model it saves, in the run's local folder: the plot of each epoch's scores and the table.
 HISTORY_PLOT, HISTORY_TABLE = "history.png", "history.csv"
+# Which bundle they are of: the folder is run_name's for every bucket and prefix, and 02 run to prefix exp2 replaced the
+# history of exp1's bundle without a word; it is kept aside now, under names that say whose (Workspace._keep_aside).
+HISTORY_RECORD = WrittenRecord("history_written.json", (HISTORY_TABLE, HISTORY_PLOT), "notebook 02's history")
 # The most List requests (1,000 entries each, a folder's subfolders one entry) made for the prepared datasets' names
 # that a mistyped one is offered (Workspace.prepared), its folder's and one folder deeper's in all: 10,000 entries, about
 # 3,000 datasets of a train, test and classes file.
@@ -80,9 +86,12 @@ class Workspace:
     ``.out`` (a local folder, created once asked for) and ``.show(name)`` (a path to print: relative, as given)."""
 
     def __init__(self, bucket, prefix, output_dir):
-        # a list or dict (papermill -y) reached boto, whose refusal quoted two regular expressions; an int is a name
-        if isinstance(bucket, bool) or not isinstance(bucket, (str, int)) or not str(bucket) or "/" in str(bucket):
-            raise FastTextError(f"bucket must be a bucket name (no s3://, no /), got {bucket!r}")
+        # a list or dict (papermill -y), or a name with a space or quotes (-p bucket '""'), reached boto, whose
+        # refusal quoted two regular expressions; an int is a name (-p bucket 2024)
+        if isinstance(bucket, bool) or not isinstance(bucket, (str, int)) or not storage.could_name_a_bucket(
+                str(bucket)):
+            raise FastTextError(f"bucket must be an S3 bucket name ({storage.BUCKET_NAME_RULES}; no s3://, no /), "
+                                f"got {bucket!r}")
         if not isinstance(output_dir, (str, os.PathLike)) or not str(output_dir).strip():
             # papermill -p output_dir None passes None: a TypeError traceback from pathlib; "" was the notebooks' folder
             raise FastTextError(f"output_dir must be a folder's path, got {output_dir!r}")
@@ -303,7 +312,10 @@ class Workspace:
 
         A save that replaced an earlier bundle of ``run_name`` says so on stderr, naming that bundle (when it was saved,
         its epochs and n-grams) and how to keep both next time: notebook 02 run again to the same ``run_name`` (the
-        dataset's, unless given) replaced it with no word of it."""
+        dataset's, unless given) replaced it with no word of it. The history is recorded with the bundle it is of
+        (:data:`HISTORY_RECORD`); one of another bucket's or prefix's bundle (the folder is one for all of them) is
+        kept aside as the save replaces it (:meth:`_keep_aside`; a search's plot and table too), said in one line: it
+        was replaced without a word."""
         from .bundle import save_bundle, saved_before
 
         dest = self.model(run_name)
@@ -311,8 +323,8 @@ class Workspace:
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
         searched = dict(search_files) if search_model is trained else {}
         if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
-            searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved")
-        paths = [str(folder / HISTORY_TABLE), str(folder / HISTORY_PLOT), *(str(folder / n) for n in searched)]
+            searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved", of=dest)
+        paths = [str(folder / n) for n in (HISTORY_TABLE, HISTORY_PLOT, HISTORY_RECORD.name, *searched)]
         saved, earlier = [], []
 
         def save():
@@ -322,18 +334,31 @@ class Workspace:
             earlier.append(saved_before(dest))
             saved.append(save_bundle(trained, dest, data=data))
 
-        # on_written: called once all files are in place; where it fails, the files they replaced are put back (the
-        # new ones where there were none removed)
-        with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as (
-                table, plot, *search_outputs):
-            # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
-            table.write(trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"))
-            plot.write(png_bytes(fig, dpi))
-            for f, content in zip(search_outputs, searched.values()):
-                f.write(content)
+        # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
+        contents = dict(zip((HISTORY_TABLE, HISTORY_PLOT), (
+            trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"), png_bytes(fig, dpi))))
+        record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest)  # (a file of yours of its name)
+        kept = []  # (copy, name, bundle) of another bundle's file this save replaces, kept aside before it is
+        try:
+            self._keep_aside(folder, dest, key_path(run_name, "run_name"),
+                             [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])], kept)
+            # on_written: called once all files are in place; where it fails, the files they replaced are put back
+            # (the new ones where there were none removed)
+            with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as files:
+                for f, content in zip(files, [*contents.values(), record, *searched.values()]):
+                    f.write(content)
+        except BaseException:
+            for copy, _, _ in kept:  # (the files they copy are back in place: nothing to keep aside)
+                copy.unlink(missing_ok=True)
+            raise
         if earlier[0] is not None:  # (said before 04's files of it are removed, below)
             print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
+        for of in dict.fromkeys(of for _, _, of in kept):  # (a line for each bundle: two only from an edited record)
+            copies, names = zip(*((copy.name, name) for copy, name, whose in kept if whose == of))
+            print(f"kept {' and '.join(copies)} in {self.show(key_path(run_name, 'run_name'))}: {' and '.join(names)} "
+                  f"of {of}, replaced by this save of {dest} (the folder is run_name {run_name!r}'s for every bucket "
+                  f"and prefix)", file=sys.stderr)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
         removals = [(self.remove_inference, "04's files of the model replaced")]
@@ -347,6 +372,31 @@ class Workspace:
                 print(f"warning: {what} in {self.show(key_path(run_name, 'run_name'))} were left: {exc}",
                       file=sys.stderr)
         return saved[0]
+
+    def _keep_aside(self, folder, dest, run_name, records, kept):
+        """Copies of the files in ``folder`` that :meth:`save_run` replaces (the history; a search's plot and table)
+        that their ``records`` say are of another bundle than ``dest`` (of the same run_name in another bucket or
+        prefix: the folder is one for all of them), beside them under names that say whose (:func:`_kept_name`), for
+        save_run to keep once it has replaced them (and remove where the save fails): ``(copy, name, bundle)`` of each
+        added to ``kept`` as it is made. A file of no record, or of an older one that names no bundle (written before
+        bundles were recorded), is replaced as before: nothing tells whose it is."""
+        for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()):
+            of = entry.get("of")
+            if of is None or of == dest or not (folder / name).is_file():
+                continue
+            whose = _whose(of, run_name, storage.split_s3(dest)[0])
+            for n in itertools.count(1):
+                copy = folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}")
+                try:
+                    with open(folder / name, "rb") as source, open(copy, "xb") as target:
+                        kept.append((copy, name, of))
+                        shutil.copyfileobj(source, target)
+                    break
+                except FileExistsError:
+                    continue
+                except OSError as exc:  # (a full disk): nothing saved, and save_run removes the copies made
+                    raise FastTextError(f"nothing saved: cannot keep {name} of {of} as {copy.name} in {folder}: "
+                                        f"{exc.strerror or exc}") from None
 
     def save_predictions(self, predictions, run_name):
         """Notebook 04's predictions table (a DataFrame) as ``04_predictions.csv`` in :meth:`run_folder`, written
@@ -396,12 +446,28 @@ class Workspace:
         removed. Files of a search saved before the record was kept (no record) stay too: they could be told from
         yours only by their content. Says on stderr what it removed; returns the names."""
         shown = self.show(key_path(run_name, "run_name"))
+        # (only those of the bundle replaced: another bucket's or prefix's of this run_name stay, said in one line)
         return AUTOTUNE_RECORD.remove_unchanged(self.run_folder(run_name), shown, lambda removed: print(
             f"removed {' and '.join(removed)} from {shown}: an earlier autotune run's, not this model's",
-            file=sys.stderr))
+            file=sys.stderr), of=self.model(run_name))
 
     def __repr__(self):
         return f"Workspace(s3: {self.base}, local: {os.path.relpath(self._out)})"
+
+
+def _whose(bundle, run_name, bucket):
+    """What names the bundle ``s3://B/PREFIX/models/RUN_NAME`` among run_name's in the workspace's ``bucket``: its
+    prefix, ``exp1`` (``runs/a``: ``runs-a``), after its bucket where that is another (``B-exp1``); the bucket alone
+    where it has no prefix."""
+    other, key = storage.split_s3(bundle)
+    prefix = key[:-len(f"models/{run_name}")].strip("/")
+    return "-".join(part for part in [other if other != bucket else "", *prefix.split("/")] if part) or other
+
+
+def _kept_name(name, whose):
+    """``history.csv`` kept as the history of ``whose``'s bundle: ``history.exp1.csv``."""
+    stem, dot, suffix = name.rpartition(".")
+    return f"{stem}.{whose}{dot}{suffix}"
 
 
 def _is_a_uri(output_dir):

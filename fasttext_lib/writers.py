@@ -10,6 +10,7 @@ import io
 
 from . import storage
 from .errors import FastTextError, refuse_standard_output
+from .stops import telling_stops
 from .text import LABEL_PREFIX, normalize_text
 
 
@@ -30,6 +31,10 @@ def write_fasttext(data, uri):
     return str(uri)
 
 
+# (a Stop: one line in a notebook; one that left the pair mixed is said so, storage.atomic_writes' note)
+@telling_stops(lambda splits, prefix, stem, *_, **__: f"stopped by the user while writing {stem}'s splits to "
+               f"{prefix}; none was replaced (written together: an older one is as it was); run the cell again "
+               f"to write them")
 def write_fasttext_splits(splits, prefix, stem, names=None):
     """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
     all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text

@@ -55,11 +55,13 @@ class WrittenRecord:
                                 f"(a file of yours?): move it away to write there")
         return recorded or {}
 
-    def updated(self, folder, contents, what):
+    def updated(self, folder, contents, what, of=None):
         """The bytes of ``folder``'s record with the files ``contents`` ({name: bytes}) recorded, for a write of those
-        files and the record as one set (storage.atomic_writes); refused as :meth:`check_writable` says."""
+        files and the record as one set (storage.atomic_writes); refused as :meth:`check_writable` says. ``of``: what
+        they are of (:meth:`add`'s)."""
         files = self.check_writable(folder, what)
-        files.update((name, _digest_of(data)) for name, data in contents.items())
+        files.update((name, {**_digest_of(data), **({"of": of} if of is not None else {})})
+                     for name, data in contents.items())
         return self._record_bytes(files)
 
     def add(self, folder, name, data=None, of=None):

@@ -311,4 +311,4 @@ def test_the_notebooks_output_dir_of_a_tilde_and_a_users_name_is_a_folder_here(h
     writers read the name as a folder here."""
     from fasttext_lib.workspace import Workspace
 
-    assert Workspace("b", "p", "~root").out == home.parent / "elsewhere" / "~root"
+    assert Workspace("bkt", "p", "~root").out == home.parent / "elsewhere" / "~root"

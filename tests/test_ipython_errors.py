@@ -326,7 +326,7 @@ def test_a_stop_in_02s_autotune_cell_after_the_search_is_one_true_line(shell, ca
     plt.close(earlier)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert sorted(before) == ["autotune.png", "autotune_trials.csv", "autotune_written.json", "history.csv",
-                              "history.png"]  # (and their record; the model's history)
+                              "history.png", "history_written.json"]  # (and their records; the model's history)
     capsys.readouterr()
     line = ("error: stopped by the user after the autotune search (1 trial), while showing its results; nothing was "
             "saved; run the cell again to start over")
@@ -388,4 +388,69 @@ def test_a_stop_that_left_a_pair_mixed_says_so_in_its_one_line(shell, capsys, mo
             f"writes (reading them together is refused): call it again")
     assert not result.success and type(result.error_in_exec) is KeyboardInterrupt
     assert sent == [("KeyboardInterrupt", [line])] and out.strip() == line, out
+    notebook_errors.stop_showing_errors_as_lines()
+
+
+@pytest.mark.parametrize("call", ["read_prepared", "write_fasttext_splits", "Predictor.load"])
+def test_a_stop_during_a_long_read_or_write_of_the_library_is_one_line(shell, capsys, monkeypatch, tmp_path, call):
+    """The Stop button during 02's or 04's data read (read_prepared), 01's write cell (write_fasttext_splits) or 04's
+    bundle load (minutes each at Yelp size) showed IPython's 14-line KeyboardInterrupt traceback through the reader,
+    where a Stop in training is one line. It is one line now, saying what it stopped and that the cell can be run
+    again; the cell still fails with the KeyboardInterrupt, the files written before are as they were, and a Stop in
+    the user's own code keeps IPython's traceback (so does any other exception the reader raises: a bug's)."""
+    from fasttext_lib import data, writers
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.own_data import read_prepared
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+    from fasttext_lib.writers import write_fasttext_splits
+
+    sent = []
+    shown = type(shell)._showtraceback
+    monkeypatch.setattr(type(shell), "_showtraceback",
+                        lambda self, etype, value, stb: sent.append((etype.__name__, stb)) or shown(self, etype, value, stb))
+    texts = LabeledTexts(["1", "2"] * 20, ["good food here", "bad food there"] * 20)
+    old = write_fasttext_splits({"train": texts, "test": texts}, str(tmp_path), "x")
+    before = {name: (tmp_path / f"x.{name}").read_bytes() for name in ("train", "test")}
+    bundle = str(tmp_path / "bundle")
+    if call == "Predictor.load":
+        from fasttext_lib.bundle import save_bundle
+
+        save_bundle(train(texts, None, TrainConfig(epochs=1, buckets=100, progress=False)), bundle)
+    lines_done = []
+
+    def stopped_part_way(real):  # the Stop button, pressed on the second line read or written
+        def part(*args, **kwargs):
+            lines_done.append(1)
+            if len(lines_done) == 2:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+        return part
+    if call == "Predictor.load":  # (once its files are fetched and checked: while their arrays are read)
+        monkeypatch.setattr(Predictor, "from_files", classmethod(stopped_part_way(lambda *args: pytest.fail("read"))))
+        lines_done.append(1)
+    elif call == "read_prepared":
+        monkeypatch.setattr(data, "parse_fasttext_line", stopped_part_way(data.parse_fasttext_line))
+    else:
+        monkeypatch.setattr(writers, "fasttext_line", stopped_part_way(writers.fasttext_line))
+    shell.user_ns.update(read_prepared=read_prepared, write_fasttext_splits=write_fasttext_splits, Predictor=Predictor,
+                         data=texts, uri=old["train"], folder=str(tmp_path), bundle=bundle)
+    notebook_errors.show_errors_as_lines()
+    code, line = {
+        "read_prepared": ("read_prepared(uri, 'x')",
+                          f"error: stopped by the user while reading {old['train']}; run the cell again to read it"),
+        "write_fasttext_splits": ("write_fasttext_splits({'train': data, 'test': data}, folder, 'x')",
+                                  f"error: stopped by the user while writing x's splits to {tmp_path}; none was "
+                                  f"replaced (written together: an older one is as it was); run the cell again to "
+                                  f"write them"),
+        "Predictor.load": ("Predictor.load(bundle)",
+                           f"error: stopped by the user while reading the bundle {bundle}; run the cell again to read it"),
+    }[call]
+    result, out = run(shell, capsys, code)
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert sent == [("KeyboardInterrupt", [line])] and out.strip() == line, out
+    assert {name: (tmp_path / f"x.{name}").read_bytes() for name in ("train", "test")} == before
+    result, out = run(shell, capsys, "raise KeyboardInterrupt")  # a Stop in the user's own code: as IPython shows it
+    assert not result.success and "Traceback" in out and len(sent) == 2
     notebook_errors.stop_showing_errors_as_lines()

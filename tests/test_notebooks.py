@@ -341,9 +341,9 @@ def test_an_output_dir_that_is_no_folder_path_stops_the_check_cell_in_one_line(n
         run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": output_dir})
 
 
-@pytest.mark.parametrize("output_dir", ["s3://b/out", "S3://b/out", "s3:/b/out", "gs://b/out"])
+@pytest.mark.parametrize("output_dir", ["s3://bkt/out", "S3://bkt/out", "s3:/bkt/out", "gs://bkt/out"])
 def test_an_s3_output_dir_is_refused_not_made_a_local_folder_named_s3(output_dir, tmp_path, monkeypatch):
-    """`-p output_dir s3://b/out` made a local folder named s3: (./s3:/b/out: pathlib reads the URI as a relative
+    """`-p output_dir s3://bkt/out` made a local folder named s3: (./s3:/bkt/out: pathlib reads the URI as a relative
     path) and put the figures and tables there, silently. output_dir is a local folder: one line says so, and where
     the data and bundles go instead; nothing is created."""
     from fasttext_lib.errors import FastTextError
@@ -352,27 +352,27 @@ def test_an_s3_output_dir_is_refused_not_made_a_local_folder_named_s3(output_dir
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FastTextError, match=rf"^output_dir is a local folder \(for the figures and tables\), got "
                                             rf"{output_dir!r}: the data and bundles go to S3 by bucket and prefix, "
-                                            rf"under s3://b/p/$"):
-        Workspace("b", "p", output_dir)
+                                            rf"under s3://bkt/p/$"):
+        Workspace("bkt", "p", output_dir)
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("prefix, base", [("/", "s3://b"), ("", "s3://b"), (None, "s3://b"), ("/runs/a/", "s3://b/runs/a")])
+@pytest.mark.parametrize("prefix, base", [("/", "s3://bkt"), ("", "s3://bkt"), (None, "s3://bkt"), ("/runs/a/", "s3://bkt/runs/a")])
 def test_a_prefix_of_slashes_alone_is_no_prefix(prefix, base, tmp_path):
-    """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://b//data and
-    s3://b//models: keys beginning with a slash, in a folder of no name in the S3 console."""
+    """`-p prefix /` (no prefix, written as a path's root) put the data and the models under s3://bkt//data and
+    s3://bkt//models: keys beginning with a slash, in a folder of no name in the S3 console."""
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", prefix, str(tmp_path))
+    ws = Workspace("bkt", prefix, str(tmp_path))
     assert (ws.base, ws.data, ws.models) == (base, f"{base}/data", f"{base}/models")
 
 
-@pytest.mark.parametrize("run_name, bundle", [("big", "s3://b/p/models/big"), ("big/", "s3://b/p/models/big"),
-                                              ("/exp/1", "s3://b/p/models/exp/1"), (2024, "s3://b/p/models/2024")])
+@pytest.mark.parametrize("run_name, bundle", [("big", "s3://bkt/p/models/big"), ("big/", "s3://bkt/p/models/big"),
+                                              ("/exp/1", "s3://bkt/p/models/exp/1"), (2024, "s3://bkt/p/models/2024")])
 def test_a_run_name_is_a_folder_under_models(run_name, bundle, tmp_path):
     from fasttext_lib.workspace import Workspace
 
-    assert Workspace("b", "p", str(tmp_path)).model(run_name) == bundle
+    assert Workspace("bkt", "p", str(tmp_path)).model(run_name) == bundle
 
 
 @pytest.mark.parametrize("where", ["s3", "local"])
@@ -418,18 +418,18 @@ def test_a_run_name_with_an_empty_or_dot_part_is_refused_in_one_line(run_name, t
     from fasttext_lib.workspace import Workspace
 
     with pytest.raises(FastTextError, match=r"^run_name must "):
-        Workspace("b", "p", str(tmp_path)).model(run_name)
+        Workspace("bkt", "p", str(tmp_path)).model(run_name)
 
 
-@pytest.mark.parametrize("prefix", ["s3://b/fasttext", "S3://b/x", "a//b", "runs/../x", True])
+@pytest.mark.parametrize("prefix", ["s3://bkt/fasttext", "S3://bkt/x", "a//b", "runs/../x", True])
 def test_a_prefix_that_is_no_key_path_is_refused_in_one_line(prefix, tmp_path):
     """`-p prefix s3://my-bucket/fasttext` (the URI where the key path is meant) wrote the data under the keys
-    s3://b/s3://my-bucket/fasttext/data: each notebook found the others' files there, in a folder named s3:."""
+    s3://bkt/s3://my-bucket/fasttext/data: each notebook found the others' files there, in a folder named s3:."""
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
     with pytest.raises(FastTextError, match=r"^prefix "):
-        Workspace("b", prefix, str(tmp_path / "out"))
+        Workspace("bkt", prefix, str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
 
 
@@ -470,7 +470,7 @@ def test_an_output_dir_that_cannot_be_a_folder_is_one_line(where, said, tmp_path
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a_file").write_text("mine\n")
     with pytest.raises(FastTextError, match=rf"^output_dir {where!r} cannot hold the figures and tables: .*{said}"):
-        Workspace("b", "p", where)
+        Workspace("bkt", "p", where)
     assert (tmp_path / "a_file").read_text() == "mine\n"
 
 
@@ -676,13 +676,13 @@ def test_a_run_without_autotune_removes_an_earlier_searchs_plot_and_table(tmp_pa
     (run / "my_autotune.png").write_bytes((run / "autotune.png").read_bytes())
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102 - 02's autotune cell, without autotune
     assert ws.remove_autotune("sample") == ["autotune.png", "autotune_trials.csv"]  # (save_run's call)
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", "my_autotune.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY, "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
     _save_a_search(ws, "sample", fig, monkeypatch)  # another autotuned run, then one without: removed again
     exec(cell, {"autotune": False, "ws": ws, "run_name": "sample"})  # noqa: S102
     ws.remove_autotune("sample")
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", "my_autotune.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY, "my_autotune.png"]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
 
     fig.savefig(run / "autotune.png")  # a figure of the user's own under that name (not marked as ours)
@@ -726,7 +726,8 @@ def test_a_search_and_its_models_history_are_replaced_together(tmp_path, s3_buck
     run = tmp_path / "run"
     before = {p.name: p.read_bytes() for p in run.iterdir()}
     saved = Predictor.load(ws.model("run")).metrics
-    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png"]
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png",
+                              RECORD_OF_HISTORY]
 
     real_writes = storage.atomic_writes
 
@@ -757,6 +758,7 @@ def test_a_search_and_its_models_history_are_replaced_together(tmp_path, s3_buck
 # What 02's autotune search records of the plot and table its save writes in the run's folder (Workspace.save_run),
 # as 04 does of its files.
 RECORD_OF_AUTOTUNE = "autotune_written.json"
+RECORD_OF_HISTORY = "history_written.json"  # notebook 02's record of its history: which bundle it is of
 
 
 def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(tmp_path, s3_bucket, monkeypatch,
@@ -795,15 +797,15 @@ def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(t
         (run / name).unlink()
     _save_a_search(ws, "sample", fig, monkeypatch)  # the search's, recorded
     assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE,
-                                                     "history.csv", "history.png"]
+                                                     "history.csv", "history.png", RECORD_OF_HISTORY]
     with open(run / "autotune_trials.csv", "a") as f:
         f.write("my note\n")
     edited = (run / "autotune_trials.csv").read_bytes()
     capsys.readouterr()
     assert ws.drop_autotune("sample") == ["autotune.png"]
     assert ws.remove_autotune("sample") == ["autotune.png"]
-    assert sorted(p.name for p in run.iterdir()) == ["autotune_trials.csv", "history.csv", "history.png"]  # (and the
-    # record gone with what it named)
+    assert sorted(p.name for p in run.iterdir()) == ["autotune_trials.csv", "history.csv", "history.png",
+                                                     RECORD_OF_HISTORY]  # (and the search's record gone with what it named)
     assert (run / "autotune_trials.csv").read_bytes() == edited
     err = capsys.readouterr().err
     assert [line for line in err.splitlines() if "kept" in line] == [
@@ -834,7 +836,7 @@ def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     run = ws.out / "run"
     run.mkdir()
     (run / record).write_bytes(mine)
@@ -871,7 +873,7 @@ def test_a_folder_named_as_a_record_is_refused_in_one_line(tmp_path):
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     (ws.out / "run" / "04_written.json").mkdir(parents=True)
     with pytest.raises(FastTextError, match=r"^04_predictions\.csv not written: .*04_written\.json is not notebook "
                                             r"04's record"):
@@ -890,7 +892,7 @@ def test_a_record_that_is_a_link_is_not_trusted(tmp_path, capsys):
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     predictions = pd.DataFrame({"label": ["1"], "probability": [0.5], "review": ["r"]})
     ws.save_predictions(predictions, "other")
     other, run = ws.out / "other", ws.out / "run"
@@ -1214,7 +1216,7 @@ def test_04_names_the_split_the_bundles_final_accuracy_was_measured_on(metrics, 
     predictor = Loaded()
     predictor.metrics = metrics
     namespace = {"Predictor": types.SimpleNamespace(load=lambda uri, ctx: predictor), "ctx": "cpu", "run_name": "sample",
-                 "ws": types.SimpleNamespace(saved_model=lambda name: f"s3://b/p/models/{name}")}
+                 "ws": types.SimpleNamespace(saved_model=lambda name: f"s3://bkt/p/models/{name}")}
     exec(load_cell, namespace)  # noqa: S102 - the committed cell, the bundle stubbed
     assert capsys.readouterr().out == f"labels: ['negative', 'positive'] {shown}\n"
 
@@ -1591,7 +1593,7 @@ def test_02_puts_its_history_in_place_only_once_the_bundle_is_saved(tmp_path, s3
     uri = ws.save_run(train(train_data, val_data, TrainConfig(epochs=1)), "run", fig)
     run = ws.out / "run"  # the run's folder
     assert sorted(p.name for p in ws.out.iterdir()) == ["run"]
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY]
     before = {p.name: p.read_bytes() for p in run.iterdir()}
     assert before["history.csv"].decode().splitlines()[0].startswith("epoch,") and len(before["history.csv"].splitlines()) == 2
 
@@ -1721,6 +1723,103 @@ def test_02_keeps_04s_files_of_another_prefixs_bundle_in_the_run_folder_they_sha
     plt.close(fig)
 
 
+def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket, capsys,
+                                                                                        monkeypatch):
+    """The run folder is {output_dir}/{run_name}, one for every bucket and prefix: 02 run to prefix exp2 replaced the
+    history.csv and history.png of exp1's bundle (the same output_dir and run_name, the dataset's) without a word. The
+    history's record says which bundle it is of; another bundle's is kept as history.exp1.csv and history.exp1.png,
+    said in one line, and history.csv is the new run's, as 02's last cell prints it. A save that fails keeps no copy;
+    a rerun to the same bundle replaces its own history silently, as before."""
+    import matplotlib
+    import pandas as pd
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    splits = make_splits(200, 50, seed=0)
+    one, two = (train(*splits, TrainConfig(epochs=epochs, ngrams=1, progress=False)) for epochs in (1, 2))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(one, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    capsys.readouterr()
+
+    def denied(*args, **kwargs):
+        raise FastTextError("access denied")
+    monkeypatch.setattr(bundle, "publish_bundle", denied)
+    with pytest.raises(FastTextError, match="access denied"):
+        exp2.save_run(two, "sample", fig)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # (no copy left)
+    monkeypatch.undo()
+    ax.plot([2, 1])
+    exp2.save_run(two, "sample", fig)
+    err = capsys.readouterr().err
+    assert f"kept history.exp1.csv and history.exp1.png in {out}/sample: history.csv and history.png of " \
+        f"{exp1.model('sample')}, replaced by this save of {exp2.model('sample')} (the folder is run_name 'sample''s " \
+        f"for every bucket and prefix)" in err.splitlines(), err
+    assert (run / "history.exp1.csv").read_bytes() == before["history.csv"]
+    assert (run / "history.exp1.png").read_bytes() == before["history.png"] != (run / "history.png").read_bytes()
+    assert [len(pd.read_csv(run / name)) for name in ("history.csv", "history.exp1.csv")] == [2, 1]
+    exp2.save_run(two, "sample", fig)  # its own bundle again: its history replaced, nothing kept
+    assert "kept" not in capsys.readouterr().err
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.exp1.csv", "history.exp1.png",
+                                                     "history.png", "history_written.json"]
+    plt.close(fig)
+
+
+def test_02_keeps_the_autotune_files_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket,
+                                                                                               capsys, monkeypatch):
+    """As the history (above): 02 run to prefix exp2 without autotune removed the search's files of exp1's bundle as
+    "an earlier autotune run's, not this model's", and with autotune replaced them without a word. The search's record
+    says which bundle they are of: a run without autotune keeps another bundle's, saying so; a search's save keeps
+    them aside as autotune.exp1.png and autotune_trials.exp1.csv, saying so."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    _autotune_of_one_trial(monkeypatch)
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    train_data, test_data = make_splits(200, 50, seed=0)
+    trained = train(train_data, test_data, TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    _save_a_search(exp1, "sample", fig, monkeypatch)  # exp1's autotuned run: its search's files, its model and history
+    run = tmp_path / "out" / "sample"
+    searched = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+    capsys.readouterr()
+    exp2.drop_autotune("sample")  # 02 on exp2 without autotune: exp1's search's files are not of the bundle replaced
+    exp2.save_run(trained, "sample", fig)
+    err = capsys.readouterr().err
+    assert {name: (run / name).read_bytes() for name in searched} == searched and "removed" not in err, err
+    assert f"kept autotune.png, autotune_trials.csv in {out}/sample: notebook 02's autotune search's, of " \
+        f"{exp1.model('sample')}, not of {exp2.model('sample')}" in err.splitlines(), err
+    tuned = exp2.autotune(train_data, test_data, TrainConfig(progress=False), "sample", duration=600)
+    exp2.save_run(tuned.trained, "sample", fig)  # 02 on exp2 with autotune: exp1's search's files kept aside
+    err = capsys.readouterr().err
+    assert {name: (run / name.replace(".", ".exp1.")).read_bytes() for name in searched} == searched
+    assert f"kept autotune.exp1.png and autotune_trials.exp1.csv in {out}/sample: autotune.png and " \
+        f"autotune_trials.csv of {exp1.model('sample')}, replaced by this save of {exp2.model('sample')} (the folder " \
+        f"is run_name 'sample''s for every bucket and prefix)" in err.splitlines(), err
+    plt.close(fig)
+
+
 def test_a_bundle_saved_before_is_named_by_its_config_wherever_it_is(tmp_path):
     """bundle.saved_before, which a save that replaces a bundle names it by: a local folder's too (S3's: above), its
     time alone where config.json cannot be read, and none where there is no bundle."""
@@ -1804,10 +1903,10 @@ def test_02_a_first_save_that_fails_leaves_no_run_folder(tmp_path, monkeypatch):
     from fasttext_lib.workspace import Workspace
 
     def denied(*args, **kwargs):
-        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+        raise FastTextError("cannot write s3://bkt/p/models/run/config.json: access denied")
 
     monkeypatch.setattr(bundle, "publish_bundle", denied)
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, progress=False))
     fig, ax = plt.subplots()
     ax.plot([1, 2])
@@ -1826,10 +1925,34 @@ def test_a_bucket_that_is_no_name_is_refused_in_one_short_line(bucket, tmp_path)
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    with pytest.raises(FastTextError, match=rf"^bucket must be a bucket name \(no s3://, no /\), got {re.escape(repr(bucket))}$"):
+    with pytest.raises(FastTextError, match=rf"^bucket must be an S3 bucket name \(3 to 63 .*\), got {re.escape(repr(bucket))}$"):
         Workspace(bucket, "p", str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
     assert Workspace(2024, "p", str(tmp_path / "out")).base == "s3://2024/p"
+
+
+@pytest.mark.parametrize("bucket, valid", [
+    ("fasttext-demo", True), ("my.bucket.1", True), ("abc", True), ("a" * 63, True), ("2024", True), ("1-a", True),
+    ("My_Old_Bucket", True), ("a" * 255, True),  # an older us-east-1 bucket's (capitals, underscores, 255 characters)
+    ("fasttext-demo ", False), (" fasttext-demo", False), ('""', False), ("'fasttext-demo'", False),
+    ('"fasttext-demo"', False), ("my bucket", False), ("bucket!", False), ("ab", False), ("", False), ("a" * 256, False),
+    ("-bucket", False), ("bucket-", False), ("bucket.", False), ("s3://fasttext-demo", False), ("b/p", False),
+    ("caf\u00e9", False), ("bucket\n", False)])
+def test_a_bucket_name_s3_cannot_have_is_refused_in_our_line_and_every_other_is_taken(bucket, valid, tmp_path):
+    """`-p bucket '""'` or `bucket = "fasttext-demo "` (a space at its end) reached botocore: the check cell's line was
+    its "Invalid bucket name ...: Bucket name must match the regex ... or be an ARN matching the regex ...". Refused
+    now in one line saying what a bucket name is, before any request; a name S3 can have is taken as it is, also an
+    older bucket's (made in us-east-1 before 2018: capitals, underscores, up to 255 characters), which S3 answers for."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.workspace import Workspace
+
+    if valid:
+        assert Workspace(bucket, "p", str(tmp_path / "out")).base == f"s3://{bucket}/p"
+        return
+    with pytest.raises(FastTextError) as refused:
+        Workspace(bucket, "p", str(tmp_path / "out"))
+    assert str(refused.value) == (f"bucket must be an S3 bucket name (3 to 63 lowercase letters, digits, dots and "
+                                  f"hyphens, beginning and ending with a letter or digit; no s3://, no /), got {bucket!r}")
 
 
 def test_an_output_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkeypatch):
@@ -1842,7 +1965,7 @@ def test_an_output_dir_under_home_written_with_a_tilde_is_there(tmp_path, monkey
     home.mkdir(), here.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(here)
-    ws = Workspace("b", "p", "~/SageMaker/results")
+    ws = Workspace("bkt", "p", "~/SageMaker/results")
     assert ws.out == home / "SageMaker" / "results" and ws.out.is_dir()
     assert ws.show("history.csv") == "~/SageMaker/results/history.csv" and os.listdir(here) == []
 
@@ -2043,7 +2166,7 @@ def test_02_runs_of_other_names_keep_their_own_history_and_autotune_files(tmp_pa
     ws.save_run(train(train_data, val_data, TrainConfig(epochs=2, progress=False)), "exp/b", fig)
     assert sorted(str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.is_file()) == [
         "a/autotune.png", "a/autotune_trials.csv", f"a/{RECORD_OF_AUTOTUNE}", "a/history.csv", "a/history.png",
-        "exp/b/history.csv", "exp/b/history.png"]
+        f"a/{RECORD_OF_HISTORY}", "exp/b/history.csv", "exp/b/history.png", f"exp/b/{RECORD_OF_HISTORY}"]
     assert {p.name: p.read_bytes() for p in (ws.out / "a").iterdir()} == a_files  # a's, as its save wrote them
     assert len(pd.read_csv(ws.out / "exp/b" / "history.csv")) == 2
     last_cell = code_cells(read(SERIES[1]))[-1].source
@@ -2235,13 +2358,14 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     _save_a_search(ws, "run", fig, monkeypatch)  # the autotuned run: its search's files with its model and history
     run = ws.out / "run"
     before = {p.name: p.read_bytes() for p in run.iterdir()}
-    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png"]
+    assert sorted(before) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE, "history.csv", "history.png",
+                           RECORD_OF_HISTORY]
 
     cell = next(c.source for c in code_cells(read(SERIES[1])) if c.source.startswith("if autotune:"))
     exec(cell, {"autotune": False, "ws": ws, "run_name": "run"})  # noqa: S102 - 02's autotune cell, without autotune
 
     def denied(*args, **kwargs):
-        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+        raise FastTextError("cannot write s3://bkt/p/models/run/config.json: access denied")
 
     monkeypatch.setattr(bundle, "publish_bundle", denied)
     with pytest.raises(FastTextError, match="access denied"):
@@ -2250,7 +2374,7 @@ def test_02_without_autotune_keeps_an_earlier_searchs_files_until_its_model_is_s
     monkeypatch.undo()
     capsys.readouterr()
     ws.save_run(trained, "run", fig)
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY]
     assert "removed autotune.png and autotune_trials.csv from " in capsys.readouterr().err
     plt.close(fig)
 
@@ -2290,7 +2414,7 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # nothing written before the save
 
     def denied(*args, **kwargs):
-        raise FastTextError("cannot write s3://b/p/models/run/config.json: access denied")
+        raise FastTextError("cannot write s3://bkt/p/models/run/config.json: access denied")
 
     real_publish = bundle.publish_bundle
     monkeypatch.setattr(bundle, "publish_bundle", denied)
@@ -2300,14 +2424,15 @@ def test_02_with_autotune_publishes_its_search_with_its_model_only(tmp_path, s3_
     monkeypatch.setattr(bundle, "publish_bundle", real_publish)
     ws.save_run(tuned.trained, "run", fig)  # the save cell run again
     assert sorted(p.name for p in run.iterdir()) == ["autotune.png", "autotune_trials.csv", RECORD_OF_AUTOTUNE,
-                                                     "history.csv", "history.png"]
+                                                     "history.csv", "history.png", RECORD_OF_HISTORY]
     assert (run / "autotune_trials.csv").read_bytes() == tuned.trials.to_csv(index=False).encode()
     assert png_software(run / "autotune.png") == "fasttext_lib" and (run / "autotune.png").read_bytes() != before[
         "autotune.png"]
 
     tuned = ws.autotune(train_data, test_data, TrainConfig(progress=False), "run", duration=600)
     ws.save_run(earlier, "run", fig)  # not the search's model (a Stop after the search: the cell kept the one before)
-    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png"]  # neither search's files
+    # neither search's files
+    assert sorted(p.name for p in run.iterdir()) == ["history.csv", "history.png", RECORD_OF_HISTORY]
     plt.close(fig)
 
 
@@ -2383,12 +2508,13 @@ def test_02_saving_a_new_bundle_removes_04s_files_of_the_one_it_replaced(tmp_pat
     run = ws.out / "run"
     _run_04s_writing_cells(ws, "run", test_data)
     written = ["04_confusion_matrix.png", "04_predictions.csv", "04_word_vectors.vec"]
-    assert sorted(p.name for p in run.iterdir()) == sorted(written + [RECORD_OF_04, "history.csv", "history.png"])
+    assert sorted(p.name for p in run.iterdir()) == sorted(written + [RECORD_OF_04, "history.csv", "history.png",
+                                                                        RECORD_OF_HISTORY])
     (run / "04_notes.txt").write_text("mine\n")
     capsys.readouterr()
 
     save_again()  # 02 again: a new bundle
-    assert sorted(p.name for p in run.iterdir()) == ["04_notes.txt", "history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["04_notes.txt", "history.csv", "history.png", RECORD_OF_HISTORY]
     assert (f"removed 04_predictions.csv, 04_confusion_matrix.png, 04_word_vectors.vec from {ws.show('run')}: 04's, "
             f"of the model replaced") in capsys.readouterr().err
 
@@ -2435,7 +2561,8 @@ def test_02_keeps_a_04_file_the_user_changed_and_says_so(tmp_path, s3_bucket, ca
     capsys.readouterr()
 
     save_again()
-    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png"]
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png",
+                                                     RECORD_OF_HISTORY]
     assert (run / "04_predictions.csv").read_bytes() == edited
     err = capsys.readouterr().err
     kept = [line for line in err.splitlines() if "04_predictions.csv" in line and "kept" in line]
@@ -2447,7 +2574,8 @@ def test_02_keeps_a_04_file_the_user_changed_and_says_so(tmp_path, s3_bucket, ca
     (run / RECORD_OF_04).write_text(json.dumps({"written_by": "notebook 04 (fasttext_lib)", "files": {  # (04's mark)
         name: {"size": 4, "sha256": hashlib.sha256(b"mine").hexdigest()} for name in ("notes.txt", "../run/notes.txt")}}))
     save_again()
-    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png", "notes.txt"]
+    assert sorted(p.name for p in run.iterdir()) == ["04_predictions.csv", "history.csv", "history.png",
+                                                     RECORD_OF_HISTORY, "notes.txt"]
 
 
 def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
@@ -2466,7 +2594,7 @@ def test_04s_predictions_table_is_written_whole_or_not_at_all(tmp_path):
         def predict(texts):
             return [{"label": Stopped(), "probability": 0.5, "class_id": "1"} for _ in texts]
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     run = ws.out / "run"
     run.mkdir()
     (run / "04_predictions.csv").write_text("label,probability,review\n1,0.5,earlier\n")
@@ -2547,7 +2675,7 @@ def _run_01s_histogram_cells(ws, dataset, lengths):
     import matplotlib.pyplot as plt
 
     namespace = {"plt": plt, "ws": ws, "dataset": dataset, "lengths": lengths,
-                 "written": {"train": "s3://b/p/data/x.train", "test": "s3://b/p/data/x.test"}}
+                 "written": {"train": "s3://bkt/p/data/x.train", "test": "s3://bkt/p/data/x.test"}}
     for cell in (cell_with(SERIES[0], "ax.hist(lengths"), code_cells(read(SERIES[0]))[-1].source):
         exec(cell, namespace)  # noqa: S102 - 01's committed cells
     plt.close("all")
@@ -2581,7 +2709,7 @@ def test_01_and_03_write_their_files_in_the_datasets_folder(tmp_path, capsys):
     from fasttext_lib.figures import png_software
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     for dataset, lengths in (("sample", [3, 4, 5]), ("synthetic", [150, 160])):
         _run_01s_histogram_cells(ws, dataset, pd.Series(lengths))
         assert f"length histogram: {tmp_path}/out/{dataset}/01_length_histogram.png\n" in capsys.readouterr().out
@@ -2612,7 +2740,7 @@ def test_03s_files_of_a_timing_of_the_datasets_text_and_of_yelp_shaped_text_are_
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     _run_03s_last_cell(ws, "sample", 1, timing_text="dataset")
     _run_03s_last_cell(ws, "sample", 2, timing_text="yelp-shaped")
     kinds = ("timings", "throughput", "prices", "costs", "recipes")
@@ -2632,7 +2760,7 @@ def test_no_dataset_or_run_takes_the_folder_of_01s_download_cache(tmp_path, name
     from fasttext_lib.errors import FastTextError
     from fasttext_lib.workspace import Workspace
 
-    ws = Workspace("b", "p", str(tmp_path / "out"))
+    ws = Workspace("bkt", "p", str(tmp_path / "out"))
     cache = cell_with(SERIES[0], "prepare(dataset")
     assert "cache_dir=str(ws.download_cache)" in cache and ws.download_cache == tmp_path / "out" / "downloads"
     for folder, parameter, holding in ((ws.dataset_folder, "dataset", "its figures and tables"),

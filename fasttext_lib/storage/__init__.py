@@ -19,10 +19,10 @@ One module per layer, each using only those before it:
 
 The rest of the library uses the names below as ``storage.<name>``.
 """
-from .s3 import (CONDITIONAL_PART_BYTES, COPY_OBJECT_MAX, OVERWRITE_ARGUMENT, OVERWRITE_FLAG,  # noqa: F401
-                 UPLOAD_PART_BYTES, AlreadyExists, Damaged, SetChanged, Unreachable, already_exists, get_s3_object,
-                 is_bucket_name, is_forbidden, is_s3, join, prefix_uri, replace_with, rerun_to_replace, s3_client,
-                 s3_errors, split_s3, upload_file)
+from .s3 import (BUCKET_NAME_RULES, CONDITIONAL_PART_BYTES, COPY_OBJECT_MAX, OVERWRITE_ARGUMENT,  # noqa: F401
+                 OVERWRITE_FLAG, UPLOAD_PART_BYTES, AlreadyExists, Damaged, SetChanged, Unreachable, already_exists,
+                 could_name_a_bucket, get_s3_object, is_bucket_name, is_forbidden, is_s3, join, prefix_uri, replace_with,
+                 rerun_to_replace, s3_client, s3_errors, split_s3, upload_file)
 from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, Written, check_comparable,  # noqa: F401
                     LOOP, cannot_read, check_local_input, check_replaceable, check_set_member, exists, expand_home, holds, is_a_loop,
                     local_kind, missing_file, modified_at, open_read, read_bytes, reading_together, refuse_existing,

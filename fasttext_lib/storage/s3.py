@@ -61,6 +61,20 @@ def is_bucket_name(name):
     return isinstance(name, str) and bool(_BUCKET_NAME.fullmatch(name))
 
 
+# An older bucket's name: buckets made in us-east-1 before March 2018 may have up to 255 characters, capitals and
+# underscores (still in use: refusing them would lock their owners out; S3 answers for them).
+_LEGACY_BUCKET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,253}[A-Za-z0-9]")
+# What a bucket name is, as a refusal says it (today's rules: is_bucket_name).
+BUCKET_NAME_RULES = "3 to 63 lowercase letters, digits, dots and hyphens, beginning and ending with a letter or digit"
+
+
+def could_name_a_bucket(name):
+    """Whether S3 can have a bucket named ``name``: today's rules (:func:`is_bucket_name`) or an older bucket's. Not a
+    name with a space, quotes (``-p bucket '""'``) or another character no bucket has, which botocore refused in a
+    message quoting two regular expressions."""
+    return isinstance(name, str) and bool(_BUCKET_NAME.fullmatch(name) or _LEGACY_BUCKET_NAME.fullmatch(name))
+
+
 def prefix_uri(bucket, prefix):
     """``s3://bucket/prefix``; a prefix of slashes alone, or none, is the bucket itself (``s3://bucket``, never a
     key that begins with a slash: ``s3://bucket//data``)."""
