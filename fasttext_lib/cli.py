@@ -128,6 +128,14 @@ class OnceParser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
 
+class UsageError(SystemExit):
+    """A usage error (exit 2), its ``line`` said: main tells a cluster of it (one host's own command line)."""
+
+    def __init__(self, line):
+        super().__init__(2)
+        self.line = line
+
+
 class _Parser(OnceParser):
     """:class:`OnceParser` with a usage error as one ``error:`` line (exit 2) instead of a usage dump; ``--help`` as
     usual."""
@@ -138,14 +146,6 @@ class _Parser(OnceParser):
         line = error_line(f"{message} (see {self.prog} --help)")
         print(line, file=sys.stderr)
         raise UsageError(line)
-
-
-class UsageError(SystemExit):
-    """A usage error (exit 2), its ``line`` said: main tells a cluster of it (one host's own command line)."""
-
-    def __init__(self, line):
-        super().__init__(2)
-        self.line = line
 
     def print_help(self, file=None):
         """The help on stdout, as :func:`say` writes answers: argparse drops a failed write of its help, so

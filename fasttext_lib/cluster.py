@@ -547,11 +547,15 @@ def _on_stops_in_c(on_stop):
                 if byte[0] in stopping:
                     on_stop(byte[0])
 
-    threading.Thread(target=read, daemon=True, name="fasttext-cluster-stops").start()
+    reading = threading.Thread(target=read, daemon=True, name="fasttext-cluster-stops")
+    reading.start()
 
     def end():
         signal.set_wakeup_fd(previous)
         os.close(writer)
+        # (a stop's byte written before is read now, not after the caller went on: read late, it set the watch's stop
+        # once stops_told_as_it_joins had cleared it, and the watch ended the caller's cleanup in the stop's line)
+        reading.join()
 
     return end
 

@@ -826,3 +826,31 @@ def test_the_scheduler_check_does_not_blame_a_frozen_scheduler_host_on_another_p
     finally:
         frozen.close()
         http.close()
+
+
+def test_a_stop_as_the_join_ends_is_left_to_the_caller_not_to_the_watch():
+    """cluster.stops_told_as_it_joins: a stop that lands as the join ends is raised at the block's end, for the
+    caller's cleanup (``watch.stop`` cleared, so the watch does not end the process STOPPED_TELLS_FOR seconds later).
+    Its byte on the wakeup descriptor was read by the block's thread after the block had ended, and that thread set
+    ``watch.stop`` again: the caller's cleanup was cut short a minute on, in the stop's line. Handlers and the wakeup
+    descriptor are put back."""
+    from fasttext_lib import cluster
+
+    class Watch:
+        stop = None
+
+        def stopped(self, signum):
+            self.stop = signum
+
+    watch, handler, descriptor = Watch(), signal.getsignal(signal.SIGINT), signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(descriptor)
+    for _ in range(5):  # (the thread read the byte late most times, not every time)
+        with pytest.raises(KeyboardInterrupt):
+            with cluster.stops_told_as_it_joins(watch) as stopped:
+                signal.raise_signal(signal.SIGINT)
+                assert stopped()
+        for thread in threading.enumerate():  # (the block's reader: ends once its descriptor is closed)
+            if thread.name == "fasttext-cluster-stops":
+                thread.join(10)
+        assert watch.stop is None
+    assert signal.getsignal(signal.SIGINT) is handler and signal.set_wakeup_fd(descriptor) == descriptor
