@@ -282,9 +282,9 @@ def _mark_loaded(model_dir):
     the temporary folder cannot be written (the check then counts every worker, as at start-up)."""
     import atexit
 
-    directory = _loaded_marks(model_dir)
-    mark = os.path.join(directory, str(os.getpid()))
-    try:
+    try:  # (gettempdir itself raises where no temporary folder can be written: a read-only file system)
+        directory = _loaded_marks(model_dir)
+        mark = os.path.join(directory, str(os.getpid()))
         os.makedirs(directory, exist_ok=True)
         open(mark, "w").close()
     except OSError:

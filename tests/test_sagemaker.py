@@ -3025,6 +3025,21 @@ def test_model_fn_counts_the_model_servers_workers_that_load_the_bundle_at_once(
         sm_serve.model_fn(full)
 
 
+def test_no_usable_temporary_folder_leaves_no_mark_and_fails_no_load(monkeypatch):
+    """Where no temporary folder can be written (a read-only file system: tempfile.gettempdir raises
+    FileNotFoundError), a worker leaves no mark that it holds the bundle and counts every worker, as _mark_loaded's
+    docstring says; the mark's folder was looked up outside its try, so model_fn failed after the bundle loaded."""
+    import errno
+
+    def no_temporary_folder():
+        raise FileNotFoundError(errno.ENOENT, "No usable temporary directory found in ['/tmp']")
+
+    monkeypatch.setattr(tempfile, "gettempdir", no_temporary_folder)
+    monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "3")
+    sm_serve._mark_loaded("/models/a")  # (raised FileNotFoundError)
+    assert sm_serve._workers_loading("/models/a")[:2] == (3, 0)
+
+
 def test_model_server_workers_are_counted_as_mms_starts_them(monkeypatch):
     """MMS's default (ConfigManager.getDefaultWorkers): one worker per GPU, else one per CPU; a variable of the model's
     environment sets another number, MMS's own over the toolkit's, and 0 (or no number) is read as unset."""

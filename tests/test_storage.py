@@ -1475,6 +1475,36 @@ def test_a_set_another_publisher_commits_meanwhile_is_replaced_with_its_files_no
         assert versions_under(dest) == (sorted(_objects(dest) + [MANIFEST]), [])
 
 
+@pytest.mark.parametrize("versioning", [None, "Enabled"])
+def test_a_set_committed_meanwhile_goes_through_the_put_replacing_it_lost_its_answer(tmp_path, s3_bucket, proxy,
+                                                                                      monkeypatch, versioning):
+    """As above, and the PUT that replaces the set committed meanwhile (If-Match on it, read again) reaches S3 but
+    its answer is lost: botocore's retry is refused (412), the set read again is our own, and the publish is a
+    success. The set it replaced is the one read again, not the one first seen: that one's files stayed behind (and,
+    where the bucket keeps versions, its manifest's version)."""
+    dest = f"{s3_bucket}/models/run"
+    if versioning:
+        boto3.client("s3").put_bucket_versioning(Bucket=s3_bucket[len("s3://"):],
+                                                 VersioningConfiguration={"Status": versioning})
+    storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
+    real_hash, raced = storage.sets.hash_file, []
+
+    def hash_and_race(path):
+        if not raced:
+            raced.append(1)
+            storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
+            # our 1st manifest PUT is refused (If-Match on "old"); the 2nd, on "other", is stored and its answer lost
+            proxy.fail("PUT", r"/models/run/config\.json$", "lost", nth=2)
+        return real_hash(path)
+    monkeypatch.setattr(storage.sets, "hash_file", hash_and_race)
+    storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
+    proxy.clear()
+    assert load_tag(dest, tmp_path) == "new"
+    assert s3_names(dest) == sorted(_objects(dest) + [MANIFEST])
+    if versioning:
+        assert versions_under(dest)[0] == sorted(_objects(dest) + [MANIFEST])
+
+
 @pytest.mark.parametrize("answer", ["400-if-match", "501-if-match"])
 def test_a_set_is_replaced_on_a_store_that_cannot_check_if_match(tmp_path, s3_bucket, proxy, answer):
     """The manifest's PUT replacing a set is conditional on it (If-Match: the test above); an S3-compatible store that

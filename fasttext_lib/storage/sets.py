@@ -806,7 +806,8 @@ def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, o
     again: its files go with it as a replaced set's. A plain PUT replaced it unseen and left its files unreferenced,
     collected only by a publish there an hour later (ORPHAN_GRACE_SECONDS): in a checkpoint's epoch folder, which no
     run visits again, they stayed for good. Without a listing a race stays an error, as before. ``ours``: the
-    objects this publish uploaded (a set naming them is our own PUT, whose answer was lost: the caller tells)."""
+    objects this publish uploaded (a set naming them, read again, is our own PUT, whose answer was lost: a success,
+    its GetObject answer returned for the PUT's)."""
     old, read, listed = seen
     for attempt in range(_COMMIT_ATTEMPTS):
         condition = _commit_condition(client, old, (read or {}).get("ETag"), listed, overwrite)
@@ -817,9 +818,13 @@ def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, o
         except _Raced as raced:
             if not (overwrite and listable) or attempt == _COMMIT_ATTEMPTS - 1:
                 raise
+            replaced = old, read
             old, read, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
             if old is not None and ours & _referenced(old):  # our own PUT landed: botocore's retry was refused
-                raise raced from None
+                # what it replaced is the set read before this PUT, not the first one seen (that one's files stayed
+                # behind after a second attempt); our manifest's GetObject answer stands for the lost PUT answer: it
+                # names the version that PUT wrote, which replaced that set's manifest version
+                return (read, *replaced)
 
 
 def _publish_s3(dest, files, manifest_name, manifest, overwrite=True, hint="pass --overwrite to replace it",
