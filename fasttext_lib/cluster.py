@@ -233,13 +233,15 @@ class Watch:
         from .stops import Interrupted
 
         if self.stop is not None:
-            self._end_stopped()
-        self.stop, self.stop_ends_at = Interrupted(signum), time.monotonic() + STOPPED_TELLS_FOR
+            self._end_stopped(self.stop)
+        # (its end first: the watch thread reads the stop, then its end, and must never find the stop without it)
+        self.stop_ends_at = time.monotonic() + STOPPED_TELLS_FOR
+        self.stop = Interrupted(signum)
 
-    def _end_stopped(self):
+    def _end_stopped(self, stop):
         from .stops import stop_message
 
-        self.fail(stop_message(self.stop), status=self.stop.exit_status)
+        self.fail(stop_message(stop), status=stop.exit_status)
 
     def _answer(self):
         while not self.closed.is_set():  # a connection accepted is the answer: this process lives
@@ -251,8 +253,9 @@ class Watch:
 
     def _watch(self):
         while not self.closed.wait(1):
-            if self.stop is not None and time.monotonic() >= self.stop_ends_at:
-                self._end_stopped()
+            stop = self.stop  # (read once: the join's end clears it from another thread)
+            if stop is not None and time.monotonic() >= self.stop_ends_at:
+                self._end_stopped(stop)
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
