@@ -1443,6 +1443,21 @@ def test_concurrent_s3_publishers_leave_one_complete_set(tmp_path, s3_bucket):
     assert load_tag(dest, tmp_path) in ("aa", "bb")
 
 
+def another_publishes_meanwhile(monkeypatch, dest, tmp_path, then=lambda: None):
+    """Another publisher commits a set ("other") to ``dest`` while the next publish there hashes its first file (after
+    its look at ``dest``, before its commit), then ``then()``; returns the real hash_file (to put back)."""
+    real_hash, raced = storage.sets.hash_file, []
+
+    def hash_and_race(path):
+        if not raced:
+            raced.append(1)
+            storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
+            then()
+        return real_hash(path)
+    monkeypatch.setattr(storage.sets, "hash_file", hash_and_race)
+    return real_hash
+
+
 @pytest.mark.parametrize("versioning", [None, "Enabled"])
 @pytest.mark.parametrize("old", [False, True])
 def test_a_set_another_publisher_commits_meanwhile_is_replaced_with_its_files_not_left_behind(tmp_path, s3_bucket,
@@ -1460,14 +1475,7 @@ def test_a_set_another_publisher_commits_meanwhile_is_replaced_with_its_files_no
                                                  VersioningConfiguration={"Status": versioning})
     if old:
         storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
-    real_hash, raced = storage.sets.hash_file, []
-
-    def hash_and_race(path):
-        if not raced:
-            raced.append(1)
-            storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
-        return real_hash(path)
-    monkeypatch.setattr(storage.sets, "hash_file", hash_and_race)
+    another_publishes_meanwhile(monkeypatch, dest, tmp_path)
     storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
     assert load_tag(dest, tmp_path) == "new"
     assert s3_names(dest) == sorted(_objects(dest) + [MANIFEST])
@@ -1487,16 +1495,9 @@ def test_a_set_committed_meanwhile_goes_through_the_put_replacing_it_lost_its_an
         boto3.client("s3").put_bucket_versioning(Bucket=s3_bucket[len("s3://"):],
                                                  VersioningConfiguration={"Status": versioning})
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
-    real_hash, raced = storage.sets.hash_file, []
-
-    def hash_and_race(path):
-        if not raced:
-            raced.append(1)
-            storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
-            # our 1st manifest PUT is refused (If-Match on "old"); the 2nd, on "other", is stored and its answer lost
-            proxy.fail("PUT", r"/models/run/config\.json$", "lost", nth=2)
-        return real_hash(path)
-    monkeypatch.setattr(storage.sets, "hash_file", hash_and_race)
+    # our 1st manifest PUT is refused (If-Match on "old"); the 2nd, on "other", is stored and its answer lost
+    another_publishes_meanwhile(monkeypatch, dest, tmp_path,
+                                then=lambda: proxy.fail("PUT", r"/models/run/config\.json$", "lost", nth=2))
     storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
     proxy.clear()
     assert load_tag(dest, tmp_path) == "new"
@@ -1883,14 +1884,7 @@ def test_a_concurrent_publish_without_list_bucket_is_never_replaced_unseen(unlis
     policy, proxy, dest = unlisted
     if old:
         storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})
-    real_hash, raced = storage.sets.hash_file, []
-
-    def hash_and_race(path):
-        if not raced:
-            raced.append(1)
-            storage.publish(dest, make_files(tmp_path, "other"), MANIFEST, {"tag": "other"})
-        return real_hash(path)
-    monkeypatch.setattr(storage.sets, "hash_file", hash_and_race)
+    real_hash = another_publishes_meanwhile(monkeypatch, dest, tmp_path)
     why = "was replaced by another save meanwhile" if old else "was written by another save meanwhile"
     with pytest.raises(FastTextError, match=rf"^{dest} {why}; nothing of this one was kept; try again$") as err:
         storage.publish(dest, make_files(tmp_path, "new"), MANIFEST, {"tag": "new"})
