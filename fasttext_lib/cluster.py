@@ -475,10 +475,12 @@ def tell_the_others(failure, status, shown=None):
         return
     if shown is not None:
         shown()
-    # (its own line is out: say why it does not end yet; a user who sees no other worker coming may stop it)
+    # (its own line is out: say why it does not end yet; a user who sees no other worker coming may stop it, where
+    # a stop can end the wait: not from another thread than the main one, the Python API's)
+    stops_end_it = _exit_on_a_stop(status)
     print(f"note: waiting up to {wait:g} s for the other workers to join the cluster, to tell them why this one "
-          f"ended; {'a second' if stopped else 'a'} stop ends the wait", file=sys.stderr, flush=True)
-    _exit_on_a_stop(status)
+          f"ended" + (f"; {'a second' if stopped else 'a'} stop ends the wait" if stops_end_it else ""),
+          file=sys.stderr, flush=True)
     told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
     try:
         with watch.armed("while telling the others its error"):
@@ -509,14 +511,17 @@ def _reason_told(failure):
 
 def _exit_on_a_stop(status):
     """A stop while a failed or stopped worker tells the others (joining, in MXNet's C++) ends the process at once,
-    quietly (its line is out), with ``status``. (Not the main thread: nothing here.)"""
+    quietly (its line is out), with ``status``. Returns whether it does (not from another thread than the main one:
+    nothing is done there)."""
     import signal
 
     from .stops import stopping_signals
 
-    if _on_stops_in_c(lambda signum: _quiet_exit(status)) is not None:
-        for signum in stopping_signals():
-            signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
+    if _on_stops_in_c(lambda signum: _quiet_exit(status)) is None:
+        return False
+    for signum in stopping_signals():
+        signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
+    return True
 
 
 def _quiet_exit(status):

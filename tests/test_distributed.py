@@ -680,6 +680,22 @@ def test_a_usage_error_in_a_worker_whose_environment_mxnet_cannot_start_in_ends_
         "error: argument --epochs: expected an integer, got 'zero' (see python -m fasttext_lib train --help)"], ended
 
 
+
+def test_a_worker_told_from_another_thread_does_not_say_a_stop_ends_its_wait():
+    """tell_the_others from a thread other than the main one (the Python API's train() in a thread) can catch no stop
+    (Python's handlers are the main thread's): its note said "a stop ends the wait" all the same. It waits its bound
+    (here 1 s; no other worker comes) and exits with the failure's status, its note saying only that it waits."""
+    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
+               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+    code = ("import threading, fasttext_lib.cluster as c\n"
+            "c.FAILED_TELLS_FOR = 1\n"
+            "told = threading.Thread(target=c.tell_the_others, args=('error: --train: no such file: x', 2))\n"
+            "told.start()\n"
+            "told.join()\n")
+    ended = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert ended.returncode == 2 and ended.stderr.splitlines() == [
+        "note: waiting up to 1 s for the other workers to join the cluster, to tell them why this one ended"], ended
+
 def _stopped_while_joining(marker):
     """Code for a worker's sitecustomize that sends it a SIGTERM 2 s after it begins to join (its Watch made, then
     mx.kv.create: MXNet's C++, where the Python handler waits for the call to return), touching ``marker``."""
@@ -735,8 +751,9 @@ def test_a_failed_worker_says_it_waits_to_tell_the_others_and_waits_a_bounded_ti
     waiting = ("import fasttext_lib.cluster as c\n"
                "real_exit_on_a_stop = c._exit_on_a_stop\n"
                "def exit_on_a_stop(status):\n"
-               "    real_exit_on_a_stop(status)\n"
+               "    caught = real_exit_on_a_stop(status)\n"
                f"    open({str(marker)!r}, 'w').close()\n"
+               "    return caught\n"
                "c._exit_on_a_stop = exit_on_a_stop\n")
     if ended_by == "the bound":
         waiting += "c.FAILED_TELLS_FOR = 2\n"
