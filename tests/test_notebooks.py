@@ -1777,6 +1777,43 @@ def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_s
     plt.close(fig)
 
 
+@pytest.mark.parametrize("part", ["p" * 60, "é" * 60], ids=["ascii", "two-byte"])
+def test_02_keeps_the_history_of_a_bundle_under_a_long_prefix_under_a_name_a_file_can_have(tmp_path, s3_bucket,
+                                                                                          capsys, part):
+    """The history of another prefix's bundle is kept under a name made of that prefix (history.exp1.csv), and an S3
+    prefix may be 1,024 bytes, where a file's name has at most 255: a prefix of five 60-letter folders (or 60 é's,
+    two bytes each) made the copy's name too long, and 02's save failed, "nothing saved: cannot keep history.csv ...
+    File name too long", after the training, however often it was run. The name is shortened now (its start and a
+    hash of the whole: two such prefixes keep apart), said in the line as before."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    long_prefix, other = "/".join([part] * 5), "/".join([part] * 4 + [part[:-1] + "q"])
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    run = tmp_path / "out" / "sample"
+    Workspace(bucket, long_prefix, out).save_run(trained, "sample", fig)
+    before = (run / "history.csv").read_bytes()
+    Workspace(bucket, other, out).save_run(trained, "sample", fig)
+    Workspace(bucket, "exp2", out).save_run(trained, "sample", fig)
+    plt.close(fig)
+    kept = sorted(p.name for p in run.iterdir() if p.name.startswith("history.") and p.name != "history.png"
+                  and p.name != "history.csv")
+    assert len(kept) == 4 and all(len(name.encode("utf-8")) <= 255 for name in kept), kept
+    err = capsys.readouterr().err
+    assert all(f" {name} " in err for name in kept) and all((run / name).read_bytes() == before for name in kept
+                                                           if name.endswith(".csv")), err
+
+
 def test_02_keeps_the_autotune_files_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket,
                                                                                                capsys, monkeypatch):
     """As the history (above): 02 run to prefix exp2 without autotune removed the search's files of exp1's bundle as
