@@ -349,7 +349,9 @@ class Workspace:
                 for f, content in zip(files, [*contents.values(), record, *searched.values()]):
                     f.write(content)
         except BaseException:
-            for copy, _, _ in kept:  # (the files they copy are back in place: nothing to keep aside)
+            # (a stop once the bundle is saved, its files in place, the write ending: each copy is the other bundle's
+            # only one)
+            for copy, _, _ in ([] if saved else kept):  # (the files they copy are back in place: nothing to keep)
                 copy.unlink(missing_ok=True)
             raise
         if earlier[0] is not None:  # (said before 04's files of it are removed, below)
