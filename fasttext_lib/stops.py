@@ -393,14 +393,17 @@ def keeping_stops(function):
     return kept
 
 
-def telling_stops(line):
+def telling_stops(line, done=None):
     """A decorator: the function, a library call a notebook makes that may take minutes (a dataset read or written, a
     bundle loaded: at Yelp size), run in a :func:`kept_stops` block whose Stop is said as ``line(*args, **kwargs)``
     (:func:`note_stop_line`; ``stopped by the user while reading s3://...; run the cell again to read it``), one line
     in a notebook (notebook_errors) where it was IPython's 14-line KeyboardInterrupt traceback through the reader. A
     stop that left something (:func:`stop_left`) is said as the CLI says it, as in any such block. Called within
     another block (the CLI's :func:`stop_on_signals`, a training's, an outer call of this kind's), or in another
-    thread: the function alone; that block's line is the one to say."""
+    thread: the function alone; that block's line is the one to say.
+
+    ``done(*args, **kwargs)``: a write's line of a Stop raised once it has returned, which a finalizer dropped while
+    it wrote (raised again only at the block's end): its files are written then, where ``line`` said that none was."""
     def decorate(function):
         @functools.wraps(function)
         def told(*args, **kwargs):
@@ -412,7 +415,10 @@ def telling_stops(line):
                 return function(*args, **kwargs)
             with kept_stops():
                 note_stop_line(said)
-                return function(*args, **kwargs)
+                result = function(*args, **kwargs)
+                if done is not None:
+                    note_stop_line(done(*args, **kwargs))
+                return result
         return told
     return decorate
 

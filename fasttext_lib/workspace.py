@@ -19,6 +19,7 @@ The notebooks' parameters are checked by notebook_params.py, their figures drawn
 record of the test split a bundle was tested on is provenance.py's.
 """
 import contextlib
+import hashlib
 import itertools
 import os
 import shutil
@@ -348,7 +349,9 @@ class Workspace:
                 for f, content in zip(files, [*contents.values(), record, *searched.values()]):
                     f.write(content)
         except BaseException:
-            for copy, _, _ in kept:  # (the files they copy are back in place: nothing to keep aside)
+            # (a stop once the bundle is saved, its files in place, the write ending: each copy is the other bundle's
+            # only one)
+            for copy, _, _ in ([] if saved else kept):  # (the files they copy are back in place: nothing to keep)
                 copy.unlink(missing_ok=True)
             raise
         if earlier[0] is not None:  # (said before 04's files of it are removed, below)
@@ -458,10 +461,24 @@ class Workspace:
 def _whose(bundle, run_name, bucket):
     """What names the bundle ``s3://B/PREFIX/models/RUN_NAME`` among run_name's in the workspace's ``bucket``: its
     prefix, ``exp1`` (``runs/a``: ``runs-a``), after its bucket where that is another (``B-exp1``); the bucket alone
-    where it has no prefix."""
+    where it has no prefix; shortened where long (:func:`_fitting`)."""
     other, key = storage.split_s3(bundle)
     prefix = key[:-len(f"models/{run_name}")].strip("/")
-    return "-".join(part for part in [other if other != bucket else "", *prefix.split("/")] if part) or other
+    return _fitting("-".join(part for part in [other if other != bucket else "", *prefix.split("/")] if part) or other)
+
+
+# The most bytes of _whose's name: a prefix may have 1,024, a file name 255 (a longer copy's name failed the save).
+_WHOSE_BYTES = 120
+
+
+def _fitting(whose):
+    """``whose``, or where it is longer than :data:`_WHOSE_BYTES`, its start and a hash of the whole (two long
+    prefixes that begin alike keep apart)."""
+    data = whose.encode("utf-8")
+    if len(data) <= _WHOSE_BYTES:
+        return whose
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    return f"{data[:_WHOSE_BYTES - len(digest) - 1].decode('utf-8', 'ignore')}-{digest}"
 
 
 def _kept_name(name, whose):

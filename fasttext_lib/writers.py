@@ -34,7 +34,9 @@ def write_fasttext(data, uri):
 # (a Stop: one line in a notebook; one that left the pair mixed is said so, storage.atomic_writes' note)
 @telling_stops(lambda splits, prefix, stem, *_, **__: f"stopped by the user while writing {stem}'s splits to "
                f"{prefix}; none was replaced (written together: an older one is as it was); run the cell again "
-               f"to write them")
+               f"to write them",
+               done=lambda splits, prefix, stem, *_, **__: f"stopped by the user once {stem}'s splits were written to "
+               f"{prefix} (all of them, whole: the older ones are replaced); run the cell again to go on")
 def write_fasttext_splits(splits, prefix, stem, names=None):
     """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
     all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text

@@ -1777,6 +1777,85 @@ def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_s
     plt.close(fig)
 
 
+def test_02_a_stop_once_the_history_is_replaced_keeps_the_copy_of_another_prefixs_history(tmp_path, s3_bucket,
+                                                                                          monkeypatch):
+    """A Stop that lands once the new history is in place and the bundle saved (as the write's last steps run: its
+    kept older files removed, its locks let go) ended save_run, which removed every copy it had kept aside as if the
+    history they copy were back in place: exp1's history, replaced by exp2's, was lost. A copy stays where its file
+    was replaced; where the write put it back, it goes, as before."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle, stops
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    splits = make_splits(200, 50, seed=0)
+    one, two = (train(*splits, TrainConfig(epochs=epochs, ngrams=1, progress=False)) for epochs in (1, 2))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(one, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    before = (run / "history.csv").read_bytes()
+    real_end, real_save, saved = stops.DefaultStopsHeld.end, bundle.save_bundle, []
+
+    def stopped_as_it_ends(self):
+        real_end(self)
+        if saved:  # the Stop button, once exp2's history is in place and its bundle saved (save_run's on_written)
+            raise KeyboardInterrupt
+    monkeypatch.setattr(stops.DefaultStopsHeld, "end", stopped_as_it_ends)
+    monkeypatch.setattr(bundle, "save_bundle", lambda *args, **kwargs: saved.append(real_save(*args, **kwargs)))
+    with pytest.raises(KeyboardInterrupt):
+        exp2.save_run(two, "sample", fig)
+    monkeypatch.undo()
+    plt.close(fig)
+    assert (run / "history.csv").read_bytes() != before  # (replaced: exp2's)
+    assert (run / "history.exp1.csv").read_bytes() == before
+
+
+@pytest.mark.parametrize("part", ["p" * 60, "é" * 60], ids=["ascii", "two-byte"])
+def test_02_keeps_the_history_of_a_bundle_under_a_long_prefix_under_a_name_a_file_can_have(tmp_path, s3_bucket,
+                                                                                          capsys, part):
+    """The history of another prefix's bundle is kept under a name made of that prefix (history.exp1.csv), and an S3
+    prefix may be 1,024 bytes, where a file's name has at most 255: a prefix of five 60-letter folders (or 60 é's,
+    two bytes each) made the copy's name too long, and 02's save failed, "nothing saved: cannot keep history.csv ...
+    File name too long", after the training, however often it was run. The name is shortened now (its start and a
+    hash of the whole: two such prefixes keep apart), said in the line as before."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    long_prefix, other = "/".join([part] * 5), "/".join([part] * 4 + [part[:-1] + "q"])
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    run = tmp_path / "out" / "sample"
+    Workspace(bucket, long_prefix, out).save_run(trained, "sample", fig)
+    before = (run / "history.csv").read_bytes()
+    Workspace(bucket, other, out).save_run(trained, "sample", fig)
+    Workspace(bucket, "exp2", out).save_run(trained, "sample", fig)
+    plt.close(fig)
+    kept = sorted(p.name for p in run.iterdir() if p.name.startswith("history.") and p.name != "history.png"
+                  and p.name != "history.csv")
+    assert len(kept) == 4 and all(len(name.encode("utf-8")) <= 255 for name in kept), kept
+    err = capsys.readouterr().err
+    assert all(f" {name} " in err for name in kept) and all((run / name).read_bytes() == before for name in kept
+                                                           if name.endswith(".csv")), err
+
+
 def test_02_keeps_the_autotune_files_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket,
                                                                                                capsys, monkeypatch):
     """As the history (above): 02 run to prefix exp2 without autotune removed the search's files of exp1's bundle as

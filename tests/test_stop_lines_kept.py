@@ -177,3 +177,32 @@ def test_a_cluster_workers_stop_tells_the_python_api_caller_that_the_first_host_
     assert stopped.value.__notes__ == [
         f"the checkpoints are kept by the first host (worker 0) in {ckpt}: train again with the same checkpoint_dir "
         f"to resume from the newest"]
+
+
+def test_a_notebooks_stop_dropped_in_a_finalizer_during_a_write_of_splits_says_they_were_written(tmp_path, monkeypatch):
+    """A Stop that lands in a finalizer while write_fasttext_splits writes is raised again only as its kept_stops block
+    (stops.telling_stops) ends, once the splits have replaced the older ones: its line said "none was replaced
+    (written together: an older one is as it was)", of files that were replaced. It says they were written now."""
+    from fasttext_lib import writers
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.stops import stopped_line
+
+    texts = LabeledTexts(["1", "2"] * 5, ["good food here", "bad food there"] * 5)
+    write_fasttext_splits = writers.write_fasttext_splits
+    write_fasttext_splits({"train": texts, "test": texts}, str(tmp_path), "x")
+    newer = LabeledTexts(["1", "2"], ["newer good", "newer bad"])
+    real_line, lines = writers.fasttext_line, []
+
+    def line_with_a_stop_in_a_finalizer(*args, **kwargs):
+        lines.append(1)
+        if len(lines) == 1:
+            _StopInAFinalizer(_notebook_stop)  # (collected at once: its raise is dropped, kept for the block's end)
+        return real_line(*args, **kwargs)
+
+    monkeypatch.setattr(writers, "fasttext_line", line_with_a_stop_in_a_finalizer)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        write_fasttext_splits({"train": newer, "test": newer}, str(tmp_path), "x")
+    assert "newer good" in (tmp_path / "x.train").read_text() and "newer good" in (tmp_path / "x.test").read_text()
+    assert stopped_line(stopped.value) == (
+        f"stopped by the user once x's splits were written to {tmp_path} (all of them, whole: the older ones are "
+        f"replaced); run the cell again to go on")
