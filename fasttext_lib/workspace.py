@@ -353,15 +353,14 @@ class Workspace:
             # only one)
             for copy, _, _ in ([] if saved else kept):  # (the files they copy are back in place: nothing to keep)
                 copy.unlink(missing_ok=True)
+            if saved:  # (the copies stay: said before the stop's line, which spoke only of the save)
+                self._say_kept(kept, run_name, dest)
             raise
         if earlier[0] is not None:  # (said before 04's files of it are removed, below)
             print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
-        for of in dict.fromkeys(of for _, _, of in kept):  # (a line for each bundle: two only from an edited record)
-            copies, names = zip(*((copy.name, name) for copy, name, whose in kept if whose == of))
-            print(f"kept {' and '.join(copies)} in {self.show(key_path(run_name, 'run_name'))}: {' and '.join(names)} "
-                  f"of {of}, replaced by this save of {dest} (the folder is run_name {run_name!r}'s for every bucket "
-                  f"and prefix)", file=sys.stderr)
+        self._say_kept(kept, run_name, dest)
+        self._say_older_copies(folder, dest, run_name, [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])])
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
         removals = [(self.remove_inference, "04's files of the model replaced")]
@@ -375,6 +374,29 @@ class Workspace:
                 print(f"warning: {what} in {self.show(key_path(run_name, 'run_name'))} were left: {exc}",
                       file=sys.stderr)
         return saved[0]
+
+    def _say_kept(self, kept, run_name, dest):
+        """One line on stderr for each bundle whose files :meth:`_keep_aside` kept (``kept``) as this save replaced
+        them: where they are (two bundles only from an edited record)."""
+        for of in dict.fromkeys(of for _, _, of in kept):
+            copies, names = zip(*((copy.name, name) for copy, name, whose in kept if whose == of))
+            print(f"kept {' and '.join(copies)} in {self.show(key_path(run_name, 'run_name'))}: {' and '.join(names)} "
+                  f"of {of}, replaced by this save of {dest} (the folder is run_name {run_name!r}'s for every bucket "
+                  f"and prefix)", file=sys.stderr)
+
+    def _say_older_copies(self, folder, dest, run_name, records):
+        """One line on stderr naming the copies :meth:`_keep_aside` made of ``dest``'s own files (``history.exp1.csv``,
+        kept when exp2's save replaced them) now that this save of ``dest`` put newer ones in place: they hold an
+        older history of the same bundle than ``history.csv``, and nothing said so. Not removed: the copies are not
+        recorded, and one the user changed or meant to keep would be lost."""
+        whose = _whose(dest, key_path(run_name, "run_name"), storage.split_s3(dest)[0])
+        older = [copy for record in records for name in record.outputs
+                 for copy in itertools.takewhile(Path.is_file, (
+                     folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}") for n in itertools.count(1)))]
+        if older:
+            print(f"note: {' and '.join(c.name for c in older)} in {self.show(key_path(run_name, 'run_name'))} are an "
+                  f"older save's files of {dest}, kept aside when another bucket's or prefix's save replaced them; "
+                  f"this save's are in place of them", file=sys.stderr)
 
     def _keep_aside(self, folder, dest, run_name, records, kept):
         """Copies of the files in ``folder`` that :meth:`save_run` replaces (the history; a search's plot and table)
@@ -462,7 +484,10 @@ def _whose(bundle, run_name, bucket):
     """What names the bundle ``s3://B/PREFIX/models/RUN_NAME`` among run_name's in the workspace's ``bucket``: its
     prefix, ``exp1`` (``runs/a``: ``runs-a``), after its bucket where that is another (``B-exp1``); the bucket alone
     where it has no prefix; shortened where long (:func:`_fitting`)."""
-    other, key = storage.split_s3(bundle)
+    try:
+        other, key = storage.split_s3(bundle)
+    except FastTextError:  # (a record edited by hand: the files are kept under a name of no bundle, never the save failed)
+        return "other"
     prefix = key[:-len(f"models/{run_name}")].strip("/")
     return _fitting("-".join(part for part in [other if other != bucket else "", *prefix.split("/")] if part) or other)
 

@@ -1819,6 +1819,115 @@ def test_02_a_stop_once_the_history_is_replaced_keeps_the_copy_of_another_prefix
     assert (run / "history.exp1.csv").read_bytes() == before
 
 
+def test_02_a_late_stop_says_where_the_other_prefixs_history_was_kept(tmp_path, s3_bucket, capsys, monkeypatch):
+    """A Stop once exp2's history is in place and its bundle saved keeps exp1's history as history.exp1.* (above), but
+    the "kept ..." line was printed only where the save ended well: the stop's line said nothing of the copy, and
+    history.csv (exp2's now) looked like the only history. Said now before the stop goes on."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib import bundle, stops
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(trained, "sample", fig)
+    capsys.readouterr()
+    real_end, real_save, saved = stops.DefaultStopsHeld.end, bundle.save_bundle, []
+
+    def stopped_as_it_ends(self):
+        real_end(self)
+        if saved:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(stops.DefaultStopsHeld, "end", stopped_as_it_ends)
+    monkeypatch.setattr(bundle, "save_bundle", lambda *args, **kwargs: saved.append(real_save(*args, **kwargs)))
+    with pytest.raises(KeyboardInterrupt):
+        exp2.save_run(trained, "sample", fig)
+    monkeypatch.undo()
+    plt.close(fig)
+    err = capsys.readouterr().err
+    assert f"kept history.exp1.csv and history.exp1.png in {out}/sample: history.csv and history.png of " \
+        f"{exp1.model('sample')}, replaced by this save of {exp2.model('sample')} (the folder is run_name 'sample''s " \
+        f"for every bucket and prefix)" in err.splitlines(), err
+
+
+def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_says_the_copy_is_older(tmp_path, s3_bucket, capsys):
+    """exp1, then exp2 (exp1's history kept as history.exp1.*), then exp1 again: history.exp1.* held an older history
+    of exp1's bundle than history.csv, and nothing said so. The copies are not recorded (one the user changed would be
+    lost if removed): the save says in one line that they are an older save's of this bundle."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(trained, "sample", fig)
+    exp2.save_run(trained, "sample", fig)
+    assert "note:" not in capsys.readouterr().err  # (no older copy of exp2's own)
+    exp1.save_run(trained, "sample", fig)
+    plt.close(fig)
+    err = capsys.readouterr().err
+    assert f"note: history.exp1.csv and history.exp1.png in {out}/sample are an older save's files of " \
+        f"{exp1.model('sample')}, kept aside when another bucket's or prefix's save replaced them; this save's are in " \
+        f"place of them" in err.splitlines(), err
+    assert (tmp_path / "out" / "sample" / "history.exp1.csv").is_file()  # (said, not removed)
+
+
+@pytest.mark.parametrize("of", ["exp1/models/sample", "gs://b/exp1/models/sample"], ids=["path", "other-scheme"])
+def test_02_a_hand_edited_history_record_naming_no_s3_bundle_does_not_fail_the_save(tmp_path, s3_bucket, capsys, of):
+    """A history_written.json whose "of" is not an s3:// URI (edited by hand) made split_s3 raise in _keep_aside: every
+    save of the run_name failed, "not a valid S3 URI", after the training. The history is kept aside under a name of
+    no bundle (history.other.csv), said in one line, and the save goes on."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
+    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    exp1.save_run(trained, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    record_path = run / "history_written.json"
+    text = record_path.read_text()
+    assert exp1.model("sample") in text
+    record_path.write_text(text.replace(json.dumps(exp1.model("sample")), json.dumps(of)))
+    before = (run / "history.csv").read_bytes()
+    capsys.readouterr()
+    exp2.save_run(trained, "sample", fig)
+    plt.close(fig)
+    assert (run / "history.other.csv").read_bytes() == before
+    assert f"kept history.other.csv and history.other.png in {out}/sample: history.csv and history.png of {of}, " \
+        f"replaced by this save of {exp2.model('sample')} (the folder is run_name 'sample''s for every bucket and " \
+        f"prefix)" in capsys.readouterr().err.splitlines()
+
+
 @pytest.mark.parametrize("part", ["p" * 60, "é" * 60], ids=["ascii", "two-byte"])
 def test_02_keeps_the_history_of_a_bundle_under_a_long_prefix_under_a_name_a_file_can_have(tmp_path, s3_bucket,
                                                                                           capsys, part):
