@@ -1685,6 +1685,27 @@ def test_02_names_a_bundle_another_run_saved_to_its_run_name_while_it_was_saving
         ": 3 epochs, 1-grams); to keep both next time" in said[0], said
 
 
+def _exp1_and_exp2(s3_bucket, out, *epochs):
+    """Notebook 02 run to two prefixes of one bucket, exp1 and exp2, with one output_dir ``out`` (so one run folder
+    for a run_name, {out}/sample): their Workspaces, a model trained for each of ``epochs`` (make_splits' data,
+    unigrams) and a history figure with its axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    bucket, splits = s3_bucket[len("s3://"):], make_splits(200, 50, seed=0)
+    models = [train(*splits, TrainConfig(epochs=n, ngrams=1, progress=False)) for n in epochs]
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    return Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out), models, fig, ax
+
+
 def test_02_keeps_04s_files_of_another_prefixs_bundle_in_the_run_folder_they_share(tmp_path, s3_bucket, capsys):
     """The run folder is {output_dir}/{run_name}, one for every bucket and prefix: 04 run on prefix exp1's bundle, then
     02 run to prefix exp2 (the same output_dir and run_name, the dataset's), removed 04's files of exp1's bundle, still
@@ -1696,16 +1717,8 @@ def test_02_keeps_04s_files_of_another_prefixs_bundle_in_the_run_folder_they_sha
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from conftest import make_splits
-    from fasttext_lib.config import TrainConfig
-    from fasttext_lib.train import train
-    from fasttext_lib.workspace import Workspace
-
-    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
-    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
-    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
-    fig, ax = plt.subplots()
-    ax.plot([1, 2])
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
     exp1.save_run(trained, "sample", fig)  # 02 on exp1, then 04 on its bundle
     exp1.save_predictions(pd.DataFrame({"label": ["a"]}), "sample")
     exp1.save_confusion_matrix(fig, "sample")
@@ -1736,19 +1749,11 @@ def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_s
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from conftest import make_splits
     from fasttext_lib import bundle
-    from fasttext_lib.config import TrainConfig
     from fasttext_lib.errors import FastTextError
-    from fasttext_lib.train import train
-    from fasttext_lib.workspace import Workspace
 
-    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
-    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
-    splits = make_splits(200, 50, seed=0)
-    one, two = (train(*splits, TrainConfig(epochs=epochs, ngrams=1, progress=False)) for epochs in (1, 2))
-    fig, ax = plt.subplots()
-    ax.plot([1, 2])
+    out = str(tmp_path / "out")
+    exp1, exp2, (one, two), fig, ax = _exp1_and_exp2(s3_bucket, out, 1, 2)
     exp1.save_run(one, "sample", fig)
     run = tmp_path / "out" / "sample"
     before = {p.name: p.read_bytes() for p in run.iterdir()}
@@ -1788,18 +1793,10 @@ def test_02_a_stop_once_the_history_is_replaced_keeps_the_copy_of_another_prefix
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from conftest import make_splits
     from fasttext_lib import bundle, stops
-    from fasttext_lib.config import TrainConfig
-    from fasttext_lib.train import train
-    from fasttext_lib.workspace import Workspace
 
-    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
-    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
-    splits = make_splits(200, 50, seed=0)
-    one, two = (train(*splits, TrainConfig(epochs=epochs, ngrams=1, progress=False)) for epochs in (1, 2))
-    fig, ax = plt.subplots()
-    ax.plot([1, 2])
+    out = str(tmp_path / "out")
+    exp1, exp2, (one, two), fig, ax = _exp1_and_exp2(s3_bucket, out, 1, 2)
     exp1.save_run(one, "sample", fig)
     run = tmp_path / "out" / "sample"
     before = (run / "history.csv").read_bytes()
@@ -1828,17 +1825,10 @@ def test_02_a_late_stop_says_where_the_other_prefixs_history_was_kept(tmp_path, 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from conftest import make_splits
     from fasttext_lib import bundle, stops
-    from fasttext_lib.config import TrainConfig
-    from fasttext_lib.train import train
-    from fasttext_lib.workspace import Workspace
 
-    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
-    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
-    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
-    fig, ax = plt.subplots()
-    ax.plot([1, 2])
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
     exp1.save_run(trained, "sample", fig)
     capsys.readouterr()
     real_end, real_save, saved = stops.DefaultStopsHeld.end, bundle.save_bundle, []
@@ -1868,16 +1858,8 @@ def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_says_the_copy_i
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from conftest import make_splits
-    from fasttext_lib.config import TrainConfig
-    from fasttext_lib.train import train
-    from fasttext_lib.workspace import Workspace
-
-    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
-    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
-    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
-    fig, ax = plt.subplots()
-    ax.plot([1, 2])
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
     exp1.save_run(trained, "sample", fig)
     exp2.save_run(trained, "sample", fig)
     assert "note:" not in capsys.readouterr().err  # (no older copy of exp2's own)
@@ -1902,16 +1884,8 @@ def test_02_a_hand_edited_history_record_naming_no_s3_bundle_does_not_fail_the_s
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from conftest import make_splits
-    from fasttext_lib.config import TrainConfig
-    from fasttext_lib.train import train
-    from fasttext_lib.workspace import Workspace
-
-    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
-    exp1, exp2 = Workspace(bucket, "exp1", out), Workspace(bucket, "exp2", out)
-    trained = train(*make_splits(200, 50, seed=0), TrainConfig(epochs=1, ngrams=1, progress=False))
-    fig, ax = plt.subplots()
-    ax.plot([1, 2])
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
     exp1.save_run(trained, "sample", fig)
     run = tmp_path / "out" / "sample"
     record_path = run / "history_written.json"

@@ -815,7 +815,7 @@ def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, o
             put = _put_manifest(client, bucket, _key(prefix, manifest_name), body, condition, dest, where, overwrite,
                                 hint)
             return put, old, read
-        except _Raced as raced:
+        except _Raced:
             if not (overwrite and listable) or attempt == _COMMIT_ATTEMPTS - 1:
                 raise
             replaced = old, read
