@@ -128,7 +128,9 @@ def _s3_base(bucket, prefix):
 
     if not bucket:
         raise FastTextError("a bucket is required: the SageMaker helpers never derive a default bucket")
-    if not storage.is_bucket_name(bucket):  # s3://bucket made output_path s3://s3://bucket/..., found at the job's start
+    # s3://bucket made output_path s3://s3://bucket/..., found at the job's start; an older us-east-1 bucket's name
+    # (capitals, underscores) passes, as the notebooks' Workspace takes it, whose check cells call these
+    if not storage.could_name_a_bucket(bucket):
         raise FastTextError(f"bucket must be a bucket name such as 'my-bucket', got {bucket!r}; the folder under it "
                             f"goes in prefix")
     return storage.prefix_uri(bucket, prefix)

@@ -5711,3 +5711,19 @@ def test_a_worker_that_ends_in_order_takes_back_its_mark_of_a_loaded_bundle(tmp_
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
     marks = done.stdout.strip()
     assert marks.startswith(str(tmp_path)) and not os.path.exists(marks), os.listdir(os.path.dirname(marks))
+
+
+def test_the_sagemaker_helpers_take_an_older_buckets_name_as_the_notebooks_do(tmp_path):
+    """An older us-east-1 bucket's name (capitals, underscores: S3 still answers for them) passed notebook 02's and
+    04's Workspace, then their check cells (check_training_job, check_deployment: _s3_base) refused it as no bucket
+    name. Both now take it; a URI, a path, a space or quotes are still refused by both."""
+    from fasttext_lib.sagemaker_utils import _s3_base
+    from fasttext_lib.workspace import Workspace
+
+    assert _s3_base("My_Old.Bucket", "ft") == "s3://My_Old.Bucket/ft"
+    assert Workspace("My_Old.Bucket", "ft", str(tmp_path)).models.startswith("s3://My_Old.Bucket/ft/")
+    for name in ("s3://my-bucket", "my-bucket/ft", "fasttext-demo ", '""'):
+        with pytest.raises(FastTextError, match="bucket must be a"):
+            _s3_base(name, "ft")
+        with pytest.raises(FastTextError, match="bucket must be an S3 bucket name"):
+            Workspace(name, "ft", str(tmp_path))
