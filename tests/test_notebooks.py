@@ -1782,6 +1782,24 @@ def test_02_keeps_the_history_of_another_prefixs_bundle_in_the_run_folder_they_s
     plt.close(fig)
 
 
+def _stopped_once_the_bundle_is_saved(monkeypatch, ws, trained, fig):
+    """``ws.save_run(trained, "sample", fig)`` ended by the Stop button once the new history is in place and the bundle
+    saved (as the write's stop handling ends: save_run's on_written); the patches undone after."""
+    from fasttext_lib import bundle, stops
+
+    real_end, real_save, saved = stops.DefaultStopsHeld.end, bundle.save_bundle, []
+
+    def stopped_as_it_ends(self):
+        real_end(self)
+        if saved:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(stops.DefaultStopsHeld, "end", stopped_as_it_ends)
+    monkeypatch.setattr(bundle, "save_bundle", lambda *args, **kwargs: saved.append(real_save(*args, **kwargs)))
+    with pytest.raises(KeyboardInterrupt):
+        ws.save_run(trained, "sample", fig)
+    monkeypatch.undo()
+
+
 def test_02_a_stop_once_the_history_is_replaced_keeps_the_copy_of_another_prefixs_history(tmp_path, s3_bucket,
                                                                                           monkeypatch):
     """A Stop that lands once the new history is in place and the bundle saved (as the write's last steps run: its
@@ -1793,24 +1811,12 @@ def test_02_a_stop_once_the_history_is_replaced_keeps_the_copy_of_another_prefix
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fasttext_lib import bundle, stops
-
     out = str(tmp_path / "out")
     exp1, exp2, (one, two), fig, ax = _exp1_and_exp2(s3_bucket, out, 1, 2)
     exp1.save_run(one, "sample", fig)
     run = tmp_path / "out" / "sample"
     before = (run / "history.csv").read_bytes()
-    real_end, real_save, saved = stops.DefaultStopsHeld.end, bundle.save_bundle, []
-
-    def stopped_as_it_ends(self):
-        real_end(self)
-        if saved:  # the Stop button, once exp2's history is in place and its bundle saved (save_run's on_written)
-            raise KeyboardInterrupt
-    monkeypatch.setattr(stops.DefaultStopsHeld, "end", stopped_as_it_ends)
-    monkeypatch.setattr(bundle, "save_bundle", lambda *args, **kwargs: saved.append(real_save(*args, **kwargs)))
-    with pytest.raises(KeyboardInterrupt):
-        exp2.save_run(two, "sample", fig)
-    monkeypatch.undo()
+    _stopped_once_the_bundle_is_saved(monkeypatch, exp2, two, fig)
     plt.close(fig)
     assert (run / "history.csv").read_bytes() != before  # (replaced: exp2's)
     assert (run / "history.exp1.csv").read_bytes() == before
@@ -1825,23 +1831,11 @@ def test_02_a_late_stop_says_where_the_other_prefixs_history_was_kept(tmp_path, 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fasttext_lib import bundle, stops
-
     out = str(tmp_path / "out")
     exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
     exp1.save_run(trained, "sample", fig)
     capsys.readouterr()
-    real_end, real_save, saved = stops.DefaultStopsHeld.end, bundle.save_bundle, []
-
-    def stopped_as_it_ends(self):
-        real_end(self)
-        if saved:
-            raise KeyboardInterrupt
-    monkeypatch.setattr(stops.DefaultStopsHeld, "end", stopped_as_it_ends)
-    monkeypatch.setattr(bundle, "save_bundle", lambda *args, **kwargs: saved.append(real_save(*args, **kwargs)))
-    with pytest.raises(KeyboardInterrupt):
-        exp2.save_run(trained, "sample", fig)
-    monkeypatch.undo()
+    _stopped_once_the_bundle_is_saved(monkeypatch, exp2, trained, fig)
     plt.close(fig)
     err = capsys.readouterr().err
     assert f"kept history.exp1.csv and history.exp1.png in {out}/sample: history.csv and history.png of " \
