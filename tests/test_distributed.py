@@ -603,6 +603,22 @@ def test_a_worker_stopped_before_joining_tells_the_others_it_was_stopped(sample_
     assert not any(out.exists() for out in outputs)
 
 
+def _stop_the_teller_then_end_the_sleeper(stop, marker, after):
+    """``run_workers``' while_running for worker 1, waiting to tell the others why it ended, and worker 0, which never
+    comes (it sleeps): where ``stop``, worker 1 is sent a SIGTERM ``after`` seconds once ``marker`` exists (once); worker
+    0 is killed once worker 1 has ended."""
+    stopped = []
+
+    def step(workers):
+        if stop and marker.exists() and not stopped:
+            time.sleep(after)
+            workers[1].send_signal(signal.SIGTERM)
+            stopped.append(True)
+        if workers[1].poll() is not None and workers[0].poll() is None:
+            workers[0].kill()
+    return step
+
+
 @pytest.mark.parametrize("ended_by", ["the bound", "a second stop"])
 def test_a_worker_stopped_before_joining_ends_though_the_others_never_come(sample_dir, tmp_path, ended_by):
     """Telling the others it was stopped means joining, which waits for them to finish reading their data: the
@@ -613,15 +629,8 @@ def test_a_worker_stopped_before_joining_ends_though_the_others_never_come(sampl
     if ended_by == "the bound":
         stop += "import fasttext_lib.cluster\nfasttext_lib.cluster.STOPPED_TELLS_FOR = 1\n"
     asleep = _probing_after_2_s(tmp_path / "asleep", also="import time\ntime.sleep(600)\n")
-    stopped_again = []
-
-    def stop_again_then_end_the_sleeper(workers):
-        if ended_by == "a second stop" and marker.exists() and not stopped_again:
-            time.sleep(5)  # (telling the others by now: joining, in MXNet's C++)
-            workers[1].send_signal(signal.SIGTERM)
-            stopped_again.append(True)
-        if workers[1].poll() is not None and workers[0].poll() is None:
-            workers[0].kill()
+    # (5 s after the marker: telling the others by now, joining, in MXNet's C++)
+    stop_again_then_end_the_sleeper = _stop_the_teller_then_end_the_sleeper(ended_by == "a second stop", marker, 5)
 
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     # (the deadline is below STOPPED_TELLS_FOR's 60 s: a second stop that did not end the wait fails the test)
@@ -758,15 +767,8 @@ def test_a_failed_worker_says_it_waits_to_tell_the_others_and_waits_a_bounded_ti
     if ended_by == "the bound":
         waiting += "c.FAILED_TELLS_FOR = 2\n"
     asleep = _probing_after_2_s(tmp_path / "asleep", also="import time\ntime.sleep(600)\n")
-    stopped = []
-
-    def stop_then_end_the_sleeper(workers):
-        if ended_by == "a stop" and marker.exists() and not stopped:
-            time.sleep(3)  # (waiting by now: joining, in MXNet's C++)
-            workers[1].send_signal(signal.SIGTERM)
-            stopped.append(True)
-        if workers[1].poll() is not None and workers[0].poll() is None:
-            workers[0].kill()
+    # (3 s after the marker: waiting by now, joining, in MXNet's C++)
+    stop_then_end_the_sleeper = _stop_the_teller_then_end_the_sleeper(ended_by == "a stop", marker, 3)
 
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=40, while_running=stop_then_end_the_sleeper,
