@@ -12,12 +12,15 @@
   request's type: one CSV record a line per review, in order, ``label,probability,class_id`` (with k classes, k such
   triples, empty fields where the threshold left fewer), so that ``join_source="Input"`` joins each to its record. A
   missing Accept is still answered in JSON (the toolkit hands it on as ``application/json``).
+
+In Batch Transform a body with no record gets an empty body in every type (no output line), JSON's too.
 """
 import csv
 import io
 import json
 import os
 
+from .serve_limits import in_batch_transform
 from .serve_requests import CSV_TYPE, JSON_TYPE, JSONLINES_TYPE
 
 
@@ -110,7 +113,10 @@ def response_body(prediction, media):
     if ranked is None:  # a plain list (not predict_fn's): ranked when its answers are lists
         ranked = bool(prediction) and isinstance(prediction[0], list)
     if media == JSON_TYPE:
-        return _json_body(prediction)
+        # In Batch Transform a body with no record (an empty object of the input) gets no answer in every type, as
+        # in JSON Lines and CSV: its [] was an output line of its own with assemble_with="Line", one line more than
+        # the input's. An endpoint never answers no review (a 400), and a Python caller's [] stays valid JSON.
+        return "" if not prediction and in_batch_transform(os.environ) else _json_body(prediction)
     if media == JSONLINES_TYPE:
         return _jsonlines_body(prediction, ranked)
     longest = max((len(a) for a in prediction if isinstance(a, list)), default=1)
