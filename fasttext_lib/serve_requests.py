@@ -199,11 +199,12 @@ def _binary_body(body):
     Windows-1252: send charset=windows-1252", and under latin-1 (which decodes every byte) each, gzip too, was asked
     whether it was UTF-16 text, as a zip archive was. (The endpoint gets the bytes as sent: no Content-Encoding is
     undone.) ``BZh`` and ``PAR1`` may begin a review: bzip2 is told by its block's magic too, Parquet by the same four
-    bytes at its end."""
+    bytes at its end; so may gzip's two bytes, told by its header and data (:func:`_gzip_start`)."""
     from .lines import binary_kind
 
     kind = binary_kind(body[:8])
     if (kind == "bzip2" and not re.match(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)", body)
+            or kind == "gzip" and not _gzip_start(body)
             or kind == "parquet" and not (len(body) >= 8 and body.endswith(b"PAR1"))):
         kind = None
     if kind in ("gzip", "bzip2", "xz", "zstd"):
@@ -211,6 +212,27 @@ def _binary_body(body):
                 f"SageMaker decompress gzip input)")
     what = {"zip": "a zip archive", "parquet": "a Parquet file", "xls": "an Excel workbook (.xls)"}.get(kind)
     return f" (it is {what}: send the reviews it holds as text, JSON or CSV)" if what else ""
+
+
+# How much of a body that starts as gzip does is inflated to tell it from text (and the most it may inflate to)
+_GZIP_PROBE_BYTES = 1 << 16
+
+
+def _gzip_start(body):
+    """Does ``body``, which starts with gzip's magic bytes 1F 8B, start gzip data? Its header's method is 8 (deflate),
+    no reserved flag is set, and zlib reads the header's fields and the first deflate data after them without an error
+    (data cut short is gzip still). Text can start with those two bytes: a charset=utf-16-le review whose first
+    character is U+8B1F, a utf-16-be one's U+1F8B (Greek), and was refused as gzip; text that also passes all this is
+    within gzip's header (a few characters), or has made deflate's codes of its bytes, which text all but never does."""
+    import zlib
+
+    if len(body) < 4 or body[2] != 8 or body[3] & 0xE0:
+        return False
+    try:
+        zlib.decompressobj(wbits=31).decompress(body[:_GZIP_PROBE_BYTES], _GZIP_PROBE_BYTES)
+    except zlib.error:
+        return False
+    return True
 
 
 def _undecoded_place(body, charset, exc):

@@ -2563,19 +2563,31 @@ REVIEW_LINES = "great food\nthe café was awful\n" * 3
 UNCOMPRESSED = "send it uncompressed; a Batch Transform job's compression_type='Gzip' has SageMaker decompress gzip input"
 
 
+def _gzipped_as_named(name, data):
+    """``data`` gzipped as the gzip command does, its header naming the file (FNAME)."""
+    out = io.BytesIO()
+    with gzip.GzipFile(name, "wb", fileobj=out, mtime=1) as gzipped:
+        gzipped.write(data)
+    return out.getvalue()
+
+
 @pytest.mark.parametrize("body, says", [
     (gzip.compress(REVIEW_LINES.encode(), mtime=1), f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (gzip.compress(REVIEW_LINES.encode() * 50, mtime=1)[:24], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (bz2.compress(REVIEW_LINES.encode()), f"it is bzip2-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode()), f"it is xz-compressed: {UNCOMPRESSED}"),
     (b"\x28\xb5\x2f\xfd\x20\x1c\xe1\x00" + REVIEW_LINES.encode(), f"it is zstd-compressed: {UNCOMPRESSED}"),
     (_zipped("reviews.csv", REVIEW_LINES), "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
-], ids=["gzip", "bzip2", "xz", "zstd", "zip"])
+], ids=["gzip", "gzip naming its file", "gzip cut short", "bzip2", "xz", "zstd", "zip"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
-                                          "text/csv; charset=windows-1252"])
+                                          "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
+                                          "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
 def test_a_compressed_body_is_a_400_that_says_so_whatever_its_charset(endpoint, body, says, content_type):
     """Only gzip was named, and only where its bytes failed the charset. A bzip2 or zstd body was told it "reads as
     Windows-1252: send charset=windows-1252", which named a byte that charset lacks in turn; under latin-1, which
-    decodes every byte, each (gzip too) was asked whether it was UTF-16 text, as was a zip archive."""
+    decodes every byte, each (gzip too) was asked whether it was UTF-16 text, as was a zip archive. (Gzip is told by
+    its header and first blocks, not its 2 magic bytes alone: the next test; a body cut short is gzip still.)"""
     charset = content_type.partition("charset=")[2] or "utf-8"
     code, _, response = endpoint.invoke(body, content_type, "application/json")
     assert (code, response) == (400, f"request body is not valid {charset} text ({says})")
@@ -2585,6 +2597,21 @@ def test_a_compressed_body_is_a_400_that_says_so_whatever_its_charset(endpoint, 
 def test_a_review_that_begins_as_compressed_data_does_is_answered(endpoint, served, body):
     code, _, response = endpoint.invoke(body, "text/plain", "application/json")
     assert code == 200 and json.loads(response) == served[1].predict(body.decode().splitlines()), response
+
+
+@pytest.mark.parametrize("reviews, charset", [
+    ("\u8b1f good food\ncold soup\n", "utf-16-le"),  # U+8B1F: the bytes 1F 8B, gzip's magic
+    ("\u8b1f", "utf-16-le"),
+    ("\u8b1f\u0108 great food and nice staff\n", "utf-16-le"),  # 1F 8B 08 01: gzip's method and a valid flag too
+    ("\u1f8b great food\ncold soup\n", "utf-16-be"),  # Greek's U+1F8B
+    ("\u1f8b\u0800 great food and nice staff\n", "utf-16-be"),  # 1F 8B 08 00
+])
+def test_a_utf16_review_that_begins_with_gzips_magic_bytes_is_answered(endpoint, served, reviews, charset):
+    """A body whose first 2 bytes are gzip's magic was refused as gzip-compressed whatever it was: a charset=utf-16-le
+    review whose first character is U+8B1F, a utf-16-be one starting with U+1F8B. Gzip is its header's method and
+    flags and the deflate data after them; these are answered as the text they are."""
+    code, _, response = endpoint.invoke(reviews.encode(charset), f"text/plain; charset={charset}", "application/json")
+    assert code == 200 and json.loads(response) == served[1].predict(reviews.splitlines()), response
 
 
 @pytest.mark.parametrize("content_type, body, where", [
