@@ -250,7 +250,8 @@ def _workers_loading(model_dir):
 
 
 def _loaded_marks(model_dir):
-    """The folder where each process that loaded the bundle in ``model_dir`` leaves a file named by its pid."""
+    """The folder where each process that loaded the bundle in ``model_dir`` leaves a file named by its pid, holding
+    its start time (:func:`_process_start`)."""
     import hashlib
     import tempfile
 
@@ -260,11 +261,46 @@ def _loaded_marks(model_dir):
 
 def _loaded_workers(model_dir):
     """The pids of the other live processes that loaded the bundle in ``model_dir`` (:func:`_mark_loaded`)."""
-    try:
-        names = os.listdir(_loaded_marks(model_dir))
+    try:  # (gettempdir raises where there is no temporary folder: no marks)
+        directory = _loaded_marks(model_dir)
+        names = os.listdir(directory)
     except OSError:
         return []
-    return [int(name) for name in names if name.isdigit() and int(name) != os.getpid() and _alive(int(name))]
+    pids = [int(name) for name in names if name.isdigit() and int(name) != os.getpid()]
+    return sorted(pid for pid in pids if _marked_by(os.path.join(directory, str(pid)), pid))
+
+
+def _marked_by(mark, pid):
+    """Was ``mark`` left by the process that has ``pid`` now? A killed worker's mark stays, and the kernel gives its pid
+    to another process in time: counted as a worker that held the bundle, the memory check was one worker short. The
+    mark holds its writer's start time, which the process under that pid has too only when it is the writer."""
+    try:
+        with open(mark, encoding="ascii") as file:
+            written = file.read()
+    except (OSError, ValueError):  # (taken back meanwhile; or not ours)
+        return False
+    started = _process_start(pid)
+    return started is not None and written == started
+
+
+# Where the kernel tells each process's start time (Linux)
+_PROC = "/proc"
+
+
+def _process_start(pid):
+    """What tells the process ``pid`` from another given the same pid later: its start time (clock ticks after boot,
+    field 22 of /proc/PID/stat), as text; None when no process has it. Where there is no /proc (not Linux), ``""`` for a
+    live pid: the pid alone names the process there."""
+    try:
+        with open(os.path.join(_PROC, str(pid), "stat"), "rb") as file:
+            stat = file.read()
+    except OSError:
+        if os.path.exists(os.path.join(_PROC, "self", "stat")):
+            return None
+        return "" if _alive(pid) else None
+    # the fields after the command's name (field 2, in parentheses, which may hold spaces and parentheses): 3 to 52
+    fields = stat[stat.rfind(b")") + 1:].split()
+    return fields[19].decode("ascii") if len(fields) > 19 else None
 
 
 def _alive(pid):
@@ -278,15 +314,17 @@ def _alive(pid):
 
 
 def _mark_loaded(model_dir):
-    """Leave word that this process holds the bundle in ``model_dir`` (an empty file named by its pid); nothing where
-    the temporary folder cannot be written (the check then counts every worker, as at start-up)."""
+    """Leave word that this process holds the bundle in ``model_dir`` (a file named by its pid, holding its start time:
+    :func:`_marked_by`); nothing where the temporary folder cannot be written (the check then counts every worker, as
+    at start-up)."""
     import atexit
 
     try:  # (gettempdir itself raises where no temporary folder can be written: a read-only file system)
         directory = _loaded_marks(model_dir)
         mark = os.path.join(directory, str(os.getpid()))
         os.makedirs(directory, exist_ok=True)
-        open(mark, "w").close()
+        with open(mark, "w", encoding="ascii") as file:
+            file.write(_process_start(os.getpid()) or "")
     except OSError:
         return
     atexit.register(_unmark_loaded, mark)
@@ -294,7 +332,7 @@ def _mark_loaded(model_dir):
 
 def _unmark_loaded(mark):
     """A process that ends in order (the model server stops it; a test run) takes its word back, and the folder when it
-    was the last (one killed leaves its file: :func:`_loaded_workers` skips a pid no longer alive)."""
+    was the last (one killed leaves its file: :func:`_marked_by` skips it, under a pid that is no longer its)."""
     for remove, path in ((os.remove, mark), (os.rmdir, os.path.dirname(mark))):
         try:
             remove(path)

@@ -22,6 +22,7 @@ import json
 import lzma
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -3037,11 +3038,8 @@ def test_model_fn_counts_the_model_servers_workers_that_load_the_bundle_at_once(
     monkeypatch.delenv("MMS_DEFAULT_WORKERS_PER_MODEL")
     assert len(sm_serve.predict_fn(["great food"], sm_serve.model_fn(full))) == 1  # one worker: it fits
     monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "2")
-    sibling = subprocess.Popen(["sleep", "60"])  # a worker that holds the bundle already
+    sibling = _marking_worker(tmp_path, os.path.abspath(full))  # a worker that holds the bundle already
     try:
-        marks = sm_serve._loaded_marks(os.path.abspath(full))
-        os.makedirs(marks, exist_ok=True)
-        open(os.path.join(marks, str(sibling.pid)), "w").close()
         monkeypatch.setattr(sm_serve, "_LOADED", {})
         assert len(sm_serve.predict_fn(["great food"], sm_serve.model_fn(full))) == 1  # restarted beside it
     finally:
@@ -3050,6 +3048,57 @@ def test_model_fn_counts_the_model_servers_workers_that_load_the_bundle_at_once(
     monkeypatch.setattr(sm_serve, "_LOADED", {})
     with pytest.raises(FastTextError, match="the 2 workers that load it at once"):  # its mark is no worker now
         sm_serve.model_fn(full)
+
+
+def _marking_worker(tempdir, model_dir):
+    """A process that leaves its mark that it holds the bundle in ``model_dir`` (sm_serve._mark_loaded, under the
+    temporary folder ``tempdir``), as a model server's worker does once loaded, and waits (until its stdin closes)."""
+    script = ("import sys, tempfile; tempfile.tempdir = sys.argv[1]; from fasttext_lib import sm_serve; "
+              "sm_serve._mark_loaded(sys.argv[2]); print('marked', flush=True); sys.stdin.read()")
+    worker = subprocess.Popen([sys.executable, "-c", script, str(tempdir), model_dir], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert worker.stdout.readline() == "marked\n"
+    return worker
+
+
+def test_a_dead_workers_mark_under_a_pid_given_to_another_process_is_no_loaded_worker(tmp_path, monkeypatch):
+    """A worker killed (the OOM killer; MMS restarts it) leaves its mark that it holds the bundle, which a dead pid made
+    harmless: but once the kernel gives that pid to another process, the mark read as a live worker that held the
+    bundle, and model_fn's memory check counted one worker too few among those loading it. A mark names its process
+    by its start time too (/proc/PID/stat): a mark left under a pid that another process holds now is not counted."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    live, killed = _marking_worker(tmp_path, "/models/a"), _marking_worker(tmp_path, "/models/a")
+    unrelated = subprocess.Popen(["sleep", "60"])  # no worker: the process that got the killed worker's pid
+    try:
+        killed.kill()
+        killed.wait()
+        marks = sm_serve._loaded_marks("/models/a")
+        os.replace(os.path.join(marks, str(killed.pid)), os.path.join(marks, str(unrelated.pid)))
+        assert sm_serve._loaded_workers("/models/a") == [live.pid]
+        monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "3")
+        assert sm_serve._workers_loading("/models/a")[:2] == (2, 1)  # this one and the killed one's successor
+    finally:
+        for process in (live, unrelated):
+            process.kill()
+            process.wait()
+    assert sm_serve._loaded_workers("/models/a") == []
+
+
+def test_without_proc_a_mark_names_a_worker_by_its_pid_alone(tmp_path, monkeypatch):
+    """Where there is no /proc (macOS) a mark holds no start time: a live process under its pid is counted, a dead
+    one's is not, as before."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sm_serve, "_PROC", str(tmp_path / "no-proc"))
+    sm_serve._mark_loaded("/models/a")  # (this process's mark: never counted by itself)
+    marks = sm_serve._loaded_marks("/models/a")
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        shutil.copy(os.path.join(marks, str(os.getpid())), os.path.join(marks, str(other.pid)))
+        assert sm_serve._loaded_workers("/models/a") == [other.pid]
+    finally:
+        other.kill()
+        other.wait()
+    assert sm_serve._loaded_workers("/models/a") == []
 
 
 def test_no_usable_temporary_folder_leaves_no_mark_and_fails_no_load(monkeypatch):
