@@ -28,7 +28,7 @@ from pathlib import Path
 
 from . import inference_files, storage
 from .errors import FastTextError, close_choices, refuse_standard_output, said_as_meant
-from .stops import keeping_stops, note_stop_line
+from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_written, telling_stops
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 from .written_record import WrittenRecord
@@ -296,6 +296,12 @@ class Workspace:
             plt.close(fig)  # shown once (the inline backend shows the figures still open at the cell's end)
         return tuned
 
+    @telling_stops(lambda self, trained, run_name, *_, **__: f"stopped by the user while saving the bundle "
+                   f"{self.model(run_name)} and its history to {self.show(key_path(run_name, 'run_name'))}; nothing "
+                   f"was saved: the earlier bundle and history are as they were; run the cell again to save them",
+                   done=lambda self, trained, run_name, *_, **__: f"stopped by the user once the bundle was saved to "
+                   f"{self.model(run_name)} with its history in {self.show(key_path(run_name, 'run_name'))} (files "
+                   f"there of the bundle it replaced, 04's or an earlier search's, may be left)")  # (one line)
     def save_run(self, trained, run_name, fig, data=None, dpi=100):
         """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
         record, :func:`~fasttext_lib.provenance.data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
@@ -326,14 +332,29 @@ class Workspace:
         if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
             searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved", of=dest)
         paths = [str(folder / n) for n in (HISTORY_TABLE, HISTORY_PLOT, HISTORY_RECORD.name, *searched)]
-        saved, earlier = [], []
+        saved, earlier, late = [], [], []  # late: a stop that came once the bundle was in place
 
         def save():
             # What the save replaces, read just before it, under the run folder's lock (the history's renames and
             # this save hold it): read before the lock, a run saving to this run_name meanwhile (a papermill sweep
             # in parallel without -p run_name) was not named, and each run's bundle was replaced without a word.
             earlier.append(saved_before(dest))
-            saved.append(save_bundle(trained, dest, data=data))
+            committed, undecided = [], []
+            try:
+                saved.append(save_bundle(trained, dest, data=data, on_commit=lambda where: committed.append(where)
+                                         or note_written(), on_undecided=lambda: undecided.append(dest)))
+            except KeyboardInterrupt as stop:
+                if undecided:  # (the history is put back: the bundle S3 may still put in place is not its)
+                    note_what_a_stop_left(stop, f"{dest} may still be replaced by this save (S3 had not answered the "
+                                                f"PUT of its config.json), beside the earlier history")
+                if not committed:
+                    raise
+                # The bundle is in place (the stop came as its staging folder went, or the replaced one's files): its
+                # history stays with it, the stop raised once the history's write is done. Raised here, the history
+                # was put back beside the new bundle.
+                saved.append(committed[0])
+                late.append(stop)
+                note_written()  # (a stop in on_commit itself, before it said so)
 
         # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
         contents = dict(zip((HISTORY_TABLE, HISTORY_PLOT), (
@@ -348,6 +369,8 @@ class Workspace:
             with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as files:
                 for f, content in zip(files, [*contents.values(), record, *searched.values()]):
                     f.write(content)
+            if late:
+                raise late[0]
         except BaseException:
             # (a stop once the bundle is saved, its files in place, the write ending: each copy is the other bundle's
             # only one)
@@ -434,10 +457,18 @@ class Workspace:
         whole, recorded as 04's. Returns its path."""
         return inference_files.write_figure(self.run_folder(run_name), fig, dpi=dpi, of=self.model(run_name))
 
+    @telling_stops(lambda self, predictor, run_name, *_, **__: f"stopped by the user while writing the word vectors to "
+                   f"{self._shown_vectors(run_name)}; the earlier file there, if any, is as it was; run the cell again "
+                   f"to write them",
+                   done=lambda self, predictor, run_name, *_, **__: f"stopped by the user once the word vectors were "
+                   f"written to {self._shown_vectors(run_name)}")  # (a Stop: one line in a notebook)
     def save_word_vectors(self, predictor, run_name):
         """Notebook 04's export of ``predictor``'s word vectors as ``04_word_vectors.vec`` in :meth:`run_folder`,
         written whole, recorded as 04's. Returns the number of words."""
         return inference_files.write_vectors(self.run_folder(run_name), predictor, of=self.model(run_name))
+
+    def _shown_vectors(self, run_name):
+        return self.show(f"{key_path(run_name, 'run_name')}/{inference_files.VECTORS_FILE}")
 
     def remove_inference(self, run_name):
         """Remove notebook 04's files (predictions, confusion matrix, word vectors) from :meth:`run_folder` now:
