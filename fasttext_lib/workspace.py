@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ from .errors import FastTextError, close_choices, refuse_standard_output, said_a
 from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_written, telling_stops
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
-from .written_record import WrittenRecord
+from .written_record import WrittenRecord, kept_name
 
 # Notebook 01's cache of downloaded archives, in output_dir: no dataset's or run's folder (Workspace._folder)
 DOWNLOADS = "downloads"
@@ -329,8 +330,8 @@ class Workspace:
         folder = self.run_folder(run_name)
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
         searched = dict(search_files) if search_model is trained else {}
-        if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
-            searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved", of=dest)
+        if searched:  # their record, put in place with them (its bytes below, once the copies kept aside are made)
+            searched[AUTOTUNE_RECORD.name] = None
         paths = [str(folder / n) for n in (HISTORY_TABLE, HISTORY_PLOT, HISTORY_RECORD.name, *searched)]
         saved, earlier, late = [], [], []  # late: a stop that came once the bundle was in place
 
@@ -359,11 +360,16 @@ class Workspace:
         # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
         contents = dict(zip((HISTORY_TABLE, HISTORY_PLOT), (
             trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"), png_bytes(fig, dpi))))
-        record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest)  # (a file of yours of its name)
         kept = []  # (copy, name, bundle) of another bundle's file this save replaces, kept aside before it is
         try:
             self._keep_aside(folder, dest, key_path(run_name, "run_name"),
                              [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])], kept)
+            # the records name the copies too, each of its bundle: that bundle's next save removes them (a file of
+            # yours named as a record: nothing saved, the copies removed below)
+            record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest, copies=kept)
+            if searched:
+                searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved",
+                                                                         of=dest, copies=kept)
             # on_written: called once all files are in place; where it fails, the files they replaced are put back
             # (the new ones where there were none removed)
             with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as files:
@@ -383,13 +389,13 @@ class Workspace:
             print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
         self._say_kept(kept, run_name, dest)
-        self._say_older_copies(folder, dest, run_name, [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])])
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
-        removals = [(self.remove_inference, "04's files of the model replaced")]
+        removals = [(self._remove_older_copies, "older copies of the model replaced's files"),
+                    (self.remove_inference, "04's files of the model replaced")]
         if folder in self._dropping_autotune or stale_search:  # (the model they were of is replaced now)
             self._dropping_autotune.discard(folder)
-            removals.insert(0, (self.remove_autotune, "an earlier autotune run's files"))
+            removals.insert(1, (self.remove_autotune, "an earlier autotune run's files"))
         for remove, what in removals:
             try:
                 remove(run_name)
@@ -407,34 +413,44 @@ class Workspace:
                   f"of {of}, replaced by this save of {dest} (the folder is run_name {run_name!r}'s for every bucket "
                   f"and prefix)", file=sys.stderr)
 
-    def _say_older_copies(self, folder, dest, run_name, records):
-        """One line on stderr naming the copies :meth:`_keep_aside` made of ``dest``'s own files (``history.exp1.csv``,
-        kept when exp2's save replaced them) now that this save of ``dest`` put newer ones in place: they hold an
-        older history of the same bundle than ``history.csv``, and nothing said so. Not removed: the copies are not
-        recorded, and one the user changed or meant to keep would be lost."""
+    def _remove_older_copies(self, run_name):
+        """The copies :meth:`_keep_aside` made of the files of this run's bundle (``history.exp1.csv``, kept when exp2's
+        save replaced exp1's history), now that a save of that bundle has replaced it: removed, as their records name
+        them (:meth:`~fasttext_lib.written_record.WrittenRecord.remove_copies`), each only while it holds what was
+        kept; one changed since stays, and so does a file of such a name no record names (yours; or kept before the
+        copies were recorded), each said in one line. Said only, they stayed for good, an older history of the bundle
+        beside the newer one. Copies of another bundle's files stay, unsaid."""
+        dest, folder, shown = self.model(run_name), self.run_folder(run_name), self.show(key_path(run_name, "run_name"))
         whose = _whose(dest, key_path(run_name, "run_name"), storage.split_s3(dest)[0])
-        older = [copy for record in records for name in record.outputs
-                 for copy in itertools.takewhile(Path.is_file, (
-                     folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}") for n in itertools.count(1)))]
-        if older:
-            print(f"note: {' and '.join(c.name for c in older)} in {self.show(key_path(run_name, 'run_name'))} are an "
-                  f"older save's files of {dest}, kept aside when another bucket's or prefix's save replaced them; "
-                  f"this save's are in place of them", file=sys.stderr)
+        for record in (HISTORY_RECORD, AUTOTUNE_RECORD):
+            recorded = record.read(folder) or {}
+            unrecorded = [name for name in _copies_named(folder, record.outputs, whose) if name not in recorded]
+            removed, changed = record.remove_copies(folder, dest)
+            if removed:
+                print(f"removed {' and '.join(removed)} from {shown}: {record.writer}'s files of {dest} kept aside "
+                      f"when another bucket's or prefix's save replaced them, older than this save's", file=sys.stderr)
+            if changed:
+                print(f"kept {' and '.join(changed)} in {shown}: {record.writer}'s files of {dest} kept aside, "
+                      f"changed since", file=sys.stderr)
+            if unrecorded:
+                print(f"note: kept {' and '.join(unrecorded)} in {shown}: named as {record.writer}'s files of {dest} "
+                      f"kept aside, but not recorded as kept (yours?): not removed", file=sys.stderr)
 
     def _keep_aside(self, folder, dest, run_name, records, kept):
         """Copies of the files in ``folder`` that :meth:`save_run` replaces (the history; a search's plot and table)
         that their ``records`` say are of another bundle than ``dest`` (of the same run_name in another bucket or
-        prefix: the folder is one for all of them), beside them under names that say whose (:func:`_kept_name`), for
+        prefix: the folder is one for all of them), beside them under names that say whose (written_record.kept_name), for
         save_run to keep once it has replaced them (and remove where the save fails): ``(copy, name, bundle)`` of each
         added to ``kept`` as it is made. A file of no record, or of an older one that names no bundle (written before
         bundles were recorded), is replaced as before: nothing tells whose it is."""
-        for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()):
+        for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()
+                            if n in record.outputs):  # (not the copies it names)
             of = entry.get("of")
             if of is None or of == dest or not (folder / name).is_file():
                 continue
             whose = _whose(of, run_name, storage.split_s3(dest)[0])
             for n in itertools.count(1):
-                copy = folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}")
+                copy = folder / kept_name(name, whose if n == 1 else f"{whose}-{n}")
                 try:
                     with open(folder / name, "rb") as source, open(copy, "xb") as target:
                         kept.append((copy, name, of))
@@ -537,10 +553,13 @@ def _fitting(whose):
     return f"{data[:_WHOSE_BYTES - len(digest) - 1].decode('utf-8', 'ignore')}-{digest}"
 
 
-def _kept_name(name, whose):
-    """``history.csv`` kept as the history of ``whose``'s bundle: ``history.exp1.csv``."""
-    stem, dot, suffix = name.rpartition(".")
-    return f"{stem}.{whose}{dot}{suffix}"
+def _copies_named(folder, outputs, whose):
+    """The names in ``folder`` of copies of ``outputs`` kept aside as ``whose``'s (written_record.kept_name:
+    ``history.exp1.csv``, ``history.exp1-2.csv`` where that name was taken)."""
+    patterns = [re.compile(rf"{re.escape(stem)}\.{re.escape(whose)}(-\d+)?\.{re.escape(suffix)}")
+                for stem, _, suffix in (output.rpartition(".") for output in outputs)]
+    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    return [name for name in names if any(pattern.fullmatch(name) for pattern in patterns)]
 
 
 def _is_a_uri(output_dir):

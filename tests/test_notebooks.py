@@ -1843,27 +1843,90 @@ def test_02_a_late_stop_says_where_the_other_prefixs_history_was_kept(tmp_path, 
         f"for every bucket and prefix)" in err.splitlines(), err
 
 
-def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_says_the_copy_is_older(tmp_path, s3_bucket, capsys):
+def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_removes_its_own_copies_only(tmp_path, s3_bucket,
+                                                                                               capsys):
     """exp1, then exp2 (exp1's history kept as history.exp1.*), then exp1 again: history.exp1.* held an older history
-    of exp1's bundle than history.csv, and nothing said so. The copies are not recorded (one the user changed would be
-    lost if removed): the save says in one line that they are an older save's of this bundle."""
+    of exp1's bundle than history.csv, and was only said to ("note: ... are an older save's files"), left for good: the
+    copies were not recorded. The history's record names them now, each of its bundle: exp1's save removes exactly
+    its own copies, as kept; one changed since stays, and so does a file of such a name of no record (made by hand),
+    each said in one line; another bundle's copies (exp2's, kept by exp3's save) stay, still recorded."""
+    import json
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fasttext_lib.workspace import Workspace
+
     out = str(tmp_path / "out")
     exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
-    exp1.save_run(trained, "sample", fig)
-    exp2.save_run(trained, "sample", fig)
-    assert "note:" not in capsys.readouterr().err  # (no older copy of exp2's own)
+    exp3 = Workspace(s3_bucket[len("s3://"):], "exp3", out)
+    run = tmp_path / "out" / "sample"
+    for ws in (exp1, exp2, exp3):  # exp2 keeps exp1's history aside, exp3 exp2's
+        ws.save_run(trained, "sample", fig)
+    record = json.loads((run / "history_written.json").read_bytes())["files"]
+    assert {name: entry["of"] for name, entry in record.items()} == {
+        "history.csv": exp3.model("sample"), "history.png": exp3.model("sample"),
+        "history.exp1.csv": exp1.model("sample"), "history.exp1.png": exp1.model("sample"),
+        "history.exp2.csv": exp2.model("sample"), "history.exp2.png": exp2.model("sample")}
+    (run / "history.exp1.png").write_bytes(b"edited")  # changed since it was kept: the user's now
+    (run / "history.exp1-2.csv").write_bytes(b"mine")  # a file of the user's, of a copy's name
+    theirs = {name: (run / name).read_bytes() for name in ("history.exp2.csv", "history.exp2.png")}
+    capsys.readouterr()
     exp1.save_run(trained, "sample", fig)
     plt.close(fig)
-    err = capsys.readouterr().err
-    assert f"note: history.exp1.csv and history.exp1.png in {out}/sample are an older save's files of " \
-        f"{exp1.model('sample')}, kept aside when another bucket's or prefix's save replaced them; this save's are in " \
-        f"place of them" in err.splitlines(), err
-    assert (tmp_path / "out" / "sample" / "history.exp1.csv").is_file()  # (said, not removed)
+    err = capsys.readouterr().err.splitlines()
+    shown, of = f"{out}/sample", exp1.model("sample")
+    assert f"removed history.exp1.csv from {shown}: notebook 02's history's files of {of} kept aside when another " \
+        f"bucket's or prefix's save replaced them, older than this save's" in err, err
+    assert f"kept history.exp1.png in {shown}: notebook 02's history's files of {of} kept aside, changed since" in err
+    assert f"note: kept history.exp1-2.csv in {shown}: named as notebook 02's history's files of {of} kept aside, but " \
+        f"not recorded as kept (yours?): not removed" in err, err
+    assert not (run / "history.exp1.csv").exists() and (run / "history.exp1.png").read_bytes() == b"edited"
+    assert (run / "history.exp1-2.csv").read_bytes() == b"mine"
+    assert {name: (run / name).read_bytes() for name in theirs} == theirs
+    record = json.loads((run / "history_written.json").read_bytes())["files"]
+    assert sorted(record) == ["history.csv", "history.exp2.csv", "history.exp2.png", "history.exp3.csv",
+                              "history.exp3.png", "history.png"]
+
+
+def test_02_a_search_saved_again_removes_its_own_autotune_copies_kept_aside(tmp_path, s3_bucket, capsys,
+                                                                              monkeypatch):
+    """exp1's search, then exp2's (exp1's autotune.png and autotune_trials.csv kept aside as autotune.exp1.*), then
+    exp1 again without autotune: its bundle replaced, the copies of its search's files stayed for good. Recorded in
+    autotune_written.json now, they go (and exp2's own search's files stay: not of the bundle replaced)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.workspace import AUTOTUNE_RECORD
+
+    _autotune_of_one_trial(monkeypatch)
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
+    _save_a_search(exp1, "sample", fig, monkeypatch)
+    train_data, test_data = make_splits(200, 50, seed=0)
+    tuned = exp2.autotune(train_data, test_data, TrainConfig(progress=False), "sample", duration=600)
+    exp2.save_run(tuned.trained, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    copies = ["autotune.exp1.png", "autotune_trials.exp1.csv"]
+    assert set(copies) <= set(AUTOTUNE_RECORD.read(run)) and all((run / name).is_file() for name in copies)
+    searched = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+    capsys.readouterr()
+    exp1.drop_autotune("sample")
+    exp1.save_run(trained, "sample", fig)
+    plt.close(fig)
+    err = capsys.readouterr().err.splitlines()
+    assert f"removed {' and '.join(copies)} from {out}/sample: notebook 02's autotune search's files of " \
+        f"{exp1.model('sample')} kept aside when another bucket's or prefix's save replaced them, older than this " \
+        f"save's" in err, err
+    assert not any((run / name).exists() for name in copies)
+    assert {name: (run / name).read_bytes() for name in searched} == searched
+    assert set(AUTOTUNE_RECORD.read(run)) == set(searched)
 
 
 @pytest.mark.parametrize("of", ["exp1/models/sample", "gs://b/exp1/models/sample"], ids=["path", "other-scheme"])
