@@ -11,7 +11,9 @@ run_name is the dataset's unless given). 02's autotune
 plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
 for the run only while they are as written. 02's history is recorded with the bundle it is of: the run folder is one
 for every bucket and prefix, and a save for another's keeps the history it replaces aside (``history.exp1.csv``), and
-an autotune search's files too; removes only those of the bundle it replaced. ``output_dir`` is a local folder (an
+an autotune search's files too, recorded as of that bundle, whose own next save removes them; removes only those of
+the bundle it replaced. Notebook 01's files of the data it writes are written only while that data is still the data
+at S3 (:meth:`Workspace.writing_data`). ``output_dir`` is a local folder (an
 ``s3://`` one is refused). A relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
@@ -115,6 +117,9 @@ class Workspace:
         # run folder -> (the search's model, {file name: bytes}): autotune's plot and table, put in place by save_run
         # with that model (written by the autotune cell, a save that then failed left them beside the older bundle)
         self._staged_autotune = {}
+        # dataset -> what its prepared data at S3 was just after notebook 01 wrote it (writing_data): 01's files of it
+        # are written only while it still is (save_dataset_files)
+        self._data_written = {}
 
     def _check_output_dir(self):
         """``out`` can be made, and files written in it: a file of that name, a folder under a file, a read-only
@@ -231,16 +236,76 @@ class Workspace:
             raise FastTextError(f"{parameter} {name!r} cannot be a folder of output_dir for {holding}: {exc}") from None
         return folder
 
+    @contextlib.contextmanager
+    def writing_data(self, dataset):
+        """Notebook 01's write of ``dataset``'s splits (prepare, write_fasttext_splits, write_own_splits) in this block,
+        under the lock 01's files of that dataset are written under (:meth:`save_dataset_files`); at its end, what the
+        data at S3 then is (its objects' ETags and versions: HEAD requests) is noted, and 01's files are written only
+        while it still is. Two runs of 01 at once into one prefix (two papermill runs) each wrote the length histogram
+        of its own data, and the data of one stayed beside the histogram of the other; now the run whose data was
+        replaced writes none, the other run's histogram is of the data that stayed. (Runs of one output_dir, as the
+        lock is local: runs on two machines write two output_dirs.)"""
+        with self._data_files_locked(dataset):
+            yield
+            self._data_written[dataset] = self._data_now(dataset)
+
+    @contextlib.contextmanager
+    def _data_files_locked(self, dataset):
+        """The lock of :meth:`writing_data` and 01's :meth:`save_dataset_files`: an flock on the dataset folder's
+        parent (made), waited for as long as the other run writes its data (the kernel lets go of a killed run's). Not
+        the folder's own, which its files' writes take (storage's renames): this process would wait on itself.
+        Uncontended, it costs a single run nothing; where the file system has no locks, none is held."""
+        import fcntl
+
+        parent = self.dataset_folder(dataset).parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as exc:
+            raise FastTextError(f"cannot create {parent}: {exc.strerror or exc}") from None
+        try:
+            with contextlib.suppress(OSError):  # (no locks there: ENOLCK, EOPNOTSUPP; the Stop button still stops it)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # (the lock with it)
+
+    def _data_now(self, dataset):
+        """What ``dataset``'s prepared files at S3 are now: each one's ETag, version and time (HEAD), or None where
+        there is none or S3 refuses to say (then nothing can tell two writes apart, and 01's files are written)."""
+        found = []
+        for split in ("train", "test", "classes.txt"):
+            bucket, key = storage.split_s3(f"{self.data}/{key_path(dataset, 'dataset')}.{split}")
+            try:
+                head = storage.s3_client().head_object(Bucket=bucket, Key=key)
+                found.append((head.get("ETag"), head.get("VersionId"), str(head.get("LastModified"))))
+            except Exception:  # (missing, or refused: not known)
+                found.append(None)
+        return tuple(found)
+
     def save_dataset_files(self, dataset, files, dpi=100):
         """Notebook 01's and 03's ``files`` of ``dataset``, ``{name: a matplotlib figure or a pandas DataFrame}``, in
         :meth:`dataset_folder`: figures as PNG (marked as ours), tables as CSV with their index, all written in full
         before any replaces an older one (a Stop or a full disk part way leaves the earlier ones as they were; 03's
-        timings never beside another run's costs). Returns their paths as :meth:`show` prints them, in order."""
+        timings never beside another run's costs). Returns their paths as :meth:`show` prints them, in order.
+
+        After 01's write of the dataset's data (:meth:`writing_data`), only while that data is still the data at S3,
+        under the lock of its write: written over by another run of 01 since, they are not written (said in one line),
+        and that run's, of the data that stays, stay."""
         folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
         contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
                     for thing in files.values()]
-        _write_together([str(folder / name) for name in files], contents)
-        return [self.show(f"{shown}/{name}") for name in files]
+        paths = [self.show(f"{shown}/{name}") for name in files]
+        if dataset not in self._data_written:  # (03's; 01's of no data this Workspace wrote)
+            _write_together([str(folder / name) for name in files], contents)
+            return paths
+        with self._data_files_locked(dataset):
+            if self._data_now(dataset) != self._data_written[dataset]:
+                print(f"not written: {' and '.join(paths)}: the data at {self.data}/{shown}.* was written again by "
+                      f"another run since this run wrote it; that run's files are of the data there", file=sys.stderr)
+                return paths
+            _write_together([str(folder / name) for name in files], contents)
+        return paths
 
     @staticmethod
     def _autotune_files(trials, fig, dpi):
@@ -391,7 +456,7 @@ class Workspace:
         self._say_kept(kept, run_name, dest)
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
-        removals = [(self._remove_older_copies, "older copies of the model replaced's files"),
+        removals = [(self._remove_older_copies, "the copies kept aside of the replaced model's files"),
                     (self.remove_inference, "04's files of the model replaced")]
         if folder in self._dropping_autotune or stale_search:  # (the model they were of is replaced now)
             self._dropping_autotune.discard(folder)

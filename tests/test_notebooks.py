@@ -2889,17 +2889,101 @@ def test_04s_text_claims_of_cos_similarity_only_what_holds():
     assert "in between" not in text and "not a general" in text and "from run to run" in text, text
 
 
-def _run_01s_histogram_cells(ws, dataset, lengths):
-    """01's histogram cell and its last cell, as committed, for ``dataset`` (``lengths``: its documents' lengths)."""
+def _run_01s_histogram_cells(ws, dataset, lengths, splits=None, before_the_write=None):
+    """01's histogram cell, its write cell (which saves the histogram) and its last cell, as committed, for ``dataset``
+    (``lengths``: its documents' lengths). ``splits`` are written (write_fasttext_splits), else the write cell takes
+    the data as written by prepare (a downloaded set's), and writes none; ``before_the_write()``: called as the splits'
+    write begins. Returns the figure's PNG bytes."""
     import matplotlib.pyplot as plt
 
-    namespace = {"plt": plt, "ws": ws, "dataset": dataset, "lengths": lengths,
-                 "written": {"train": "s3://bkt/p/data/x.train", "test": "s3://bkt/p/data/x.test"}}
-    for cell in (cell_with(SERIES[0], "ax.hist(lengths"), code_cells(read(SERIES[0]))[-1].source):
+    from fasttext_lib.figures import png_bytes
+    from fasttext_lib.own_data import write_own_splits
+    from fasttext_lib.writers import write_fasttext_splits
+
+    def write(*args, **kwargs):
+        if before_the_write is not None:
+            before_the_write()
+        return write_fasttext_splits(*args, **kwargs)
+    written = {} if splits is not None else {"train": "s3://bkt/p/data/x.train", "test": "s3://bkt/p/data/x.test"}
+    namespace = {"plt": plt, "ws": ws, "dataset": dataset, "lengths": lengths, "train_file": None, "splits": splits,
+                 "write_fasttext_splits": write, "write_own_splits": write_own_splits, "written": written}
+    for cell in (cell_with(SERIES[0], "ax.hist(lengths"), cell_with(SERIES[0], "write_fasttext_splits(splits"),
+                 code_cells(read(SERIES[0]))[-1].source):
         exec(cell, namespace)  # noqa: S102 - 01's committed cells
+    drawn = png_bytes(namespace["fig"], 100)
+    plt.close(namespace["fig"])
+    return drawn
+
+
+def test_01_run_twice_at_once_into_one_prefix_leaves_the_histogram_of_the_data_that_stays(tmp_path, s3_bucket, capsys):
+    """Two runs of 01 at once into one prefix (two papermill runs, one output_dir): each wrote the length histogram of
+    its own data, and the data of one stayed beside the histogram of the other (run A wrote its histogram, B its
+    histogram and its data, then A its data). 01's files are written once its data is, under the lock of that write
+    (which the other run waits for), only while that data is still the data at S3: the histogram is of the data that
+    stays, whichever run's it is."""
+    import threading
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fasttext_lib.data import LabeledTexts, read_labeled
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    runs = {"a": Workspace(bucket, "p", out), "b": Workspace(bucket, "p", out)}
+    data = {run: LabeledTexts(["1", "2"] * n, ["good food here", "bad"] * n) for run, n in (("a", 2), ("b", 3))}
+    lengths = {"a": pd.Series([5, 9]), "b": pd.Series([1, 2, 3])}
+    drawn, other = {}, threading.Thread(target=lambda: drawn.update(b=_run_01s_histogram_cells(
+        runs["b"], "sample", lengths["b"], splits={"train": data["b"], "test": data["b"]})))
+
+    def b_starts():  # B's run, as A's write begins (it waits for A's lock, if there is one, then goes on)
+        other.start()
+        other.join(timeout=5)
+    drawn["a"] = _run_01s_histogram_cells(runs["a"], "sample", lengths["a"], before_the_write=b_starts,
+                                          splits={"train": data["a"], "test": data["a"]})
+    other.join()
+    stays = {len(split): run for run, split in data.items()}[len(read_labeled(runs["a"].prepared("sample", "train")))]
+    assert drawn["a"] != drawn["b"]
+    assert (tmp_path / "out" / "sample" / "01_length_histogram.png").read_bytes() == drawn[stays], stays
+
+
+def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_path, s3_bucket, capsys):
+    """Run A writes its data, run B its data and its histogram, then A saves its histogram (the order the lock of the
+    write allows: above): A's is not written, said in one line, and B's stays beside B's data. Saved again by B, or by
+    A once it has written its data again, it is written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.figures import png_bytes
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import write_fasttext_splits
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    a, b = Workspace(bucket, "p", out), Workspace(bucket, "p", out)
+    figs = {}
+    for ws, n in ((a, 2), (b, 3)):
+        with ws.writing_data("sample"):
+            data = LabeledTexts(["1", "2"] * n, ["good food here", "bad"] * n)
+            write_fasttext_splits({"train": data, "test": data}, ws.data, "sample")
+        figs[ws], ax = plt.subplots()
+        ax.plot(range(n))
+    histogram = tmp_path / "out" / "sample" / "01_length_histogram.png"
+    shown = b.save_dataset_files("sample", {"01_length_histogram.png": figs[b]})
+    assert histogram.read_bytes() == png_bytes(figs[b], 100) and capsys.readouterr().err == ""
+    assert a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]}) == shown  # (where it is: B's)
+    assert histogram.read_bytes() == png_bytes(figs[b], 100)
+    assert capsys.readouterr().err == f"not written: {shown[0]}: the data at s3://{bucket}/p/data/sample.* was written " \
+        f"again by another run since this run wrote it; that run's files are of the data there\n"
+    with a.writing_data("sample"):  # A's data again: its histogram is of it
+        write_fasttext_splits({"train": data, "test": data}, a.data, "sample")
+    a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]})
+    assert histogram.read_bytes() == png_bytes(figs[a], 100)
     plt.close("all")
-
-
 def _run_03s_last_cell(ws, dataset, rows, timing_text="yelp-shaped"):
     """03's last cell, as committed, on tables of ``rows`` rows and a chart: what it saves, and the lines it prints."""
     import matplotlib.pyplot as plt
