@@ -164,16 +164,17 @@ def saved_before(dest):
 SAVE_HINT = "save with overwrite=True to replace it, or choose another destination"
 
 
-def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HINT, on_commit=None):
+def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HINT, on_commit=None,
+                   on_undecided=None):
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
     (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle,
     ``hint``: what the refusal suggests; ``on_commit``: called with where the bundle is, what this returns, the
-    moment its config.json is in place)."""
+    moment its config.json is in place; ``on_undecided``: storage.publish's, config.json's PUT abandoned unanswered)."""
     refuse_standard_output(dest, "dest", "the bundle", "a directory")
     where = str(dest) if storage.is_s3(dest) else os.path.abspath(dest)  # (as storage.publish returns it)
     with _explaining_an_older_bundle(dest, hint):
         return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint,
-                               on_commit=on_commit and (lambda: on_commit(where)))
+                               on_commit=on_commit and (lambda: on_commit(where)), on_undecided=on_undecided)
 
 
 def check_trained_model(trained, what="save_bundle"):
@@ -197,7 +198,7 @@ def check_trained_model(trained, what="save_bundle"):
 
 
 def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None, on_commit=None,
-                compact_as=None):
+                compact_as=None, on_undecided=None):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
@@ -218,7 +219,9 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
 
     ``on_commit``: called with the bundle's location (what this returns) the moment its config.json is in place,
     before the staging folder is removed: a caller telling a stop that the bundle is written is told it from there on
-    (a stop in between, told as one before the save, had the user run again a command --output then refused)."""
+    (a stop in between, told as one before the save, had the user run again a command --output then refused).
+    ``on_undecided``: called (no arguments) on S3 where a stop (or a read timeout) abandoned config.json's PUT before
+    S3 answered: the new bundle may still be put in place after the stop (storage.publish's)."""
     from . import compact as compacting
 
     dest = storage.expand_home(dest)  # ("~/model": the home folder's, as a shell reads it)
@@ -267,7 +270,7 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
         with open(paths[METRICS], "w") as f:
             json.dump(metrics, f, indent=2)
         return publish_bundle(dest, config, paths, move=True, overwrite=overwrite, hint=hint,  # staged here, removed
-                              on_commit=on_commit)  # on the way out
+                              on_commit=on_commit, on_undecided=on_undecided)  # on the way out
 
 
 def vocabulary_json(featurizer):

@@ -15,6 +15,7 @@ The output folder is always local (Workspace.out), so are these files; the write
 import sys
 
 from . import storage
+from .stops import note_written
 from .written_record import WrittenRecord
 
 PREDICTIONS_TABLE, CONFUSION_PLOT, VECTORS_FILE = "04_predictions.csv", "04_confusion_matrix.png", "04_word_vectors.vec"
@@ -45,7 +46,7 @@ def write_vectors(folder, predictor, of=None):
     RECORD.check_writable(folder, f"{VECTORS_FILE} not written")  # (before the export, not only after it)
     path = folder / VECTORS_FILE
     return export_vectors(predictor, str(path), overwrite=True,
-                          on_written=lambda n: RECORD.add(folder, VECTORS_FILE, of=of))
+                          on_written=lambda n: RECORD.add(folder, VECTORS_FILE, of=of) or note_written())
 
 
 def _write_recorded(folder, name, data, of=None):

@@ -22,6 +22,7 @@ import zlib
 
 from . import storage
 from .errors import FastTextError, refuse_standard_output
+from .stops import note_written, telling_stops
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 TRAINING_ENTRY_POINT = "fasttext_lib/entry_point.py"  # relative to the source_dir
@@ -119,6 +120,11 @@ def _fetch_bundle(src, local_dir):
     return [(name, manifest if name == CONFIG else by_object[name]) for name in stored_names(config)]
 
 
+# (a Stop: one line in a notebook, 04's deploy cell; one whose upload S3 may still apply says so, atomic_write's note)
+@telling_stops(lambda bundle, dest, *_, **__: f"stopped by the user while packing the bundle {bundle} into {dest}; "
+               f"nothing was written there (an earlier archive is as it was); run the cell again to pack it",
+               done=lambda bundle, dest, *_, **__: f"stopped by the user once the bundle {bundle} was packed into "
+               f"{dest}")
 def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
     """Pack the bundle at ``bundle`` (directory or ``s3://`` prefix) into ``model.tar.gz`` at ``dest``.
 
@@ -145,6 +151,7 @@ def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
                 for name, path in members:
                     tar.add(path, arcname=name, filter=_normalize_member)
                 tar.add(code, arcname=CODE_DIR, filter=_normalize_member)
+        note_written()  # (a Stop as the staging folder goes: the archive is in place)
     return str(dest)
 
 

@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 
-from .errors import could_not_remove, error_line
+from .errors import FastTextError, could_not_remove, error_line
 
 
 class Interrupted(KeyboardInterrupt):
@@ -151,6 +151,7 @@ class _Received:
         self.signum, self.arm, self.plain = None, None, plain
         self.where = None  # a kept_stops block's (epoch, step), as train noted it (note_progress), or a caller's line
         self.told = False  # where is a caller's line (note_stop_line): train's epoch and step are not the call's
+        self.done = None  # the caller's line for a Stop once its write is done (note_stop_line's, note_written)
         self.late_note = None  # what a stop not told on its way out is to carry (tell_a_late_stop)
 
     def tell_a_late_stop(self, exc):
@@ -350,13 +351,23 @@ def note_progress(epoch, step):
         _received[-1].where = None if epoch is None else (epoch, step)
 
 
-def note_stop_line(line):
+def note_stop_line(line, done=None):
     """The line (``stopped by the user ...``) a Stop pressed from here on in the innermost :func:`kept_stops` block is
     shown as (:func:`stopped_line`), for a call that trains several times: autotune's trials and final model. The
     trainings' own epoch and step (:func:`note_progress`) are no longer told: a trial's epoch 2, step 10 was shown as
-    if it were the call's. Outside such a block (the CLI's :func:`stop_on_signals`): nothing."""
+    if it were the call's. ``done``: the line from the moment the call's write is done (:func:`note_written`).
+    Outside such a block (the CLI's :func:`stop_on_signals`): nothing."""
     if _received and _received[-1].plain:
-        _received[-1].where, _received[-1].told = line, True
+        _received[-1].where, _received[-1].told, _received[-1].done = line, True, done
+
+
+def note_written():
+    """The write of the innermost :func:`telling_stops` call is done (a bundle's config.json in place, a file and its
+    record): a Stop from here on is said as its ``done`` line, not as one that left the earlier files as they were.
+    Told only once the call returned, a Stop as its staging folder went, or as it said what it replaced, said that
+    nothing was written. Elsewhere (the CLI, a call with no such line): nothing."""
+    if _received and _received[-1].plain and _received[-1].done is not None:
+        _received[-1].where = _received[-1].done
 
 
 def tell_a_late_stop(note):
@@ -402,22 +413,23 @@ def telling_stops(line, done=None):
     another block (the CLI's :func:`stop_on_signals`, a training's, an outer call of this kind's), or in another
     thread: the function alone; that block's line is the one to say.
 
-    ``done(*args, **kwargs)``: a write's line of a Stop raised once it has returned, which a finalizer dropped while
-    it wrote (raised again only at the block's end): its files are written then, where ``line`` said that none was."""
+    ``done(*args, **kwargs)``: a write's line of a Stop that comes once its files are written: from the moment the
+    function says so (:func:`note_written`: its last steps, a staging folder removed, may take a while), or once it
+    has returned (a Stop a finalizer dropped while it wrote, raised again only at the block's end), where ``line``
+    said that none was."""
     def decorate(function):
         @functools.wraps(function)
         def told(*args, **kwargs):
             if _received or threading.current_thread() is not threading.main_thread():
                 return function(*args, **kwargs)
             try:
-                said = line(*args, **kwargs)
-            except TypeError:  # (a call of the wrong arguments: the function's own error names them, not the line's)
-                return function(*args, **kwargs)
+                said, done_said = line(*args, **kwargs), done and done(*args, **kwargs)
+            except (TypeError, FastTextError):  # (wrong arguments, or a value the line cannot name: the function's
+                return function(*args, **kwargs)  # own error names them, not the line's)
             with kept_stops():
-                note_stop_line(said)
+                note_stop_line(said, done_said)
                 result = function(*args, **kwargs)
-                if done is not None:
-                    note_stop_line(done(*args, **kwargs))
+                note_written()
                 return result
         return told
     return decorate

@@ -11,7 +11,9 @@ run_name is the dataset's unless given). 02's autotune
 plot and table and 04's files are recorded as written (written_record.py), and removed once 02 saves another bundle
 for the run only while they are as written. 02's history is recorded with the bundle it is of: the run folder is one
 for every bucket and prefix, and a save for another's keeps the history it replaces aside (``history.exp1.csv``), and
-an autotune search's files too; removes only those of the bundle it replaced. ``output_dir`` is a local folder (an
+an autotune search's files too, recorded as of that bundle, whose own next save removes them; removes only those of
+the bundle it replaced. Notebook 01's files of the data it writes are written only while that data is still the data
+at S3 (:meth:`Workspace.writing_data`). ``output_dir`` is a local folder (an
 ``s3://`` one is refused). A relative ``output_dir`` is taken from the working directory, which Jupyter, ``make demo`` and nbval all set to the
 notebook's folder (papermill's command line keeps the shell's unless given ``--cwd``).
 
@@ -22,16 +24,17 @@ import contextlib
 import hashlib
 import itertools
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
 
 from . import inference_files, storage
 from .errors import FastTextError, close_choices, refuse_standard_output, said_as_meant
-from .stops import keeping_stops, note_stop_line
+from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_written, telling_stops
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
-from .written_record import WrittenRecord
+from .written_record import WrittenRecord, kept_name
 
 # Notebook 01's cache of downloaded archives, in output_dir: no dataset's or run's folder (Workspace._folder)
 DOWNLOADS = "downloads"
@@ -114,6 +117,9 @@ class Workspace:
         # run folder -> (the search's model, {file name: bytes}): autotune's plot and table, put in place by save_run
         # with that model (written by the autotune cell, a save that then failed left them beside the older bundle)
         self._staged_autotune = {}
+        # dataset -> what its prepared data at S3 was just after notebook 01 wrote it (writing_data): 01's files of it
+        # are written only while it still is (save_dataset_files)
+        self._data_written = {}
 
     def _check_output_dir(self):
         """``out`` can be made, and files written in it: a file of that name, a folder under a file, a read-only
@@ -230,16 +236,76 @@ class Workspace:
             raise FastTextError(f"{parameter} {name!r} cannot be a folder of output_dir for {holding}: {exc}") from None
         return folder
 
+    @contextlib.contextmanager
+    def writing_data(self, dataset):
+        """Notebook 01's write of ``dataset``'s splits (prepare, write_fasttext_splits, write_own_splits) in this block,
+        under the lock 01's files of that dataset are written under (:meth:`save_dataset_files`); at its end, what the
+        data at S3 then is (its objects' ETags and versions: HEAD requests) is noted, and 01's files are written only
+        while it still is. Two runs of 01 at once into one prefix (two papermill runs) each wrote the length histogram
+        of its own data, and the data of one stayed beside the histogram of the other; now the run whose data was
+        replaced writes none, the other run's histogram is of the data that stayed. (Runs of one output_dir, as the
+        lock is local: runs on two machines write two output_dirs.)"""
+        with self._data_files_locked(dataset):
+            yield
+            self._data_written[dataset] = self._data_now(dataset)
+
+    @contextlib.contextmanager
+    def _data_files_locked(self, dataset):
+        """The lock of :meth:`writing_data` and 01's :meth:`save_dataset_files`: an flock on the dataset folder's
+        parent (made), waited for as long as the other run writes its data (the kernel lets go of a killed run's). Not
+        the folder's own, which its files' writes take (storage's renames): this process would wait on itself.
+        Uncontended, it costs a single run nothing; where the file system has no locks, none is held."""
+        import fcntl
+
+        parent = self.dataset_folder(dataset).parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as exc:
+            raise FastTextError(f"cannot create {parent}: {exc.strerror or exc}") from None
+        try:
+            with contextlib.suppress(OSError):  # (no locks there: ENOLCK, EOPNOTSUPP; the Stop button still stops it)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # (the lock with it)
+
+    def _data_now(self, dataset):
+        """What ``dataset``'s prepared files at S3 are now: each one's ETag, version and time (HEAD), or None where
+        there is none or S3 refuses to say (then nothing can tell two writes apart, and 01's files are written)."""
+        found = []
+        for split in ("train", "test", "classes.txt"):
+            bucket, key = storage.split_s3(f"{self.data}/{key_path(dataset, 'dataset')}.{split}")
+            try:
+                head = storage.s3_client().head_object(Bucket=bucket, Key=key)
+                found.append((head.get("ETag"), head.get("VersionId"), str(head.get("LastModified"))))
+            except Exception:  # (missing, or refused: not known)
+                found.append(None)
+        return tuple(found)
+
     def save_dataset_files(self, dataset, files, dpi=100):
         """Notebook 01's and 03's ``files`` of ``dataset``, ``{name: a matplotlib figure or a pandas DataFrame}``, in
         :meth:`dataset_folder`: figures as PNG (marked as ours), tables as CSV with their index, all written in full
         before any replaces an older one (a Stop or a full disk part way leaves the earlier ones as they were; 03's
-        timings never beside another run's costs). Returns their paths as :meth:`show` prints them, in order."""
+        timings never beside another run's costs). Returns their paths as :meth:`show` prints them, in order.
+
+        After 01's write of the dataset's data (:meth:`writing_data`), only while that data is still the data at S3,
+        under the lock of its write: written over by another run of 01 since, they are not written (said in one line),
+        and that run's, of the data that stays, stay."""
         folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
         contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
                     for thing in files.values()]
-        _write_together([str(folder / name) for name in files], contents)
-        return [self.show(f"{shown}/{name}") for name in files]
+        paths = [self.show(f"{shown}/{name}") for name in files]
+        if dataset not in self._data_written:  # (03's; 01's of no data this Workspace wrote)
+            _write_together([str(folder / name) for name in files], contents)
+            return paths
+        with self._data_files_locked(dataset):
+            if self._data_now(dataset) != self._data_written[dataset]:
+                print(f"not written: {' and '.join(paths)}: the data at {self.data}/{shown}.* was written again by "
+                      f"another run since this run wrote it; that run's files are of the data there", file=sys.stderr)
+                return paths
+            _write_together([str(folder / name) for name in files], contents)
+        return paths
 
     @staticmethod
     def _autotune_files(trials, fig, dpi):
@@ -296,6 +362,12 @@ class Workspace:
             plt.close(fig)  # shown once (the inline backend shows the figures still open at the cell's end)
         return tuned
 
+    @telling_stops(lambda self, trained, run_name, *_, **__: f"stopped by the user while saving the bundle "
+                   f"{self.model(run_name)} and its history to {self.show(key_path(run_name, 'run_name'))}; nothing "
+                   f"was saved: the earlier bundle and history are as they were; run the cell again to save them",
+                   done=lambda self, trained, run_name, *_, **__: f"stopped by the user once the bundle was saved to "
+                   f"{self.model(run_name)} with its history in {self.show(key_path(run_name, 'run_name'))} (files "
+                   f"there of the bundle it replaced, 04's or an earlier search's, may be left)")  # (one line)
     def save_run(self, trained, run_name, fig, data=None, dpi=100):
         """Notebook 02's model and its history: the bundle :meth:`model` names (``bundle.save_bundle``; ``data``: its
         record, :func:`~fasttext_lib.provenance.data_record`), and ``history.csv`` (``trained``'s history) and ``history.png`` (``fig``, marked
@@ -323,31 +395,53 @@ class Workspace:
         folder = self.run_folder(run_name)
         search_model, search_files = self._staged_autotune.get(folder, (None, {}))
         searched = dict(search_files) if search_model is trained else {}
-        if searched:  # their record, put in place with them (a file of yours named as the record: nothing saved)
-            searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved", of=dest)
+        if searched:  # their record, put in place with them (its bytes below, once the copies kept aside are made)
+            searched[AUTOTUNE_RECORD.name] = None
         paths = [str(folder / n) for n in (HISTORY_TABLE, HISTORY_PLOT, HISTORY_RECORD.name, *searched)]
-        saved, earlier = [], []
+        saved, earlier, late = [], [], []  # late: a stop that came once the bundle was in place
 
         def save():
             # What the save replaces, read just before it, under the run folder's lock (the history's renames and
             # this save hold it): read before the lock, a run saving to this run_name meanwhile (a papermill sweep
             # in parallel without -p run_name) was not named, and each run's bundle was replaced without a word.
             earlier.append(saved_before(dest))
-            saved.append(save_bundle(trained, dest, data=data))
+            committed, undecided = [], []
+            try:
+                saved.append(save_bundle(trained, dest, data=data, on_commit=lambda where: committed.append(where)
+                                         or note_written(), on_undecided=lambda: undecided.append(dest)))
+            except KeyboardInterrupt as stop:
+                if undecided:  # (the history is put back: the bundle S3 may still put in place is not its)
+                    note_what_a_stop_left(stop, f"{dest} may still be replaced by this save (S3 had not answered the "
+                                                f"PUT of its config.json), beside the earlier history")
+                if not committed:
+                    raise
+                # The bundle is in place (the stop came as its staging folder went, or the replaced one's files): its
+                # history stays with it, the stop raised once the history's write is done. Raised here, the history
+                # was put back beside the new bundle.
+                saved.append(committed[0])
+                late.append(stop)
+                note_written()  # (a stop in on_commit itself, before it said so)
 
         # (its held-out columns named as the plot names its line: test_, or validation_ for a search's model)
         contents = dict(zip((HISTORY_TABLE, HISTORY_PLOT), (
             trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"), png_bytes(fig, dpi))))
-        record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest)  # (a file of yours of its name)
         kept = []  # (copy, name, bundle) of another bundle's file this save replaces, kept aside before it is
         try:
             self._keep_aside(folder, dest, key_path(run_name, "run_name"),
                              [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])], kept)
+            # the records name the copies too, each of its bundle: that bundle's next save removes them (a file of
+            # yours named as a record: nothing saved, the copies removed below)
+            record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest, copies=kept)
+            if searched:
+                searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved",
+                                                                         of=dest, copies=kept)
             # on_written: called once all files are in place; where it fails, the files they replaced are put back
             # (the new ones where there were none removed)
             with storage.atomic_writes(paths, overwrite_as=storage.OVERWRITE_ARGUMENT, on_written=save) as files:
                 for f, content in zip(files, [*contents.values(), record, *searched.values()]):
                     f.write(content)
+            if late:
+                raise late[0]
         except BaseException:
             # (a stop once the bundle is saved, its files in place, the write ending: each copy is the other bundle's
             # only one)
@@ -360,13 +454,13 @@ class Workspace:
             print(f"replaced the earlier bundle at {dest} ({earlier[0]}); to keep both next time, give each run its own "
                   f"name: -p run_name NAME", file=sys.stderr)
         self._say_kept(kept, run_name, dest)
-        self._say_older_copies(folder, dest, run_name, [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])])
         # a search staged for another model (a Stop after the search: the cell kept the model before) is not this one's
         stale_search = self._staged_autotune.pop(folder, None) is not None and not searched
-        removals = [(self.remove_inference, "04's files of the model replaced")]
+        removals = [(self._remove_older_copies, "the copies kept aside of the replaced model's files"),
+                    (self.remove_inference, "04's files of the model replaced")]
         if folder in self._dropping_autotune or stale_search:  # (the model they were of is replaced now)
             self._dropping_autotune.discard(folder)
-            removals.insert(0, (self.remove_autotune, "an earlier autotune run's files"))
+            removals.insert(1, (self.remove_autotune, "an earlier autotune run's files"))
         for remove, what in removals:
             try:
                 remove(run_name)
@@ -384,34 +478,44 @@ class Workspace:
                   f"of {of}, replaced by this save of {dest} (the folder is run_name {run_name!r}'s for every bucket "
                   f"and prefix)", file=sys.stderr)
 
-    def _say_older_copies(self, folder, dest, run_name, records):
-        """One line on stderr naming the copies :meth:`_keep_aside` made of ``dest``'s own files (``history.exp1.csv``,
-        kept when exp2's save replaced them) now that this save of ``dest`` put newer ones in place: they hold an
-        older history of the same bundle than ``history.csv``, and nothing said so. Not removed: the copies are not
-        recorded, and one the user changed or meant to keep would be lost."""
+    def _remove_older_copies(self, run_name):
+        """The copies :meth:`_keep_aside` made of the files of this run's bundle (``history.exp1.csv``, kept when exp2's
+        save replaced exp1's history), now that a save of that bundle has replaced it: removed, as their records name
+        them (:meth:`~fasttext_lib.written_record.WrittenRecord.remove_copies`), each only while it holds what was
+        kept; one changed since stays, and so does a file of such a name no record names (yours; or kept before the
+        copies were recorded), each said in one line. Said only, they stayed for good, an older history of the bundle
+        beside the newer one. Copies of another bundle's files stay, unsaid."""
+        dest, folder, shown = self.model(run_name), self.run_folder(run_name), self.show(key_path(run_name, "run_name"))
         whose = _whose(dest, key_path(run_name, "run_name"), storage.split_s3(dest)[0])
-        older = [copy for record in records for name in record.outputs
-                 for copy in itertools.takewhile(Path.is_file, (
-                     folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}") for n in itertools.count(1)))]
-        if older:
-            print(f"note: {' and '.join(c.name for c in older)} in {self.show(key_path(run_name, 'run_name'))} are an "
-                  f"older save's files of {dest}, kept aside when another bucket's or prefix's save replaced them; "
-                  f"this save's are in place of them", file=sys.stderr)
+        for record in (HISTORY_RECORD, AUTOTUNE_RECORD):
+            recorded = record.read(folder) or {}
+            unrecorded = [name for name in _copies_named(folder, record.outputs, whose) if name not in recorded]
+            removed, changed = record.remove_copies(folder, dest)
+            if removed:
+                print(f"removed {' and '.join(removed)} from {shown}: {record.writer}'s files of {dest} kept aside "
+                      f"when another bucket's or prefix's save replaced them, older than this save's", file=sys.stderr)
+            if changed:
+                print(f"kept {' and '.join(changed)} in {shown}: {record.writer}'s files of {dest} kept aside, "
+                      f"changed since", file=sys.stderr)
+            if unrecorded:
+                print(f"note: kept {' and '.join(unrecorded)} in {shown}: named as {record.writer}'s files of {dest} "
+                      f"kept aside, but not recorded as kept (yours?): not removed", file=sys.stderr)
 
     def _keep_aside(self, folder, dest, run_name, records, kept):
         """Copies of the files in ``folder`` that :meth:`save_run` replaces (the history; a search's plot and table)
         that their ``records`` say are of another bundle than ``dest`` (of the same run_name in another bucket or
-        prefix: the folder is one for all of them), beside them under names that say whose (:func:`_kept_name`), for
+        prefix: the folder is one for all of them), beside them under names that say whose (written_record.kept_name), for
         save_run to keep once it has replaced them (and remove where the save fails): ``(copy, name, bundle)`` of each
         added to ``kept`` as it is made. A file of no record, or of an older one that names no bundle (written before
         bundles were recorded), is replaced as before: nothing tells whose it is."""
-        for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()):
+        for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()
+                            if n in record.outputs):  # (not the copies it names)
             of = entry.get("of")
             if of is None or of == dest or not (folder / name).is_file():
                 continue
             whose = _whose(of, run_name, storage.split_s3(dest)[0])
             for n in itertools.count(1):
-                copy = folder / _kept_name(name, whose if n == 1 else f"{whose}-{n}")
+                copy = folder / kept_name(name, whose if n == 1 else f"{whose}-{n}")
                 try:
                     with open(folder / name, "rb") as source, open(copy, "xb") as target:
                         kept.append((copy, name, of))
@@ -434,10 +538,18 @@ class Workspace:
         whole, recorded as 04's. Returns its path."""
         return inference_files.write_figure(self.run_folder(run_name), fig, dpi=dpi, of=self.model(run_name))
 
+    @telling_stops(lambda self, predictor, run_name, *_, **__: f"stopped by the user while writing the word vectors to "
+                   f"{self._shown_vectors(run_name)}; the earlier file there, if any, is as it was; run the cell again "
+                   f"to write them",
+                   done=lambda self, predictor, run_name, *_, **__: f"stopped by the user once the word vectors were "
+                   f"written to {self._shown_vectors(run_name)}")  # (a Stop: one line in a notebook)
     def save_word_vectors(self, predictor, run_name):
         """Notebook 04's export of ``predictor``'s word vectors as ``04_word_vectors.vec`` in :meth:`run_folder`,
         written whole, recorded as 04's. Returns the number of words."""
         return inference_files.write_vectors(self.run_folder(run_name), predictor, of=self.model(run_name))
+
+    def _shown_vectors(self, run_name):
+        return self.show(f"{key_path(run_name, 'run_name')}/{inference_files.VECTORS_FILE}")
 
     def remove_inference(self, run_name):
         """Remove notebook 04's files (predictions, confusion matrix, word vectors) from :meth:`run_folder` now:
@@ -506,10 +618,13 @@ def _fitting(whose):
     return f"{data[:_WHOSE_BYTES - len(digest) - 1].decode('utf-8', 'ignore')}-{digest}"
 
 
-def _kept_name(name, whose):
-    """``history.csv`` kept as the history of ``whose``'s bundle: ``history.exp1.csv``."""
-    stem, dot, suffix = name.rpartition(".")
-    return f"{stem}.{whose}{dot}{suffix}"
+def _copies_named(folder, outputs, whose):
+    """The names in ``folder`` of copies of ``outputs`` kept aside as ``whose``'s (written_record.kept_name:
+    ``history.exp1.csv``, ``history.exp1-2.csv`` where that name was taken)."""
+    patterns = [re.compile(rf"{re.escape(stem)}\.{re.escape(whose)}(-\d+)?\.{re.escape(suffix)}")
+                for stem, _, suffix in (output.rpartition(".") for output in outputs)]
+    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    return [name for name in names if any(pattern.fullmatch(name) for pattern in patterns)]
 
 
 def _is_a_uri(output_dir):

@@ -12,6 +12,10 @@ The record carries its writer's mark (``written_by``): a file of the record's na
 not), or that is not a plain file (a link, to another folder's record say), is never written over (the write that
 would record into it is refused in one line), and records nothing.
 
+A save that replaces another bundle's files keeps them aside under names that say whose (``history.exp1.csv``:
+:func:`kept_name`, workspace.Workspace.save_run); the record names those copies too, each with the bundle it is of, so
+that once that bundle is replaced they go (:meth:`WrittenRecord.remove_copies`), only while they hold what was kept.
+
 No record, nothing removed: files written before records were kept (by an earlier version of the library), or by
 the user, could be told apart only by their content, which is what removed users' files. A stale file left is one
 the user can delete; a file of theirs deleted is lost.
@@ -40,6 +44,14 @@ class WrittenRecord:
         self.name, self.outputs, self.writer = name, tuple(outputs), writer
         self._mark = f"{writer} (fasttext_lib)"
 
+    def is_copy(self, name):
+        """Whether ``name`` is that of a copy of one of :attr:`outputs` kept aside (:func:`kept_name`), a file in the
+        folder itself (a record edited to name ``history.x/../../y.csv`` names nothing)."""
+        if "/" in name or "\\" in name:
+            return False
+        return any(name.startswith(f"{stem}.") and name.endswith(f".{suffix}") and len(name) > len(output) + 1
+                   for output, (stem, _, suffix) in ((o, o.rpartition(".")) for o in self.outputs))
+
     def read(self, folder):
         """{name: {"size", "sha256"}} of the files the record in ``folder`` names, or None: no record, or a file of
         its name that is not this writer's record (nothing is taken for the writer's then, nor removed)."""
@@ -55,13 +67,16 @@ class WrittenRecord:
                                 f"(a file of yours?): move it away to write there")
         return recorded or {}
 
-    def updated(self, folder, contents, what, of=None):
+    def updated(self, folder, contents, what, of=None, copies=()):
         """The bytes of ``folder``'s record with the files ``contents`` ({name: bytes}) recorded, for a write of those
         files and the record as one set (storage.atomic_writes); refused as :meth:`check_writable` says. ``of``: what
-        they are of (:meth:`add`'s)."""
+        they are of (:meth:`add`'s). ``copies``: ``(copy, name, of)`` of the files kept aside as the write replaces
+        them (``copy`` a path in ``folder``, of the file ``name``): those of this record's files are recorded as they
+        are now, each of its own ``of``."""
         files = self.check_writable(folder, what)
         files.update((name, {**_digest_of(data), **({"of": of} if of is not None else {})})
                      for name, data in contents.items())
+        files.update((copy.name, {**_digest(copy), "of": whose}) for copy, name, whose in copies if name in self.outputs)
         return self._record_bytes(files)
 
     def add(self, folder, name, data=None, of=None):
@@ -100,7 +115,8 @@ class WrittenRecord:
         recorded = self.read(folder)
         if recorded is None:
             return []
-        removed, left, error = [], {}, None
+        # (copies kept aside stay recorded: they go with the bundle they are of, remove_copies)
+        removed, left, error = [], {n: e for n, e in recorded.items() if n not in self.outputs}, None
         for name in (n for n in self.outputs if n in recorded):
             path = folder / name
             try:
@@ -126,6 +142,35 @@ class WrittenRecord:
             raise error
         return removed
 
+    def remove_copies(self, folder, of):
+        """Remove the copies the record in ``folder`` names (:meth:`is_copy`) that are of ``of`` (a bundle just replaced:
+        kept aside from it, they are an older save's files of it) and still hold what was kept, and take them out of
+        the record; one changed since (or no longer a plain file) stays, and is the user's now (out of the record too).
+        Copies of anything else stay, recorded. Returns ``(removed, changed)``, their names; an error removing one is
+        raised once the record is written, with that copy still in it."""
+        recorded = self.read(folder)
+        if not recorded:
+            return [], []
+        removed, changed, error = [], [], None
+        for name, entry in list(recorded.items()):
+            if name in self.outputs or entry.get("of") != of:
+                continue
+            path = folder / name
+            try:
+                if _as_written(path, entry):
+                    path.unlink()
+                    removed.append(name)
+                elif path.exists() or path.is_symlink():
+                    changed.append(name)
+                del recorded[name]
+            except OSError as exc:  # (unreadable, not removable: it stays recorded, for the next save to try again)
+                error = error or exc
+        if removed or changed:
+            self._write(folder, recorded)
+        if error is not None:
+            raise error
+        return removed, changed
+
     def _load(self, folder):
         try:
             record = json.loads(_plain_file_bytes(folder / self.name))
@@ -138,7 +183,8 @@ class WrittenRecord:
         files = record.get("files")
         if not isinstance(files, dict):
             return {}
-        return {name: entry for name, entry in files.items() if name in self.outputs and _is_digest(entry)}
+        return {name: entry for name, entry in files.items()
+                if (name in self.outputs or self.is_copy(name)) and _is_digest(entry)}
 
     def _record_bytes(self, files):
         return json.dumps({"written_by": self._mark, "files": files}, indent=1).encode("utf-8")
@@ -149,6 +195,12 @@ class WrittenRecord:
             return
         with storage.atomic_write(str(folder / self.name), "wb") as f:
             f.write(self._record_bytes(files))
+
+
+def kept_name(name, whose):
+    """``history.csv`` kept aside as the file of ``whose``'s bundle: ``history.exp1.csv``."""
+    stem, dot, suffix = name.rpartition(".")
+    return f"{stem}.{whose}{dot}{suffix}"
 
 
 def _plain_file_bytes(path):

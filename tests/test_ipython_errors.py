@@ -454,3 +454,188 @@ def test_a_stop_during_a_long_read_or_write_of_the_library_is_one_line(shell, ca
     result, out = run(shell, capsys, "raise KeyboardInterrupt")  # a Stop in the user's own code: as IPython shows it
     assert not result.success and "Traceback" in out and len(sent) == 2
     notebook_errors.stop_showing_errors_as_lines()
+
+
+def _objects(uri):
+    """{key: ETag} of every object under the bucket of ``uri``."""
+    from fasttext_lib import storage
+
+    bucket, _ = storage.split_s3(uri)
+    listing = storage.s3_client().list_objects_v2(Bucket=bucket).get("Contents", [])
+    return {entry["Key"]: entry["ETag"] for entry in listing}
+
+
+def _files(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir()} if folder.is_dir() else {}
+
+
+def _stop_on(monkeypatch, owner, name):
+    """``owner.name`` raises KeyboardInterrupt (the Stop button) where it is called."""
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(owner, name, stopped)
+
+
+def _sets():
+    from fasttext_lib.storage import sets
+
+    return sets
+
+
+def _workspace_class():
+    from fasttext_lib.workspace import Workspace
+
+    return Workspace
+
+
+# Where a Stop lands in 02's save cell (ws.save_run): the function it lands in, what the line says ("while" saving,
+# "once" saved, or that S3 may still apply the bundle's config.json), and whether the new bundle and history are in
+# place (None: the earlier history, and the bundle's new files on S3, which its config.json may still name).
+SAVE_RUN_STOPS = {
+    "a data file's upload": (_sets, "upload_file", "while", False),
+    "config.json's PUT, unanswered": (_sets, "_put_manifest", "undecided", None),
+    "the staging folder's removal once saved": (_sets, "_s3_collect", "once", True),
+    "04's files' removal once saved": (_workspace_class, "remove_inference", "once", True),
+}
+
+
+@pytest.mark.parametrize("where", list(SAVE_RUN_STOPS))
+def test_a_stop_during_02s_save_is_one_line_saying_what_was_saved(shell, capsys, monkeypatch, tmp_path, s3_bucket,
+                                                                   where):
+    """The Stop button during 02's save cell (ws.save_run: its bundle's upload, minutes at Yelp size) showed IPython's
+    traceback through boto, where the other long writes give one line. It is one line now, saying whether the bundle
+    and its history were saved; a Stop once the bundle's config.json was in place (its staging folder going) put the
+    earlier history back beside the new bundle: the history now stays with it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    owner, name, said, saves = SAVE_RUN_STOPS[where]
+    splits = make_splits(100, 20, seed=0)
+    old, new = (train(*splits, TrainConfig(epochs=n, ngrams=1, buckets=100, progress=False)) for n in (1, 2))
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    ws.save_run(old, "sample", fig)
+    folder, bundle = tmp_path / "out" / "sample", ws.model("sample")
+    history, objects = _files(folder), _objects(bundle)
+    _stop_on(monkeypatch, owner(), name)
+    shell.user_ns.update(ws=ws, trained=new, fig=fig)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "ws.save_run(trained, 'sample', fig)")
+    monkeypatch.undo()
+    plt.close(fig)
+    shown = f"{tmp_path}/out/sample"
+    line = {"while": f"error: stopped by the user while saving the bundle {bundle} and its history to {shown}; nothing "
+                     f"was saved: the earlier bundle and history are as they were; run the cell again to save them",
+            "once": f"error: stopped by the user once the bundle was saved to {bundle} with its history in {shown} "
+                    f"(files there of the bundle it replaced, 04's or an earlier search's, may be left)",
+            "undecided": f"error: interrupted (SIGINT); stopped and cleaned up, but {bundle} may still be replaced by "
+                         f"this save (S3 had not answered the PUT of its config.json), beside the earlier history"}[said]
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == line, out
+    epochs = len(Predictor.load(bundle).metrics["history"])
+    if saves:  # the new bundle and its history, together
+        assert epochs == 2 and len(_files(folder)["history.csv"].decode().splitlines()) == 1 + 2
+    else:  # the earlier ones, as they were (and nothing of the save left on S3 but what S3 may still name)
+        assert epochs == 1 and _files(folder) == history and (saves is None or _objects(bundle) == objects)
+    _bug_keeps_its_traceback(shell, capsys, monkeypatch, _sets(), "upload_file", "ws.save_run(trained, 'sample', fig)")
+
+
+def _bug_keeps_its_traceback(shell, capsys, monkeypatch, owner, name, code):
+    """A bug's error in ``owner.name``, called by the cell ``code``: IPython's traceback through the library, not a
+    line; then the kernel's display put back."""
+    def bug(*args, **kwargs):
+        raise RuntimeError("a bug")
+    monkeypatch.setattr(owner, name, bug)
+    result, out = run(shell, capsys, code)
+    monkeypatch.undo()
+    assert type(result.error_in_exec) is RuntimeError and out.count("\n") > 10 and name in out, out
+    notebook_errors.stop_showing_errors_as_lines()
+
+
+def _stopped_once_in_place(monkeypatch, owner, name):
+    """A Stop just after ``owner.name`` (what notes a write in place) has returned, where the write's last steps run
+    (its locks let go, its staging folder removed)."""
+    real = getattr(owner, name)
+
+    def then_stopped(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(owner, name, then_stopped)
+
+
+@pytest.mark.parametrize("stop", ["while", "once"])
+@pytest.mark.parametrize("cell", ["save_word_vectors", "pack_model"])
+def test_a_stop_during_04s_vectors_or_pack_is_one_line_saying_what_was_written(shell, capsys, monkeypatch, tmp_path,
+                                                                              s3_bucket, cell, stop):
+    """The Stop button during 04's export of the word vectors (ws.save_word_vectors) or its deploy cell's pack_model
+    (the bundle fetched, tarred and uploaded: minutes at Yelp size) showed IPython's traceback. It is one line now,
+    saying that the earlier file is as it was, or, once the new one is in place (its record written, its staging
+    folder going), that it was written; nothing half-written is left either way, locally or on S3."""
+    from conftest import make_splits
+    from fasttext_lib import inference_files, packaging, stops, vec_files
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    splits = make_splits(100, 20, seed=0)
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    bundles = [save_bundle(train(*splits, TrainConfig(epochs=1, ngrams=1, buckets=100, seed=seed, progress=False)),
+                           f"{ws.models}/m{seed}") for seed in (0, 1)]
+    folder, archive = tmp_path / "out" / "sample", f"{ws.base}/sagemaker/sample/model.tar.gz"
+    predictors = [Predictor.load(b) for b in bundles]
+    if cell == "save_word_vectors":
+        ws.save_word_vectors(predictors[0], "sample")
+        code = "ws.save_word_vectors(predictor, 'sample')"
+        vec = f"{tmp_path}/out/sample/04_word_vectors.vec"
+        lines = {"while": f"error: stopped by the user while writing the word vectors to {vec}; the earlier file "
+                          f"there, if any, is as it was; run the cell again to write them",
+                 "once": f"error: stopped by the user once the word vectors were written to {vec}"}
+    else:
+        packaging.pack_model(bundles[0], archive)
+        code = "pack_model(bundle, archive)"
+        lines = {"while": f"error: stopped by the user while packing the bundle {bundles[1]} into {archive}; nothing "
+                          f"was written there (an earlier archive is as it was); run the cell again to pack it",
+                 "once": f"error: stopped by the user once the bundle {bundles[1]} was packed into {archive}"}
+    before = (_files(folder), _objects(archive))
+    if stop == "while":
+        _stop_on(monkeypatch, *((vec_files, "compressing") if cell == "save_word_vectors" else
+                                (packaging, "_normalize_member")))
+    elif cell == "save_word_vectors":  # (as the write's last steps run, once the file and its record are in place)
+        recorded, real_end, real_add = [], stops.DefaultStopsHeld.end, inference_files.RECORD.add
+
+        def stopped_as_it_ends(self):
+            real_end(self)
+            if recorded:
+                raise KeyboardInterrupt
+        monkeypatch.setattr(stops.DefaultStopsHeld, "end", stopped_as_it_ends)
+        monkeypatch.setattr(inference_files.RECORD, "add", lambda *a, **k: recorded.append(real_add(*a, **k)))
+    else:  # (once the archive is uploaded, as its staging folder goes)
+        _stopped_once_in_place(monkeypatch, packaging, "note_written")
+    shell.user_ns.update(ws=ws, predictor=predictors[1], pack_model=packaging.pack_model, bundle=bundles[1],
+                         archive=archive)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, code)
+    monkeypatch.undo()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == lines[stop], out
+    after = (_files(folder), _objects(archive))
+    if stop == "while":  # the earlier file and record, as they were; nothing else made
+        assert after == before
+    elif cell == "save_word_vectors":  # the new file, recorded as 04's
+        assert after[0]["04_word_vectors.vec"] != before[0]["04_word_vectors.vec"]
+        assert inference_files.RECORD.unchanged(folder) == ["04_word_vectors.vec"]
+    else:  # the new archive, and nothing else
+        assert set(after[1]) == set(before[1]) and after[1] != before[1]
+    _bug_keeps_its_traceback(shell, capsys, monkeypatch, *(
+        (vec_files, "compressing") if cell == "save_word_vectors" else (packaging, "_normalize_member")), code)

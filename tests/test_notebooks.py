@@ -1843,27 +1843,90 @@ def test_02_a_late_stop_says_where_the_other_prefixs_history_was_kept(tmp_path, 
         f"for every bucket and prefix)" in err.splitlines(), err
 
 
-def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_says_the_copy_is_older(tmp_path, s3_bucket, capsys):
+def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_removes_its_own_copies_only(tmp_path, s3_bucket,
+                                                                                               capsys):
     """exp1, then exp2 (exp1's history kept as history.exp1.*), then exp1 again: history.exp1.* held an older history
-    of exp1's bundle than history.csv, and nothing said so. The copies are not recorded (one the user changed would be
-    lost if removed): the save says in one line that they are an older save's of this bundle."""
+    of exp1's bundle than history.csv, and was only said to ("note: ... are an older save's files"), left for good: the
+    copies were not recorded. The history's record names them now, each of its bundle: exp1's save removes exactly
+    its own copies, as kept; one changed since stays, and so does a file of such a name of no record (made by hand),
+    each said in one line; another bundle's copies (exp2's, kept by exp3's save) stay, still recorded."""
+    import json
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fasttext_lib.workspace import Workspace
+
     out = str(tmp_path / "out")
     exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
-    exp1.save_run(trained, "sample", fig)
-    exp2.save_run(trained, "sample", fig)
-    assert "note:" not in capsys.readouterr().err  # (no older copy of exp2's own)
+    exp3 = Workspace(s3_bucket[len("s3://"):], "exp3", out)
+    run = tmp_path / "out" / "sample"
+    for ws in (exp1, exp2, exp3):  # exp2 keeps exp1's history aside, exp3 exp2's
+        ws.save_run(trained, "sample", fig)
+    record = json.loads((run / "history_written.json").read_bytes())["files"]
+    assert {name: entry["of"] for name, entry in record.items()} == {
+        "history.csv": exp3.model("sample"), "history.png": exp3.model("sample"),
+        "history.exp1.csv": exp1.model("sample"), "history.exp1.png": exp1.model("sample"),
+        "history.exp2.csv": exp2.model("sample"), "history.exp2.png": exp2.model("sample")}
+    (run / "history.exp1.png").write_bytes(b"edited")  # changed since it was kept: the user's now
+    (run / "history.exp1-2.csv").write_bytes(b"mine")  # a file of the user's, of a copy's name
+    theirs = {name: (run / name).read_bytes() for name in ("history.exp2.csv", "history.exp2.png")}
+    capsys.readouterr()
     exp1.save_run(trained, "sample", fig)
     plt.close(fig)
-    err = capsys.readouterr().err
-    assert f"note: history.exp1.csv and history.exp1.png in {out}/sample are an older save's files of " \
-        f"{exp1.model('sample')}, kept aside when another bucket's or prefix's save replaced them; this save's are in " \
-        f"place of them" in err.splitlines(), err
-    assert (tmp_path / "out" / "sample" / "history.exp1.csv").is_file()  # (said, not removed)
+    err = capsys.readouterr().err.splitlines()
+    shown, of = f"{out}/sample", exp1.model("sample")
+    assert f"removed history.exp1.csv from {shown}: notebook 02's history's files of {of} kept aside when another " \
+        f"bucket's or prefix's save replaced them, older than this save's" in err, err
+    assert f"kept history.exp1.png in {shown}: notebook 02's history's files of {of} kept aside, changed since" in err
+    assert f"note: kept history.exp1-2.csv in {shown}: named as notebook 02's history's files of {of} kept aside, but " \
+        f"not recorded as kept (yours?): not removed" in err, err
+    assert not (run / "history.exp1.csv").exists() and (run / "history.exp1.png").read_bytes() == b"edited"
+    assert (run / "history.exp1-2.csv").read_bytes() == b"mine"
+    assert {name: (run / name).read_bytes() for name in theirs} == theirs
+    record = json.loads((run / "history_written.json").read_bytes())["files"]
+    assert sorted(record) == ["history.csv", "history.exp2.csv", "history.exp2.png", "history.exp3.csv",
+                              "history.exp3.png", "history.png"]
+
+
+def test_02_a_search_saved_again_removes_its_own_autotune_copies_kept_aside(tmp_path, s3_bucket, capsys,
+                                                                              monkeypatch):
+    """exp1's search, then exp2's (exp1's autotune.png and autotune_trials.csv kept aside as autotune.exp1.*), then
+    exp1 again without autotune: its bundle replaced, the copies of its search's files stayed for good. Recorded in
+    autotune_written.json now, they go (and exp2's own search's files stay: not of the bundle replaced)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from conftest import make_splits
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.workspace import AUTOTUNE_RECORD
+
+    _autotune_of_one_trial(monkeypatch)
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
+    _save_a_search(exp1, "sample", fig, monkeypatch)
+    train_data, test_data = make_splits(200, 50, seed=0)
+    tuned = exp2.autotune(train_data, test_data, TrainConfig(progress=False), "sample", duration=600)
+    exp2.save_run(tuned.trained, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    copies = ["autotune.exp1.png", "autotune_trials.exp1.csv"]
+    assert set(copies) <= set(AUTOTUNE_RECORD.read(run)) and all((run / name).is_file() for name in copies)
+    searched = {name: (run / name).read_bytes() for name in ("autotune.png", "autotune_trials.csv")}
+    capsys.readouterr()
+    exp1.drop_autotune("sample")
+    exp1.save_run(trained, "sample", fig)
+    plt.close(fig)
+    err = capsys.readouterr().err.splitlines()
+    assert f"removed {' and '.join(copies)} from {out}/sample: notebook 02's autotune search's files of " \
+        f"{exp1.model('sample')} kept aside when another bucket's or prefix's save replaced them, older than this " \
+        f"save's" in err, err
+    assert not any((run / name).exists() for name in copies)
+    assert {name: (run / name).read_bytes() for name in searched} == searched
+    assert set(AUTOTUNE_RECORD.read(run)) == set(searched)
 
 
 @pytest.mark.parametrize("of", ["exp1/models/sample", "gs://b/exp1/models/sample"], ids=["path", "other-scheme"])
@@ -2826,17 +2889,101 @@ def test_04s_text_claims_of_cos_similarity_only_what_holds():
     assert "in between" not in text and "not a general" in text and "from run to run" in text, text
 
 
-def _run_01s_histogram_cells(ws, dataset, lengths):
-    """01's histogram cell and its last cell, as committed, for ``dataset`` (``lengths``: its documents' lengths)."""
+def _run_01s_histogram_cells(ws, dataset, lengths, splits=None, before_the_write=None):
+    """01's histogram cell, its write cell (which saves the histogram) and its last cell, as committed, for ``dataset``
+    (``lengths``: its documents' lengths). ``splits`` are written (write_fasttext_splits), else the write cell takes
+    the data as written by prepare (a downloaded set's), and writes none; ``before_the_write()``: called as the splits'
+    write begins. Returns the figure's PNG bytes."""
     import matplotlib.pyplot as plt
 
-    namespace = {"plt": plt, "ws": ws, "dataset": dataset, "lengths": lengths,
-                 "written": {"train": "s3://bkt/p/data/x.train", "test": "s3://bkt/p/data/x.test"}}
-    for cell in (cell_with(SERIES[0], "ax.hist(lengths"), code_cells(read(SERIES[0]))[-1].source):
+    from fasttext_lib.figures import png_bytes
+    from fasttext_lib.own_data import write_own_splits
+    from fasttext_lib.writers import write_fasttext_splits
+
+    def write(*args, **kwargs):
+        if before_the_write is not None:
+            before_the_write()
+        return write_fasttext_splits(*args, **kwargs)
+    written = {} if splits is not None else {"train": "s3://bkt/p/data/x.train", "test": "s3://bkt/p/data/x.test"}
+    namespace = {"plt": plt, "ws": ws, "dataset": dataset, "lengths": lengths, "train_file": None, "splits": splits,
+                 "write_fasttext_splits": write, "write_own_splits": write_own_splits, "written": written}
+    for cell in (cell_with(SERIES[0], "ax.hist(lengths"), cell_with(SERIES[0], "write_fasttext_splits(splits"),
+                 code_cells(read(SERIES[0]))[-1].source):
         exec(cell, namespace)  # noqa: S102 - 01's committed cells
+    drawn = png_bytes(namespace["fig"], 100)
+    plt.close(namespace["fig"])
+    return drawn
+
+
+def test_01_run_twice_at_once_into_one_prefix_leaves_the_histogram_of_the_data_that_stays(tmp_path, s3_bucket, capsys):
+    """Two runs of 01 at once into one prefix (two papermill runs, one output_dir): each wrote the length histogram of
+    its own data, and the data of one stayed beside the histogram of the other (run A wrote its histogram, B its
+    histogram and its data, then A its data). 01's files are written once its data is, under the lock of that write
+    (which the other run waits for), only while that data is still the data at S3: the histogram is of the data that
+    stays, whichever run's it is."""
+    import threading
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fasttext_lib.data import LabeledTexts, read_labeled
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    runs = {"a": Workspace(bucket, "p", out), "b": Workspace(bucket, "p", out)}
+    data = {run: LabeledTexts(["1", "2"] * n, ["good food here", "bad"] * n) for run, n in (("a", 2), ("b", 3))}
+    lengths = {"a": pd.Series([5, 9]), "b": pd.Series([1, 2, 3])}
+    drawn, other = {}, threading.Thread(target=lambda: drawn.update(b=_run_01s_histogram_cells(
+        runs["b"], "sample", lengths["b"], splits={"train": data["b"], "test": data["b"]})))
+
+    def b_starts():  # B's run, as A's write begins (it waits for A's lock, if there is one, then goes on)
+        other.start()
+        other.join(timeout=5)
+    drawn["a"] = _run_01s_histogram_cells(runs["a"], "sample", lengths["a"], before_the_write=b_starts,
+                                          splits={"train": data["a"], "test": data["a"]})
+    other.join()
+    stays = {len(split): run for run, split in data.items()}[len(read_labeled(runs["a"].prepared("sample", "train")))]
+    assert drawn["a"] != drawn["b"]
+    assert (tmp_path / "out" / "sample" / "01_length_histogram.png").read_bytes() == drawn[stays], stays
+
+
+def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_path, s3_bucket, capsys):
+    """Run A writes its data, run B its data and its histogram, then A saves its histogram (the order the lock of the
+    write allows: above): A's is not written, said in one line, and B's stays beside B's data. Saved again by B, or by
+    A once it has written its data again, it is written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.figures import png_bytes
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import write_fasttext_splits
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    a, b = Workspace(bucket, "p", out), Workspace(bucket, "p", out)
+    figs = {}
+    for ws, n in ((a, 2), (b, 3)):
+        with ws.writing_data("sample"):
+            data = LabeledTexts(["1", "2"] * n, ["good food here", "bad"] * n)
+            write_fasttext_splits({"train": data, "test": data}, ws.data, "sample")
+        figs[ws], ax = plt.subplots()
+        ax.plot(range(n))
+    histogram = tmp_path / "out" / "sample" / "01_length_histogram.png"
+    shown = b.save_dataset_files("sample", {"01_length_histogram.png": figs[b]})
+    assert histogram.read_bytes() == png_bytes(figs[b], 100) and capsys.readouterr().err == ""
+    assert a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]}) == shown  # (where it is: B's)
+    assert histogram.read_bytes() == png_bytes(figs[b], 100)
+    assert capsys.readouterr().err == f"not written: {shown[0]}: the data at s3://{bucket}/p/data/sample.* was written " \
+        f"again by another run since this run wrote it; that run's files are of the data there\n"
+    with a.writing_data("sample"):  # A's data again: its histogram is of it
+        write_fasttext_splits({"train": data, "test": data}, a.data, "sample")
+    a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]})
+    assert histogram.read_bytes() == png_bytes(figs[a], 100)
     plt.close("all")
-
-
 def _run_03s_last_cell(ws, dataset, rows, timing_text="yelp-shaped"):
     """03's last cell, as committed, on tables of ``rows`` rows and a chart: what it saves, and the lines it prints."""
     import matplotlib.pyplot as plt
