@@ -1952,7 +1952,8 @@ def test_sample_to_s3_with_only_put_permission(s3_policy_server):
 @pytest.mark.parametrize("where", ["s3 without ListBucket", "local"])
 def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path, where):
     """bundle.save_bundle(overwrite=False): the bundle already there is refused in one line and stays
-    loadable, nothing of the refused save is left; the default replaces it and its old files go."""
+    loadable; the model is kept beside it, at the first free <dest>.N, which the line names (refused, it was lost, and
+    a script's training with it); the default replaces it and its old files go."""
     import numpy as np
 
     from conftest import make_splits
@@ -1970,12 +1971,15 @@ def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path,
     first = names()
     expected = Predictor(trained.model, trained.featurizer, trained.labels, {}).predict_proba(val.texts)
     np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
-    with pytest.raises(FastTextError, match=rf"^{dest}/config\.json already exists; save with overwrite=True to "
-                                            rf"replace it, or choose another destination$") as err:
-        save_bundle(trained, dest, overwrite=False)
-    one_line(err.value)
-    assert names() == first
-    np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
+    for n in (1, 2):  # (the first kept model takes <dest>.1: the second one goes to <dest>.2, replacing nothing)
+        with pytest.raises(FastTextError, match=rf"^{re.escape(dest)} already holds a model bundle, which is kept; "
+                                                rf"this model is saved as {re.escape(dest)}\.{n} instead$") as err:
+            save_bundle(trained, dest, overwrite=False)
+        one_line(err.value)
+        assert err.value.kept == f"{dest}.{n}"
+        assert names() == first
+        np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
+        np.testing.assert_allclose(Predictor.load(f"{dest}.{n}").predict_proba(val.texts), expected, atol=1e-6)
     save_bundle(trained, dest)
     config = storage.read_manifest(dest, MANIFEST)
     assert [n for n in names() if n != storage.LOCK_NAME] == sorted(stored_names(config))
