@@ -298,9 +298,9 @@ def _kept_beside(dest, publish, refused):
     published (``publish(where, overwrite)``) at the first free ``<dest>.N``: a :class:`BundleKept`, or, where that
     fails too, one line saying both. Never in place of anything: a name taken, even meanwhile, is passed by."""
     for sibling in _siblings(dest):
-        if storage.is_taken(sibling):
-            continue
         try:
+            if storage.is_taken(sibling):
+                continue
             return BundleKept(dest, publish(sibling, False))
         except storage.AlreadyExists:  # (taken since the look: another run's again)
             continue

@@ -1986,6 +1986,42 @@ def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path,
     assert set(names()) & set(first) == {MANIFEST} | ({storage.LOCK_NAME} if where == "local" else set())
 
 
+def test_save_bundle_overwrite_false_that_cannot_keep_its_model_beside_the_bundle_says_both_in_one_line(tmp_path,
+                                                                                                         monkeypatch):
+    """Where the model cannot be kept beside the bundle there (every name taken; the save there failing), the one line
+    says that too, and nothing is written: neither in place of the bundle nor of anything beside it."""
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    trained = train(make_splits(300, 20, seed=5)[0], None, TrainConfig(epochs=1, batch_size=64, progress=False))
+    dest = str(tmp_path / "bundle")
+    bundle.save_bundle(trained, dest)
+    for n in (1, 2):
+        os.makedirs(f"{dest}.{n}")  # (empty folders: a set could go there, but a name taken is passed by)
+    monkeypatch.setattr(bundle, "MAX_SIBLINGS", 2)
+    refused = f"{dest}/config.json already exists; save with overwrite=True to replace it, or choose another destination"
+    with pytest.raises(FastTextError) as err:
+        bundle.save_bundle(trained, dest, overwrite=False)
+    assert str(err.value) == (f"{refused}; and every name beside it this model could be kept as ({dest}.1 to "
+                              f"{dest}.2) is taken")
+    real_publish = bundle.publish_bundle
+
+    def full_beside(where, *args, **kwargs):
+        if where != dest:
+            raise FastTextError(f"cannot write {where}: No space left on device")
+        return real_publish(where, *args, **kwargs)
+    monkeypatch.setattr(bundle, "MAX_SIBLINGS", 3)
+    monkeypatch.setattr(bundle, "publish_bundle", full_beside)
+    with pytest.raises(FastTextError) as err:
+        bundle.save_bundle(trained, dest, overwrite=False)
+    assert str(err.value) == (f"{refused}; keeping this model as {dest}.3 failed too: cannot write {dest}.3: No space "
+                              f"left on device")
+    assert sorted(os.listdir(tmp_path)) == ["bundle", "bundle.1", "bundle.2"]
+    assert os.listdir(f"{dest}.1") == os.listdir(f"{dest}.2") == []
+
+
 def test_lost_answer_to_a_conditional_manifest_put_is_a_success(unlisted, tmp_path, monkeypatch):
     """Without a listing the manifest PUT is conditional: botocore's retry of a PUT whose answer was lost is
     refused by S3 (412: the first one stored it). That refusal must not take back the files of a live set."""
