@@ -197,15 +197,17 @@ def check_trained_model(trained, what="save_bundle"):
 
 
 def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None, on_commit=None,
-                compact_as=None):
+                compact_as=None, keep_beside=False):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
-    deleted once the new config.json is in place); ``False``: it is kept, also one a concurrent save commits first,
-    and this model is saved beside it instead, at the first free ``<dest>.N``: a one-line :class:`BundleKept` (a
-    FastTextError) names where (refused, the model went with its staging folder, and a script's or the command
-    line's training with it). ``python -m fasttext_lib train`` refuses a bundle already there unless given
-    ``--overwrite``, before any data is read; one another run saves there while it trains is kept so.
+    deleted once the new config.json is in place); ``False``: it is refused (one-line FastTextError ending in
+    ``hint``, also for a bundle a concurrent save commits first), and nothing of this save is left behind.
+    ``keep_beside=True`` (with ``overwrite=False``): the bundle there is kept and this model is saved beside it
+    instead, at the first free ``<dest>.N``; a one-line :class:`BundleKept` (a FastTextError) names where. The
+    command line asks for that: it refuses a bundle already at ``--output`` before any data is read, so one found
+    here was saved by another run while this one trained, and a refusal would throw that training away (a script
+    still holds ``trained`` and can save it elsewhere, so it is not done unasked).
 
     ``compact="float32"`` (exact), ``"float16"``, ``"int8"`` or ``"int4"`` (quantized per row, lossy): store only
     the embedding rows training changed (compact.py); config.json's ``compact`` entry says so and Predictor.load
@@ -275,13 +277,13 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
         try:
             return publish(dest, overwrite)
         except storage.AlreadyExists as refused:  # (only without overwrite: a bundle there, or committed meanwhile)
-            if overwrite:
+            if overwrite or not keep_beside:
                 raise
             raise _kept_beside(dest, publish, refused) from None
 
 
 class BundleKept(storage.AlreadyExists):
-    """save_bundle(overwrite=False) found a bundle at ``dest`` (another run's, saved there while this one trained: the
+    """save_bundle(overwrite=False, keep_beside=True) found a bundle at ``dest`` (another run's, saved there while this one trained: the
     command line checked before), and kept this model at ``kept``, a free name beside it: refused, it was lost with
     the staging folder, and the training time with it. Still an error: ``dest`` was not written."""
 

@@ -630,11 +630,11 @@ def _save_bundle(args, trained, kept):
         where = save_bundle_with_trials(trained, args.output, args.autotune_trials, compact=args.compact,
                                         overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT,
                                         overwrite_as=storage.OVERWRITE_FLAG, compact_as=COMPACT_FLAG,
-                                        on_commit=kept.bundle_written)
+                                        on_commit=kept.bundle_written, keep_beside=True)
         kept.also_written("the trial table", args.autotune_trials)  # (a stop in the lines below names it too)
         return where
     return save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT,
-                       on_commit=kept.bundle_written, compact_as=COMPACT_FLAG)
+                       on_commit=kept.bundle_written, compact_as=COMPACT_FLAG, keep_beside=True)
 
 
 def _names_beside_validation(train, validation, flag, explicit_names):

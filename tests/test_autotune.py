@@ -1797,8 +1797,8 @@ def test_a_stop_just_after_the_local_trial_tables_claim_is_linked_takes_it_back(
 
 def test_a_bundle_already_at_the_output_of_a_claimed_save_keeps_the_model_beside_it_with_its_trial_table(tuned,
                                                                                                          tmp_path):
-    """Without overwrite the table is claimed first; a bundle at the output then refused the save, the table was
-    taken back and the model lost. The bundle there stays, the model is saved at <output>.1 (the error names it),
+    """Without overwrite (keep_beside, as the command line asks) the table is claimed first; a bundle at the output
+    then refused the save, the table was taken back and the model lost. The bundle there stays, the model is saved at <output>.1 (the error names it),
     and the claimed table stays: it holds that model's trials."""
     from fasttext_lib import storage
     from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
@@ -1809,7 +1809,7 @@ def test_a_bundle_already_at_the_output_of_a_claimed_save_keeps_the_model_beside
     theirs = storage.read_bytes(out + "/config.json")
     with pytest.raises(BundleKept, match=rf"^{out} already holds a model bundle, which is kept; this model is saved as "
                                          rf"{out}\.1 instead$"):
-        save_bundle_with_trials(tuned, out, trials, overwrite=False)
+        save_bundle_with_trials(tuned, out, trials, overwrite=False, keep_beside=True)
     assert storage.read_bytes(out + "/config.json") == theirs
     assert storage.read_manifest(out + ".1", "config.json")["train_config"] == tuned.config.to_dict()
     assert storage.read_bytes(trials) == _trial_table_csv(tuned)

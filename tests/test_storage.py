@@ -1952,8 +1952,8 @@ def test_sample_to_s3_with_only_put_permission(s3_policy_server):
 @pytest.mark.parametrize("where", ["s3 without ListBucket", "local"])
 def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path, where):
     """bundle.save_bundle(overwrite=False): the bundle already there is refused in one line and stays
-    loadable; the model is kept beside it, at the first free <dest>.N, which the line names (refused, it was lost, and
-    a script's training with it); the default replaces it and its old files go."""
+    loadable, nothing of the refused save is left; with keep_beside=True (the command line's) the model is kept
+    beside it, at the first free <dest>.N, which the line names; the default replaces it and its old files go."""
     import numpy as np
 
     from conftest import make_splits
@@ -1971,10 +1971,16 @@ def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path,
     first = names()
     expected = Predictor(trained.model, trained.featurizer, trained.labels, {}).predict_proba(val.texts)
     np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
+    with pytest.raises(FastTextError, match=rf"^{dest}/config\.json already exists; save with overwrite=True to "
+                                            rf"replace it, or choose another destination$") as err:
+        save_bundle(trained, dest, overwrite=False)  # (unasked, nothing is kept beside it: the script holds trained)
+    one_line(err.value)
+    assert names() == first
+    assert not storage.is_taken(f"{dest}.1")
     for n in (1, 2):  # (the first kept model takes <dest>.1: the second one goes to <dest>.2, replacing nothing)
         with pytest.raises(FastTextError, match=rf"^{re.escape(dest)} already holds a model bundle, which is kept; "
                                                 rf"this model is saved as {re.escape(dest)}\.{n} instead$") as err:
-            save_bundle(trained, dest, overwrite=False)
+            save_bundle(trained, dest, overwrite=False, keep_beside=True)
         one_line(err.value)
         assert err.value.kept == f"{dest}.{n}"
         assert names() == first
@@ -2003,7 +2009,7 @@ def test_save_bundle_overwrite_false_that_cannot_keep_its_model_beside_the_bundl
     monkeypatch.setattr(bundle, "MAX_SIBLINGS", 2)
     refused = f"{dest}/config.json already exists; save with overwrite=True to replace it, or choose another destination"
     with pytest.raises(FastTextError) as err:
-        bundle.save_bundle(trained, dest, overwrite=False)
+        bundle.save_bundle(trained, dest, overwrite=False, keep_beside=True)
     assert str(err.value) == (f"{refused}; and every name beside it this model could be kept as ({dest}.1 to "
                               f"{dest}.2) is taken")
     real_publish = bundle.publish_bundle
@@ -2015,7 +2021,7 @@ def test_save_bundle_overwrite_false_that_cannot_keep_its_model_beside_the_bundl
     monkeypatch.setattr(bundle, "MAX_SIBLINGS", 3)
     monkeypatch.setattr(bundle, "publish_bundle", full_beside)
     with pytest.raises(FastTextError) as err:
-        bundle.save_bundle(trained, dest, overwrite=False)
+        bundle.save_bundle(trained, dest, overwrite=False, keep_beside=True)
     assert str(err.value) == (f"{refused}; keeping this model as {dest}.3 failed too: cannot write {dest}.3: No space "
                               f"left on device")
     assert sorted(os.listdir(tmp_path)) == ["bundle", "bundle.1", "bundle.2"]
