@@ -726,7 +726,7 @@ def _key(config):
 
 def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwrite=True, hint=SAVE_HINT,
                             trials_hint=SAVE_HINT, on_commit=None, overwrite_as=storage.OVERWRITE_ARGUMENT,
-                            compact_as=None):
+                            compact_as=None, keep_beside=False):
     """Save ``trained`` (an autotuned model) as a bundle at ``output`` and its trial table at ``trials_uri`` together:
     both saved, or, where either fails, both as they were. Returns where the bundle was written (bundle.save_bundle).
 
@@ -734,7 +734,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     refusing a bundle already at ``output``, ``trials_hint`` the one refusing a table already at ``trials_uri``
     (without ``overwrite``), ``overwrite_as`` the table's other refusals that say how to replace it (an S3 store that
     can neither write conditionally nor say whether it is there), ``compact_as`` a refused ``compact`` (save_bundle's);
-    the command line passes its flags' names there.
+    the command line passes its flags' names there. ``keep_beside``: as save_bundle's (the table, claimed first, then
+    stays: it holds the trials of the model kept beside the bundle).
 
     The table is written in full before the bundle is published and put in place after it: written after the bundle,
     a disk too full for it failed the run with the old bundle already replaced; now such a failure leaves both as they
@@ -778,7 +779,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
                 raise
             claimed = True
             return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=commit,
-                               compact_as=compact_as)
+                               compact_as=compact_as, keep_beside=keep_beside)
         except BaseException as exc:
             # (a stop once the claim is in place but before it returns: known by written on S3; once the bundle is
             # in place, the table is its)

@@ -198,13 +198,17 @@ def check_trained_model(trained, what="save_bundle"):
 
 
 def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None, on_commit=None,
-                compact_as=None, on_undecided=None):
+                compact_as=None, on_undecided=None, keep_beside=False):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
-    deleted once the new config.json is in place); ``False``: it is refused (one-line FastTextError
-    ending in ``hint``, also for a bundle a concurrent save commits first), and nothing of this save is
-    left behind. ``python -m fasttext_lib train`` refuses unless given ``--overwrite``.
+    deleted once the new config.json is in place); ``False``: it is refused (one-line FastTextError ending in
+    ``hint``, also for a bundle a concurrent save commits first), and nothing of this save is left behind.
+    ``keep_beside=True`` (with ``overwrite=False``): the bundle there is kept and this model is saved beside it
+    instead, at the first free ``<dest>.N``; a one-line :class:`BundleKept` (a FastTextError) names where. The
+    command line asks for that: it refuses a bundle already at ``--output`` before any data is read, so one found
+    here was saved by another run while this one trained, and a refusal would throw that training away (a script
+    still holds ``trained`` and can save it elsewhere, so it is not done unasked).
 
     ``compact="float32"`` (exact), ``"float16"``, ``"int8"`` or ``"int4"`` (quantized per row, lossy): store only
     the embedding rows training changed (compact.py); config.json's ``compact`` entry says so and Predictor.load
@@ -269,8 +273,58 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
             f.write(vocabulary_json(featurizer))
         with open(paths[METRICS], "w") as f:
             json.dump(metrics, f, indent=2)
-        return publish_bundle(dest, config, paths, move=True, overwrite=overwrite, hint=hint,  # staged here, removed
-                              on_commit=on_commit, on_undecided=on_undecided)  # on the way out
+
+        def publish(where, overwrite):  # (staged here, removed on the way out)
+            return publish_bundle(where, config, paths, move=True, overwrite=overwrite, hint=hint, on_commit=on_commit,
+                                  on_undecided=on_undecided)
+
+        try:
+            return publish(dest, overwrite)
+        except storage.AlreadyExists as refused:  # (only without overwrite: a bundle there, or committed meanwhile)
+            if overwrite or not keep_beside:
+                raise
+            raise _kept_beside(dest, publish, refused) from None
+
+
+class BundleKept(storage.AlreadyExists):
+    """save_bundle(overwrite=False, keep_beside=True) found a bundle at ``dest`` (another run's, saved there while this
+    one trained: the command line checked before), and kept this model at ``kept``, a free name beside it: refused, it
+    was lost with the staging folder, and the training time with it. Still an error: ``dest`` was not written."""
+
+    def __init__(self, dest, kept):
+        super().__init__(f"{dest} already holds a model bundle, which is kept; this model is saved as {kept} instead")
+        self.dest, self.kept = dest, kept
+
+
+MAX_SIBLINGS = 100  # the names beside a taken destination tried for its model (<dest>.1 ... <dest>.100)
+
+
+def _kept_beside(dest, publish, refused):
+    """The error of a save to ``dest`` that another bundle took (``refused``: the publish's AlreadyExists), the model
+    published (``publish(where, overwrite)``) at the first free ``<dest>.N``: a :class:`BundleKept`, or, where that
+    fails too, one line saying both. Never in place of anything: a name taken, even meanwhile, is passed by."""
+    for sibling in _siblings(dest):
+        try:
+            if storage.is_taken(sibling):
+                continue
+            return BundleKept(dest, publish(sibling, False))
+        except storage.AlreadyExists:  # (taken since the look: another run's again)
+            continue
+        except FastTextError as failed:
+            return FastTextError(f"{refused}; keeping this model as {sibling} failed too: {failed}")
+    return FastTextError(f"{refused}; and every name beside it this model could be kept as ({_siblings(dest)[0]} to "
+                         f"{_siblings(dest)[-1]}) is taken")
+
+
+def _siblings(dest):
+    """The names beside ``dest`` a model it could not be saved to is kept as: ``<dest>.1``, ``<dest>.2``, ... (the
+    absolute path of a local one, as a save returns it); under a bucket's top, ``s3://bucket/bundle.N``."""
+    dest = str(dest)
+    if storage.is_s3(dest):
+        base = dest.rstrip("/") if storage.split_s3(dest)[1].strip("/") else storage.join(dest, "bundle")
+    else:
+        base = os.path.abspath(dest)
+    return [f"{base}.{n}" for n in range(1, MAX_SIBLINGS + 1)]
 
 
 def vocabulary_json(featurizer):

@@ -595,24 +595,14 @@ def _read_and_train(args, checked, kept):
 def _save(args, trained, kept):
     """The bundle written to --output (with --autotune-trials, the trials' table too: both, or both as they were), and
     the lines that say where."""
-    from . import storage
-    from .bundle import OVERWRITE_HINT, save_bundle
-    from .compact import COMPACT_FLAG
+    from .bundle import BundleKept
     from .devices import describe_ctx
 
-    # kept.bundle_written the moment the bundle's config.json is in place: a stop from there on (the staging folder
-    # removed, the lines below) says so, not to run the command again (--output would refuse it)
-    if args.autotune_validation and args.autotune_trials:
-        from .autotune import save_bundle_with_trials
-
-        where = save_bundle_with_trials(trained, args.output, args.autotune_trials, compact=args.compact,
-                                        overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT,
-                                        overwrite_as=storage.OVERWRITE_FLAG, compact_as=COMPACT_FLAG,
-                                        on_commit=kept.bundle_written)
-        kept.also_written("the trial table", args.autotune_trials)  # (a stop in the lines below names it too)
-    else:  # without --overwrite also a bundle another run saved there meanwhile is kept (this save fails instead)
-        where = save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT,
-                            on_commit=kept.bundle_written, compact_as=COMPACT_FLAG)
+    try:
+        where = _save_bundle(args, trained, kept)
+    except BundleKept as taken:  # (--output was checked before the data was read: the bundle there came since)
+        raise FastTextError(f"{taken.dest} was written by another run while this one trained; this run's model is "
+                            f"kept as {taken.kept}") from None
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
@@ -622,6 +612,29 @@ def _save(args, trained, kept):
         note = float32_scores_note(args.compact, args.autotune_trials)
         if note:
             print(note, file=sys.stderr)
+
+
+def _save_bundle(args, trained, kept):
+    """The bundle written to --output (with --autotune-trials, the trials' table too: both, or both as they were);
+    returns where. Without --overwrite a bundle another run saved there meanwhile is kept, and this one goes beside
+    it (bundle.BundleKept)."""
+    from . import storage
+    from .bundle import OVERWRITE_HINT, save_bundle
+    from .compact import COMPACT_FLAG
+
+    # kept.bundle_written the moment the bundle's config.json is in place: a stop from there on (the staging folder
+    # removed, the lines below) says so, not to run the command again (--output would refuse it)
+    if args.autotune_validation and args.autotune_trials:
+        from .autotune import save_bundle_with_trials
+
+        where = save_bundle_with_trials(trained, args.output, args.autotune_trials, compact=args.compact,
+                                        overwrite=args.overwrite, hint=OVERWRITE_HINT, trials_hint=TRIALS_HINT,
+                                        overwrite_as=storage.OVERWRITE_FLAG, compact_as=COMPACT_FLAG,
+                                        on_commit=kept.bundle_written, keep_beside=True)
+        kept.also_written("the trial table", args.autotune_trials)  # (a stop in the lines below names it too)
+        return where
+    return save_bundle(trained, args.output, compact=args.compact, overwrite=args.overwrite, hint=OVERWRITE_HINT,
+                       on_commit=kept.bundle_written, compact_as=COMPACT_FLAG, keep_beside=True)
 
 
 def _names_beside_validation(train, validation, flag, explicit_names):

@@ -81,7 +81,8 @@ def format_epoch(row):
 class _Parser(OnceParser):
     """The job's hyperparameters; one given in both spellings with different values (``batch-size=64`` and
     ``batch_size=128``) is refused (cli.OnceParser), as the CLI refuses an option given twice: the job trained with
-    whichever the toolkit passed last."""
+    whichever the toolkit passed last. The values are compared as read (``64`` and ``64.0``, ``none`` and ``""``
+    are one)."""
 
     def error(self, message):  # one line, no usage dump
         raise FastTextError(f"bad hyperparameter: {message}")
@@ -92,23 +93,39 @@ def _checkpoint_dir(text):
     return "" if str(text).strip().lower() in NONE_WORDS else str(text)
 
 
+# Each hyperparameter's value is read into one form per meaning (cli._Once compares two spellings' values so read):
+# label-names=none with label_names=None (the toolkit's "") was refused as two values.
+
+def _label_names(text):
+    """``label_names``: any spelling of "no value" (``none``, ``None``, ``null``, ``""``) is ``none``, no names
+    (label_names.from_option), not even a names file's; anything else is read once the data is there."""
+    return "none" if str(text).strip().lower() in NONE_WORDS else str(text)
+
+
+def _column_name(text):
+    """``label_column``: a name, stripped as the columns are matched (columns.csv_columns); None: none given."""
+    return None if str(text).strip().lower() in NONE_WORDS else str(text).strip()
+
+
 def _column_names(text):
     """``text_column``: ``NAME`` or ``NAME,NAME``; or a list, as the SDK sends ``hyperparameters={"text_column":
     ["title", "text"]}`` (JSON), which the training toolkit passes on as Python writes a list, ``['title', 'text']``:
-    read as the names ``['title'`` and ``'text']``, it stopped the job ("no column of that name"). None: none given."""
+    read as the names ``['title'`` and ``'text']``, it stopped the job ("no column of that name"). None: none given.
+    The names are stripped and joined by commas, as columns.csv_columns reads them."""
     text = str(text)
     if text.strip().lower() in NONE_WORDS:
         return None
+    names = text.split(",")
     if text.strip().startswith("["):
         import ast
 
         try:
-            names = ast.literal_eval(text.strip())
+            listed = ast.literal_eval(text.strip())
         except (ValueError, SyntaxError):
-            names = None
-        if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
-            return ",".join(names)
-    return text
+            listed = None
+        if isinstance(listed, (list, tuple)) and listed and all(isinstance(n, str) for n in listed):
+            names = [n for name in listed for n in name.split(",")]
+    return ",".join(n.strip() for n in names if n.strip())
 
 
 # The hyperparameters the job reads several values of, and as what (any other takes one string, number or boolean):
@@ -136,15 +153,14 @@ def build_parser():
     })
     p.add_argument("--format", default="auto", choices=FORMATS,
                    type=lambda text: "auto" if str(text).strip().lower() in NONE_WORDS else text)
-    p.add_argument("--label-column", "--label_column", dest="label_column", default=None,
-                   type=lambda text: None if str(text).strip().lower() in NONE_WORDS else str(text),
+    p.add_argument("--label-column", "--label_column", dest="label_column", default=None, type=_column_name,
                    help="the class column of CSV or TSV channels with a header row, or JSON Lines' class key "
                         "(default: the one named as a class)")
     p.add_argument("--text-column", "--text_column", dest="text_column", default=None, type=_column_names,
                    help="their text column(s), NAME or NAME,NAME (default: those named as text, and prose)")
     p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,
                    help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
-    p.add_argument("--label-names", "--label_names", dest="label_names", default=None,
+    p.add_argument("--label-names", "--label_names", dest="label_names", default=None, type=_label_names,
                    help="what the classes mean: 1=negative,2=positive, a known dataset (ag_news, ...), an s3:// "
                         "names file, or none; default: a classes.txt / *.classes.txt file in the train channel, else "
                         "in the test channel")

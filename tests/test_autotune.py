@@ -1793,3 +1793,23 @@ def test_a_stop_just_after_the_local_trial_tables_claim_is_linked_takes_it_back(
     assert not trials.exists()  # (this run's table, of no bundle, would refuse the rerun)
     assert [n for n in os.listdir(tmp_path) if n != "bundle"] == []  # no temporary left either
     save_bundle_with_trials(tuned, str(out), str(trials), overwrite=False)  # the rerun
+
+
+def test_a_bundle_already_at_the_output_of_a_claimed_save_keeps_the_model_beside_it_with_its_trial_table(tuned,
+                                                                                                         tmp_path):
+    """Without overwrite (keep_beside, as the command line asks) the table is claimed first; a bundle at the output
+    then refused the save, the table was taken back and the model lost. The bundle there stays, the model is saved at <output>.1 (the error names it),
+    and the claimed table stays: it holds that model's trials."""
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import _trial_table_csv, save_bundle_with_trials
+    from fasttext_lib.bundle import BundleKept, save_bundle
+
+    out, trials = str(tmp_path / "bundle"), str(tmp_path / "trials.csv")
+    save_bundle(tuned, out)
+    theirs = storage.read_bytes(out + "/config.json")
+    with pytest.raises(BundleKept, match=rf"^{out} already holds a model bundle, which is kept; this model is saved as "
+                                         rf"{out}\.1 instead$"):
+        save_bundle_with_trials(tuned, out, trials, overwrite=False, keep_beside=True)
+    assert storage.read_bytes(out + "/config.json") == theirs
+    assert storage.read_manifest(out + ".1", "config.json")["train_config"] == tuned.config.to_dict()
+    assert storage.read_bytes(trials) == _trial_table_csv(tuned)

@@ -318,6 +318,44 @@ def test_train_keeps_an_earlier_model_unless_overwrite(local_bundle, sample_dir,
     assert json.loads(storage.read_bytes(storage.join(str(out), CONFIG)))["train_config"]["seed"] == 7
 
 
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_a_bundle_another_run_saves_at_output_while_this_one_trains_is_kept_and_so_is_this_runs_model(
+        local_bundle, sample_dir, tmp_path, s3_bucket, monkeypatch, where):
+    """Without --overwrite, --output is checked before the data is read; a bundle another run saved there while this
+    one trained refused the save at the end ("already exists"), and this run's model went with its staging folder:
+    the training time lost. The other run's bundle is still kept byte for byte, this run's model is saved at the
+    first free name beside it (<output>.1 is taken here: a folder of the user's, left as it is), the one error line
+    says where (exit 2: --output was not written), and the checkpoints stay."""
+    from fasttext_lib import cli, storage
+    from fasttext_lib.bundle_format import CONFIG
+    from fasttext_lib.predict import Predictor
+
+    out = str(tmp_path / "bundle") if where == "local" else f"{s3_bucket}/models/run1"
+    checkpoints = str(tmp_path / "ckpt") if where == "local" else f"{s3_bucket}/ckpt"
+    users = storage.join(f"{out}.1", "notes.txt")  # (<output>.1 taken: the user's own folder)
+    with storage.atomic_write(users, "wb") as f:
+        f.write(b"mine")
+    real_read_and_train = cli._read_and_train
+
+    def trained_while_another_run_saved(*args):
+        trained = real_read_and_train(*args)
+        storage.publish(out, *_bundle_files(local_bundle[0]))  # another run's save, as this one's last epoch ends
+        return trained
+    monkeypatch.setattr(cli, "_read_and_train", trained_while_another_run_saved)
+    r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7",
+                       "--checkpoint-dir", checkpoints)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert r.returncode == 2 and errors == r.stderr.strip().splitlines()[-1:] == [
+        f"error: {out} was written by another run while this one trained; this run's model is kept as {out}.2"], \
+        r.stderr
+    theirs = json.loads((local_bundle[0] / CONFIG).read_text())
+    assert storage.read_manifest(out, CONFIG)["train_config"] == theirs["train_config"]  # (seed 42, not 7)
+    assert storage.read_manifest(f"{out}.2", CONFIG)["train_config"]["seed"] == 7
+    assert Predictor.load(f"{out}.2").predict(["great food"]) and Predictor.load(out).predict(["great food"])
+    assert storage.read_bytes(users) == b"mine"
+    assert storage.exists(storage.join(checkpoints, "epoch-0003", "checkpoint.json"))
+
+
 def _bundle_files(bundle):
     """(files, manifest name, manifest) to publish a copy of a local bundle elsewhere."""
     config = json.loads((bundle / "config.json").read_text())

@@ -111,7 +111,8 @@ def job_in_process(source_dir, env, args):
 
 
 def toolkit_argv(hyperparameters):
-    """What the training toolkit passes the script: JSON-decoded values, ``sagemaker_*`` dropped, sorted keys."""
+    """What the training toolkit passes the script: JSON-decoded values, ``sagemaker_*`` dropped, sorted keys, a dict
+    as ``key=value,...``."""
     decoded = {}
     for key, value in hyperparameters.items():
         if key.startswith("sagemaker_"):
@@ -123,6 +124,8 @@ def toolkit_argv(hyperparameters):
     argv = []
     for key in sorted(decoded):
         value = decoded[key]
+        if isinstance(value, dict):  # (as the toolkit writes a dict: sorted key=value pairs)
+            value = ",".join(f"{k}={v}" for k, v in sorted(value.items()))
         argv += [f"--{key}", "" if value is None else str(value)]
     return argv
 
@@ -1403,6 +1406,45 @@ def test_a_hyperparameter_given_in_both_spellings_with_different_values_is_refus
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
         "error: bad hyperparameter: --batch_size given twice, as --batch-size 64 and as --batch_size 128: give it "
         "once"), r.stdout + r.stderr
+
+
+# (dashed value, underscored value, whether they differ once the hyperparameter reads them): the same meaning in two
+# forms (none and None, 64 and "6.4e1", a list and NAME,NAME, a name and the name spaced) passes
+_SPELT_TWICE = [
+    ("label_names", "none", None, False), ("label_names", "", "NULL", False), ("label_names", " None ", "none", False),
+    ("label_names", "1=a,2=b", {"1": "a", "2": "b"}, False), ("label_names", "none", "ag_news", True),
+    ("label_names", "1=a,2=b", "1=a,2=c", True),
+    ("batch_size", 64, "6.4e1", False), ("batch_size", "64", 64.0, False), ("batch_size", "none", None, False),
+    ("batch_size", 64, 128, True), ("batch_size", None, 64, True),
+    ("min_count", 2, "2.0", False), ("min_count", 2, 3, True),
+    ("lr_schedule", "linear", "linear", False), ("lr_schedule", "linear", "constant", True),
+    ("pretrained_vectors", "None", "", False), ("pretrained_vectors", "a.vec", "b.vec", True),
+    ("pretrained_vectors", "none", "a.vec", True),
+    ("checkpoint_dir", "none", None, False), ("checkpoint_dir", "/tmp/a", "/tmp/b", True),
+    ("label_column", "none", None, False), ("label_column", "rating", " rating ", False),
+    ("label_column", "rating", "stars", True),
+    ("text_column", ["title", "text"], "title, text", False), ("text_column", "NULL", None, False),
+    ("text_column", "title", "text", True), ("text_column", "title,text", "text,title", True),
+]
+
+
+@pytest.mark.parametrize("dest, dashed_value, underscored_value, differ", _SPELT_TWICE)
+def test_two_spellings_of_a_hyperparameter_are_refused_only_when_their_values_mean_different_things(
+        dest, dashed_value, underscored_value, differ):
+    """``label-names=none`` with ``label_names=None`` (the same "no names" in two spellings and two forms) was refused
+    as two values: each hyperparameter's two spellings are compared as the job reads them, in the job (the toolkit's
+    argv: None sent as "") and in check_hyperparameters (the SDK's JSON) alike."""
+    from fasttext_lib.sagemaker_utils import check_hyperparameters
+
+    given = {dest.replace("_", "-"): dashed_value, dest: underscored_value}
+    checks = [lambda: check_hyperparameters(given),
+              lambda: sm_train.parse_hyperparameters(toolkit_argv({k: json.dumps(v) for k, v in given.items()}))]
+    for check in checks:
+        if differ:
+            with pytest.raises(FastTextError, match=f"^bad hyperparameter: --{dest} given twice, as "):
+                check()
+        else:
+            check()
 
 
 def test_every_hyperparameter_given_no_value_keeps_its_default():

@@ -1952,7 +1952,8 @@ def test_sample_to_s3_with_only_put_permission(s3_policy_server):
 @pytest.mark.parametrize("where", ["s3 without ListBucket", "local"])
 def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path, where):
     """bundle.save_bundle(overwrite=False): the bundle already there is refused in one line and stays
-    loadable, nothing of the refused save is left; the default replaces it and its old files go."""
+    loadable, nothing of the refused save is left; with keep_beside=True (the command line's) the model is kept
+    beside it, at the first free <dest>.N, which the line names; the default replaces it and its old files go."""
     import numpy as np
 
     from conftest import make_splits
@@ -1972,14 +1973,59 @@ def test_save_bundle_overwrite_false_never_replaces_a_bundle(unlisted, tmp_path,
     np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
     with pytest.raises(FastTextError, match=rf"^{dest}/config\.json already exists; save with overwrite=True to "
                                             rf"replace it, or choose another destination$") as err:
-        save_bundle(trained, dest, overwrite=False)
+        save_bundle(trained, dest, overwrite=False)  # (unasked, nothing is kept beside it: the script holds trained)
     one_line(err.value)
     assert names() == first
-    np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
+    assert not storage.is_taken(f"{dest}.1")
+    for n in (1, 2):  # (the first kept model takes <dest>.1: the second one goes to <dest>.2, replacing nothing)
+        with pytest.raises(FastTextError, match=rf"^{re.escape(dest)} already holds a model bundle, which is kept; "
+                                                rf"this model is saved as {re.escape(dest)}\.{n} instead$") as err:
+            save_bundle(trained, dest, overwrite=False, keep_beside=True)
+        one_line(err.value)
+        assert err.value.kept == f"{dest}.{n}"
+        assert names() == first
+        np.testing.assert_allclose(Predictor.load(dest).predict_proba(val.texts), expected, atol=1e-6)
+        np.testing.assert_allclose(Predictor.load(f"{dest}.{n}").predict_proba(val.texts), expected, atol=1e-6)
     save_bundle(trained, dest)
     config = storage.read_manifest(dest, MANIFEST)
     assert [n for n in names() if n != storage.LOCK_NAME] == sorted(stored_names(config))
     assert set(names()) & set(first) == {MANIFEST} | ({storage.LOCK_NAME} if where == "local" else set())
+
+
+def test_save_bundle_overwrite_false_that_cannot_keep_its_model_beside_the_bundle_says_both_in_one_line(tmp_path,
+                                                                                                         monkeypatch):
+    """Where the model cannot be kept beside the bundle there (every name taken; the save there failing), the one line
+    says that too, and nothing is written: neither in place of the bundle nor of anything beside it."""
+    from conftest import make_splits
+    from fasttext_lib import bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    trained = train(make_splits(300, 20, seed=5)[0], None, TrainConfig(epochs=1, batch_size=64, progress=False))
+    dest = str(tmp_path / "bundle")
+    bundle.save_bundle(trained, dest)
+    for n in (1, 2):
+        os.makedirs(f"{dest}.{n}")  # (empty folders: a set could go there, but a name taken is passed by)
+    monkeypatch.setattr(bundle, "MAX_SIBLINGS", 2)
+    refused = f"{dest}/config.json already exists; save with overwrite=True to replace it, or choose another destination"
+    with pytest.raises(FastTextError) as err:
+        bundle.save_bundle(trained, dest, overwrite=False, keep_beside=True)
+    assert str(err.value) == (f"{refused}; and every name beside it this model could be kept as ({dest}.1 to "
+                              f"{dest}.2) is taken")
+    real_publish = bundle.publish_bundle
+
+    def full_beside(where, *args, **kwargs):
+        if where != dest:
+            raise FastTextError(f"cannot write {where}: No space left on device")
+        return real_publish(where, *args, **kwargs)
+    monkeypatch.setattr(bundle, "MAX_SIBLINGS", 3)
+    monkeypatch.setattr(bundle, "publish_bundle", full_beside)
+    with pytest.raises(FastTextError) as err:
+        bundle.save_bundle(trained, dest, overwrite=False, keep_beside=True)
+    assert str(err.value) == (f"{refused}; keeping this model as {dest}.3 failed too: cannot write {dest}.3: No space "
+                              f"left on device")
+    assert sorted(os.listdir(tmp_path)) == ["bundle", "bundle.1", "bundle.2"]
+    assert os.listdir(f"{dest}.1") == os.listdir(f"{dest}.2") == []
 
 
 def test_lost_answer_to_a_conditional_manifest_put_is_a_success(unlisted, tmp_path, monkeypatch):

@@ -113,6 +113,23 @@ def would_replace(uri):
     return exists(uri, forbidden_is_missing=True) if is_s3(uri) else os.path.lexists(uri)
 
 
+def is_taken(uri):
+    """Whether anything is at ``uri`` or under it: a file, a folder (a dangling link too), an S3 object or any object
+    under ``uri/``: a name a new set must not be written to (bundle.save_bundle's free sibling). Where S3 refuses to
+    say (no s3:ListBucket), nothing counts as there: the set's commit is conditional, and never replaces one."""
+    if not is_s3(uri):
+        return os.path.lexists(uri)
+    if would_replace(uri):
+        return True
+    bucket, key = split_s3(uri)
+    try:
+        with s3_errors(uri):
+            listed = s3_client().list_objects_v2(Bucket=bucket, Prefix=key.rstrip("/") + "/", MaxKeys=1)
+    except FastTextError:
+        return False  # (refused or failing: the publish that follows meets what is there, or says why it failed)
+    return bool(listed.get("KeyCount") or listed.get("Contents"))
+
+
 def refuse_existing(uri, hint="pass --overwrite to replace it"):
     """Fail fast if ``uri`` exists (a write that must not replace anything; :func:`would_replace`)."""
     if would_replace(uri):
