@@ -389,7 +389,7 @@ class Workspace:
         (:data:`HISTORY_RECORD`); one of another bucket's or prefix's bundle (the folder is one for all of them) is
         kept aside as the save replaces it (:meth:`_keep_aside`; a search's plot and table too), said in one line: it
         was replaced without a word."""
-        from .bundle import save_bundle, saved_before
+        from .bundle import save_bundle, saved_before, undecided_line
 
         dest = self.model(run_name)
         folder = self.run_folder(run_name)
@@ -411,8 +411,7 @@ class Workspace:
                                          or note_written(), on_undecided=lambda: undecided.append(dest)))
             except KeyboardInterrupt as stop:
                 if undecided:  # (the history is put back: the bundle S3 may still put in place is not its)
-                    note_what_a_stop_left(stop, f"{dest} may still be replaced by this save (S3 had not answered the "
-                                                f"PUT of its config.json), beside the earlier history")
+                    note_what_a_stop_left(stop, f"{undecided_line(dest)}, beside the earlier history")
                 if not committed:
                     raise
                 # The bundle is in place (the stop came as its staging folder went, or the replaced one's files): its
