@@ -691,3 +691,26 @@ def test_a_stop_as_04s_vectors_or_their_record_are_put_in_place_leaves_them_agre
         assert stop_message(stopped.value) == (
             f"stopped by the user while writing the word vectors to {tmp_path}/out/sample/04_word_vectors.vec; the "
             f"earlier file there, if any, is as it was; run the cell again to write them")
+
+
+def test_a_stop_in_01s_look_at_the_data_just_written_is_its_one_line(shell, capsys, monkeypatch, tmp_path, s3_bucket):
+    """01's write cell notes what the data at S3 is once written (ws.writing_data: HEAD requests, seconds on a slow
+    S3). A Stop there showed IPython's traceback through boto, where a Stop anywhere else in the write is one line. It
+    is that write's line for a Stop once the splits are written now: they are."""
+    from conftest import make_splits
+    from fasttext_lib import storage
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import splits_written_line, write_fasttext_splits
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train, test = make_splits(100, 20, seed=0)
+    _stop_on(monkeypatch, Workspace, "_data_now")  # (its HEAD requests: the Stop button pressed there)
+    shell.user_ns.update(ws=ws, splits={"train": train, "test": test}, write_fasttext_splits=write_fasttext_splits)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "with ws.writing_data('sample'):\n"
+                                     "    written = write_fasttext_splits(splits, ws.data, 'sample')")
+    monkeypatch.undo()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == f"error: {splits_written_line(ws.data, 'sample')}", out
+    assert all(storage.exists(f"{ws.data}/sample.{split}") for split in ("train", "test"))
+    notebook_errors.stop_showing_errors_as_lines()
