@@ -714,3 +714,48 @@ def test_a_stop_in_01s_look_at_the_data_just_written_is_its_one_line(shell, caps
     assert out.strip() == f"error: {splits_written_line(ws.data, 'sample')}", out
     assert all(storage.exists(f"{ws.data}/sample.{split}") for split in ("train", "test"))
     notebook_errors.stop_showing_errors_as_lines()
+
+
+def test_a_stop_while_s3_holds_pack_models_upload_says_the_archive_may_still_be_replaced(shell, capsys, tmp_path,
+                                                                                         s3_bucket, s3_proxy):
+    """04's deploy cell (pack_model) stopped while S3 held the archive's PUT (received whole, answered late: a slow
+    S3; the proxy holds it): S3 may apply it after the Stop, so the line is not the one saying that nothing was
+    written there (an earlier archive as it was), but storage.atomic_write's: the archive may still be replaced. Then
+    S3 applies it, as the line said it might."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from conftest import make_splits, wait_for_abandoned_transfers
+    from fasttext_lib import packaging
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    splits = make_splits(100, 20, seed=0)
+    bundles = [save_bundle(train(*splits, TrainConfig(epochs=1, ngrams=1, buckets=100, seed=seed, progress=False)),
+                           f"{s3_bucket}/p/models/m{seed}") for seed in (0, 1)]
+    archive = f"{s3_bucket}/p/sagemaker/sample/model.tar.gz"
+    packaging.pack_model(bundles[0], archive)
+    before = _objects(archive)
+    s3_proxy.fail("PUT", r"/sample/model\.tar\.gz$", "stall")
+
+    def stop_at_the_stall():  # (the Stop button: SIGINT, Python's KeyboardInterrupt in the kernel's main thread)
+        assert s3_proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=stop_at_the_stall, daemon=True).start()
+    shell.user_ns.update(pack_model=packaging.pack_model, bundle=bundles[1], archive=archive)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "pack_model(bundle, archive)")
+    notebook_errors.stop_showing_errors_as_lines()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == (f"error: interrupted (SIGINT); stopped and cleaned up, but {archive} may still be replaced "
+                           f"by its upload, under way when this run stopped (S3 had not answered it)"), out
+    assert _objects(archive) == before  # (not yet: S3 holds the PUT)
+    s3_proxy.release()
+    wait_for_abandoned_transfers()
+    deadline = time.monotonic() + 30
+    while _objects(archive) == before:  # S3 applies it: the archive replaced, as the line said it might be
+        assert time.monotonic() < deadline, "S3 never applied the held PUT"
+        time.sleep(0.05)
