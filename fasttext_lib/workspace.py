@@ -34,6 +34,7 @@ from .errors import FastTextError, close_choices, refuse_standard_output, said_a
 from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_written, telling_stops
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
+from .writers import splits_written_line
 from .written_record import WrittenRecord, kept_name
 
 # Notebook 01's cache of downloaded archives, in output_dir: no dataset's or run's folder (Workspace._folder)
@@ -247,7 +248,14 @@ class Workspace:
         lock is local: runs on two machines write two output_dirs.)"""
         with self._data_files_locked(dataset):
             yield
-            self._data_written[dataset] = self._data_now(dataset)
+            self._note_the_data_written(dataset)
+
+    @telling_stops(lambda self, dataset: splits_written_line(self.data, dataset))
+    def _note_the_data_written(self, dataset):
+        """:meth:`writing_data`'s note of the data just written (its HEAD requests: a slow S3 may take seconds); a
+        Stop meanwhile is the one line of a Stop at the end of 01's write, saying that the data is written (it is),
+        where it was IPython's traceback through boto."""
+        self._data_written[dataset] = self._data_now(dataset)
 
     @contextlib.contextmanager
     def _data_files_locked(self, dataset):
@@ -389,7 +397,7 @@ class Workspace:
         (:data:`HISTORY_RECORD`); one of another bucket's or prefix's bundle (the folder is one for all of them) is
         kept aside as the save replaces it (:meth:`_keep_aside`; a search's plot and table too), said in one line: it
         was replaced without a word."""
-        from .bundle import save_bundle, saved_before
+        from .bundle import save_bundle, saved_before, undecided_line
 
         dest = self.model(run_name)
         folder = self.run_folder(run_name)
@@ -411,8 +419,7 @@ class Workspace:
                                          or note_written(), on_undecided=lambda: undecided.append(dest)))
             except KeyboardInterrupt as stop:
                 if undecided:  # (the history is put back: the bundle S3 may still put in place is not its)
-                    note_what_a_stop_left(stop, f"{dest} may still be replaced by this save (S3 had not answered the "
-                                                f"PUT of its config.json), beside the earlier history")
+                    note_what_a_stop_left(stop, f"{undecided_line(dest)}, beside the earlier history")
                 if not committed:
                     raise
                 # The bundle is in place (the stop came as its staging folder went, or the replaced one's files): its
