@@ -338,7 +338,7 @@ def _kept_beside(dest, publish, refused):
 
 def _siblings(dest):
     """The names beside ``dest`` a model it could not be saved to is kept as: ``<dest>.1``, ``<dest>.2``, ... (the
-    absolute path of a local one, as a save returns it); under a bucket's top, ``s3://bucket/bundle.N``."""
+    absolute path of a local one, as a save returns it); under a bucket's top, ``s3://bucket/bundle.1`` and on."""
     dest = str(dest)
     if storage.is_s3(dest):
         base = dest.rstrip("/") if storage.split_s3(dest)[1].strip("/") else storage.join(dest, "bundle")

@@ -291,6 +291,11 @@ class Workspace:
                 found.append(None)
         return tuple(found)
 
+    @telling_stops(lambda self, dataset, files, *_, **__: f"stopped by the user while saving "
+                   f"{' and '.join(self._shown_dataset_files(dataset, files))}; the earlier files there, if any, are "
+                   f"as they were; run the cell again to save them",
+                   done=lambda self, dataset, files, *_, **__: f"stopped by the user once "
+                   f"{' and '.join(self._shown_dataset_files(dataset, files))} were saved")  # (01's HEADs, a lock wait)
     def save_dataset_files(self, dataset, files, dpi=100):
         """Notebook 01's and 03's ``files`` of ``dataset``, ``{name: a matplotlib figure or a pandas DataFrame}``, in
         :meth:`dataset_folder`: figures as PNG (marked as ours), tables as CSV with their index, all written in full
@@ -303,7 +308,7 @@ class Workspace:
         folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
         contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
                     for thing in files.values()]
-        paths = [self.show(f"{shown}/{name}") for name in files]
+        paths = self._shown_dataset_files(dataset, files)
         if dataset not in self._data_written:  # (03's; 01's of no data this Workspace wrote)
             _write_together([str(folder / name) for name in files], contents)
             return paths
@@ -314,6 +319,10 @@ class Workspace:
                 return paths
             _write_together([str(folder / name) for name in files], contents)
         return paths
+
+    def _shown_dataset_files(self, dataset, files):
+        """The paths :meth:`save_dataset_files` returns for ``files`` of ``dataset``, as :meth:`show` prints them."""
+        return [self.show(f"{key_path(dataset, 'dataset')}/{name}") for name in files]
 
     @staticmethod
     def _autotune_files(trials, fig, dpi):

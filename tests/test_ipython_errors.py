@@ -716,6 +716,35 @@ def test_a_stop_in_01s_look_at_the_data_just_written_is_its_one_line(shell, caps
     notebook_errors.stop_showing_errors_as_lines()
 
 
+def test_a_stop_in_01s_histogram_save_is_one_line_and_leaves_the_earlier_files(shell, capsys, monkeypatch, tmp_path,
+                                                                              s3_bucket):
+    """01's histogram save looks at the data at S3 again (HEAD requests) under the data's lock before it writes: a
+    Stop there, or while it waits for another run's write, showed IPython's traceback through boto. One line now,
+    saying the earlier files are as they were, and they are."""
+    import pandas as pd
+
+    from conftest import make_splits
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import write_fasttext_splits
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train, test = make_splits(100, 20, seed=0)
+    with ws.writing_data("sample"):
+        write_fasttext_splits({"train": train, "test": test}, ws.data, "sample")
+    ws.save_dataset_files("sample", {"lengths.csv": pd.DataFrame({"n": [1]})})
+    earlier = (ws.dataset_folder("sample") / "lengths.csv").read_bytes()
+    _stop_on(monkeypatch, Workspace, "_data_now")  # (its HEAD requests: the Stop button pressed there)
+    shell.user_ns.update(ws=ws, pd=pd)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "ws.save_dataset_files('sample', {'lengths.csv': pd.DataFrame({'n': [2]})})")
+    monkeypatch.undo()
+    notebook_errors.stop_showing_errors_as_lines()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == (f"error: stopped by the user while saving {ws.show('sample/lengths.csv')}; the earlier files "
+                           f"there, if any, are as they were; run the cell again to save them"), out
+    assert (ws.dataset_folder("sample") / "lengths.csv").read_bytes() == earlier
+
+
 def test_a_stop_while_s3_holds_pack_models_upload_says_the_archive_may_still_be_replaced(shell, capsys, tmp_path,
                                                                                          s3_bucket, s3_proxy):
     """04's deploy cell (pack_model) stopped while S3 held the archive's PUT (received whole, answered late: a slow
