@@ -171,8 +171,9 @@ def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HI
     (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle,
     ``hint``: what the refusal suggests; ``on_commit``: called with where the bundle is, what this returns, the
     moment its config.json is in place; ``on_undecided``: storage.publish's, config.json's PUT abandoned unanswered;
-    None: a stop then says that S3 may still put the bundle in place (:func:`undecided_line`), where the CLI's train,
-    the Python API's save_bundle said "stopped and cleaned up")."""
+    None: a stop, or the error of a read timeout, then says that S3 may still put the bundle in place
+    (:func:`undecided_line`), where the CLI's train, the Python API's save_bundle said "stopped and cleaned up", or
+    only that the save failed)."""
     refuse_standard_output(dest, "dest", "the bundle", "a directory")
     where = str(dest) if storage.is_s3(dest) else os.path.abspath(dest)  # (as storage.publish returns it)
     undecided = []
@@ -184,6 +185,10 @@ def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HI
     except KeyboardInterrupt as stop:
         if undecided:
             note_what_a_stop_left(stop, undecided_line(where, overwrite, hint))
+        raise
+    except FastTextError as failed:  # (a read timeout: S3 may apply the PUT it had not answered, as after a stop)
+        if undecided:
+            raise FastTextError(f"{failed}; {undecided_line(where, overwrite, hint)}") from None
         raise
 
 

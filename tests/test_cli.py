@@ -1433,6 +1433,34 @@ def test_a_document_too_long_for_memory_whose_line_is_not_known_is_named_alike_b
                                f"documents, needs about 200 MB of memory to featurize"), r.stderr
 
 
+def test_a_read_timeout_on_the_bundles_config_json_says_s3_may_still_apply_it(small_train_file, s3_bucket, s3_proxy,
+                                                                              monkeypatch):
+    """The client gave up waiting for S3's answer to the PUT of the bundle's config.json (a read timeout: received
+    whole, answered late): the error said only that the save failed, and S3 then applied it, so a bundle was at
+    --output after an error. The line says it may be, as a stop's does."""
+    import botocore.config
+
+    from fasttext_lib import storage
+    from fasttext_lib.storage import s3 as s3_module
+
+    real_new_client = s3_module._new_client
+    monkeypatch.setattr(s3_module, "_new_client", lambda session, config: real_new_client(
+        session, botocore.config.Config(read_timeout=1, connect_timeout=5, retries={"max_attempts": 1})))
+    out = f"{s3_bucket}/runs/out"
+    s3_proxy.fail("PUT", r"/runs/out/config\.json$", "stall")
+    r = cli_in_process("train", "--train", small_train_file, "--output", out, *FAST)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len([x for x in lines if x.startswith("error:")]) == 1, r.stderr
+    assert lines[-1].startswith("error: ") and lines[-1].endswith(
+        f"; a bundle may still be created at {out} by this save (S3 had not answered the PUT of its config.json): "
+        f"if one is there, pass --overwrite to replace it, or choose another --output"), r.stderr
+    s3_proxy.release()  # S3 applies the PUT the client gave up on: what the line said may come
+    deadline = time.monotonic() + 30
+    while not storage.exists(f"{out}/config.json"):
+        assert time.monotonic() < deadline, "the held PUT was never applied"
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("overwrite", [False, True], ids=["new", "replacing"])
 def test_a_stop_while_s3_holds_the_bundles_config_json_says_s3_may_still_apply_it(small_train_file, s3_server,
                                                                                    s3_bucket, overwrite):
