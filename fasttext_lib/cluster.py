@@ -29,8 +29,8 @@ So every worker:
   kvstore's exit barrier for workers that wait for it;
 * on an error before it joined (every worker reads its data first: a file missing or empty on its host alone; a
   usage error in its host's own command line; a bug; a stop), joins to tell the others its line
-  (:func:`tell_the_others`), and they end in one line naming it and its reason (or that it was stopped), rather than
-  wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it: the CLI and the training job after their own line and cleanup, the
+  (:func:`tell_the_others`; where MXNet cannot start in it, from a child process it can start in), and they end in
+  one line naming it and its reason (or that it was stopped), rather than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it: the CLI and the training job after their own line and cleanup, the
   Python API's ``train()`` itself (:func:`told_if_it_fails`); a stop that lands while it joins is held until the
   others are told (:func:`stops_told_as_it_joins`).
 
@@ -454,7 +454,8 @@ def tell_the_others(failure, status, shown=None):
     when ``failure`` is a stop (a stopped host must not hang), at most FASTTEXT_CLUSTER_TIMEOUT; a stop ends that
     wait at once (the first stop where ``failure`` is not one, the second where it is). Nothing is done outside a
     cluster's worker (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined,
-    or where it could not join (its ``DMLC_*`` variables are what it failed on).
+    or where it could not join (its ``DMLC_*`` variables are what it failed on). Where MXNet cannot start in this
+    process (mxnet_env.cannot_start) a child joins for it (:func:`_telling_child`), and this one exits once it ends.
 
     ``failure``: the error line this host said, a bug's exception or a stop (a ``KeyboardInterrupt``). ``shown``: what
     this host shows of it (a bug's traceback), called only once it is sure to join (and so to exit here: where it
@@ -462,26 +463,37 @@ def tell_the_others(failure, status, shown=None):
     if not _may_tell():
         return
     stopped = isinstance(failure, KeyboardInterrupt)
+    told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
     try:
         check_kvstore_environment("dist_sync")
-        from .mxnet_env import check_environment
-
-        check_environment()  # (a value MXNet aborts on, OMP_NUM_THREADS=abc: exit 134 after the line, not 2)
-        import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
+        from .mxnet_env import cannot_start
 
         wait = min(STOPPED_TELLS_FOR if stopped else FAILED_TELLS_FOR, timeout_from_environment())
-        watch = Watch(quiet_status=status, timeout=wait)
+        # (MXNet cannot start here, what this worker may have failed on: OMP_NUM_THREADS=abc aborted its import, exit
+        # 134 after the line, so it told nobody, and the others waited FASTTEXT_CLUSTER_TIMEOUT)
+        child = _telling_child(told, wait) if cannot_start() else None
+        if child is None:
+            import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
+
+            watch = Watch(quiet_status=status, timeout=wait)
     except Exception:
         return
     if shown is not None:
         shown()
     # (its own line is out: say why it does not end yet; a user who sees no other worker coming may stop it, where
     # a stop can end the wait: not from another thread than the main one, the Python API's)
-    stops_end_it = _exit_on_a_stop(status)
+    stops_end_it = _exit_on_a_stop(status, child)
     print(f"note: waiting up to {wait:g} s for the other workers to join the cluster, to tell them why this one "
           f"ended" + (f"; {'a second' if stopped else 'a'} stop ends the wait" if stops_end_it else ""),
           file=sys.stderr, flush=True)
-    told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
+    if child is not None:
+        _wait_for_the_child(child, wait)
+        _quiet_exit(status)  # (as a join ends: the caller's cleanup and its raise of a bug are behind its line)
+    _join_to_tell(mx, watch, told, status)
+
+
+def _join_to_tell(mx, watch, told, status):
+    """Join the cluster and tell the others ``told``, then exit with ``status`` (:func:`exit_if_joined`)."""
     try:
         with watch.armed("while telling the others its error"):
             # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
@@ -490,6 +502,48 @@ def tell_the_others(failure, status, shown=None):
     except BaseException:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
         pass
     exit_if_joined(status)  # (here, kv alive: its destructor, as this returned, waited in the exit barrier for ever)
+
+
+# Seconds the child that tells the others (_telling_child) may take beyond its wait: MXNet's start (~1-3 s)
+CHILD_STARTS_WITHIN = 60
+
+
+def _telling_child(told, wait):
+    """A process that joins the cluster for this one, where MXNet cannot start (mxnet_env.cannot_start), and tells the
+    others ``told``: started with MXNet's defaults and one thread each (mxnet_env.environment_it_starts_in), waiting at
+    most ``wait`` seconds for them. It says nothing (this one's line is out) and ends quietly where its MXNet cannot
+    start either (an address-space limit below even one thread's need): the others then wait their timeout."""
+    import subprocess
+
+    from .mxnet_env import environment_it_starts_in
+
+    code = "import sys, fasttext_lib.cluster as c; c.tell_for_the_parent(sys.argv[1], float(sys.argv[2]))"
+    return subprocess.Popen([sys.executable, "-c", code, json.dumps(told), repr(wait)], env=environment_it_starts_in(),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _wait_for_the_child(child, wait):
+    import subprocess
+
+    try:
+        child.wait(timeout=wait + CHILD_STARTS_WITHIN)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def tell_for_the_parent(told, wait):
+    """The child of :func:`_telling_child`: start MXNet, join, tell the others ``told`` (JSON), exit (0, quietly)."""
+    from .mxnet_env import start_mxnet
+
+    try:
+        start_mxnet()
+        import mxnet as mx
+
+        watch = Watch(quiet_status=0, timeout=wait)
+    except BaseException:
+        _quiet_exit(0)
+    _join_to_tell(mx, watch, json.loads(told), 0)
 
 
 def _may_tell():
@@ -509,15 +563,20 @@ def _reason_told(failure):
     return reason
 
 
-def _exit_on_a_stop(status):
+def _exit_on_a_stop(status, child=None):
     """A stop while a failed or stopped worker tells the others (joining, in MXNet's C++) ends the process at once,
-    quietly (its line is out), with ``status``. Returns whether it does (not from another thread than the main one:
-    nothing is done there)."""
+    quietly (its line is out), with ``status``, and the ``child`` that tells them for it (_telling_child) if any.
+    Returns whether it does (not from another thread than the main one: nothing is done there)."""
     import signal
 
     from .stops import stopping_signals
 
-    if _on_stops_in_c(lambda signum: _quiet_exit(status)) is None:
+    def end(signum):
+        if child is not None:
+            child.kill()
+        _quiet_exit(status)
+
+    if _on_stops_in_c(end) is None:
         return False
     for signum in stopping_signals():
         signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)

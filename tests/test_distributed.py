@@ -678,16 +678,31 @@ def test_a_usage_error_on_one_host_tells_the_others(sample_dir, tmp_path):
     assert not any(out.exists() for out in outputs)
 
 
-def test_a_usage_error_in_a_worker_whose_environment_mxnet_cannot_start_in_ends_in_its_line(tmp_path):
-    """A worker that cannot tell the others (MXNet would abort on its environment: OMP_NUM_THREADS=abc) does not try:
-    importing MXNet to join aborted it, exit 134 and a C++ message under its usage error's line."""
-    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
-               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2", OMP_NUM_THREADS="abc")
-    ended = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", tmp_path / "train.csv", "--output",
-                            tmp_path / "out", "--epochs", "zero"], env=env, capture_output=True, text=True, timeout=120)
-    assert ended.returncode == 2 and ended.stderr.splitlines() == [
-        "error: argument --epochs: expected an integer, got 'zero' (see python -m fasttext_lib train --help)"], ended
-
+@pytest.mark.parametrize("environment, said, own", [
+    ({"OMP_NUM_THREADS": "abc"}, "environment variable OMP_NUM_THREADS='abc' is not a whole number", []),
+    ({"MXNET_CPU_WORKER_NTHREADS": "40000"}, "this process would start about", []),
+    ({"MXNET_ENGINE_TYPE": "garbage"}, "MXNet cannot start", []),
+    ({"OMP_NUM_THREADS": "abc"}, "argument --epochs: expected an integer, got 'zero'", ["--epochs", "zero"])],
+    ids=["a value MXNet aborts on", "more threads than the host allows", "no such engine", "and a usage error"])
+def test_a_worker_whose_environment_mxnet_cannot_start_in_tells_the_others(sample_dir, tmp_path, environment, said,
+                                                                         own):
+    """A worker whose MXNet cannot start (a value MXNet aborts on, more threads than the host allows, an engine that
+    does not exist) ended in its line before it read anything, and could not join to tell the others (joining is
+    MXNet's): they waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default). It now tells
+    them from a child process whose MXNet starts (those settings left at MXNet's defaults, one thread each), and they
+    end at once in one line naming it and its reason. (A usage error there too: importing MXNet to tell the others
+    aborted it, exit 134 and a C++ message under its line; it then told nobody.)"""
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, each=[[], own],
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"}, {"FASTTEXT_CLUSTER_TIMEOUT": "600", **environment}])
+    (status, _, err), (failed_status, _, failed_err) = ended
+    assert failed_status == 2 and len(_errors(failed_err)) == 1, failed_err
+    line = _errors(failed_err)[0]
+    assert line.startswith(f"error: {said}") and "Traceback" not in failed_err, failed_err
+    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) failed before "
+                                            f"training: {line[len('error: '):]}" for rank in "01"
+                                            if f"worker {rank}" in err], err
+    assert not any(out.exists() for out in outputs)
 
 
 def test_a_worker_told_from_another_thread_does_not_say_a_stop_ends_its_wait():
@@ -759,8 +774,8 @@ def test_a_failed_worker_says_it_waits_to_tell_the_others_and_waits_a_bounded_ti
     marker = tmp_path / "waiting"
     waiting = ("import fasttext_lib.cluster as c\n"
                "real_exit_on_a_stop = c._exit_on_a_stop\n"
-               "def exit_on_a_stop(status):\n"
-               "    caught = real_exit_on_a_stop(status)\n"
+               "def exit_on_a_stop(*args):\n"
+               "    caught = real_exit_on_a_stop(*args)\n"
                f"    open({str(marker)!r}, 'w').close()\n"
                "    return caught\n"
                "c._exit_on_a_stop = exit_on_a_stop\n")
