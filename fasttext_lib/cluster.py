@@ -636,8 +636,10 @@ def stops_told_as_it_joins(watch):
     :func:`introduce` is to tell the others (they end in one line saying it was stopped), and it is raised at the
     block's end (the caller's stop line, its cleanup). Meanwhile the watch ends the process in the stop's line and
     status if the join is not done within :data:`STOPPED_TELLS_FOR` seconds of the stop, or on a second stop.
-    Stops with no Python handler (a default SIGTERM: the Python API's) are left as they are; ``watch`` None (no
-    cluster) or outside the main thread: nothing done."""
+    A stop whose handler is the default (SIGTERM in the Python API: it ended the process inside the join, untold, and
+    the others waited for it as long) is held and told the same way, then comes as it would have: its default is put
+    back and the signal raised again, which ends the process by it. Handlers set outside Python (``getsignal`` None)
+    and ignored signals are left as they are; ``watch`` None (no cluster) or outside the main thread: nothing done."""
     import signal
 
     from .stops import stopping_signals
@@ -650,7 +652,7 @@ def stops_told_as_it_joins(watch):
     previous = {}
     try:
         for signum in stopping_signals():
-            if callable(signal.getsignal(signum)):
+            if callable(signal.getsignal(signum)) or signal.getsignal(signum) == signal.SIG_DFL:
                 previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
         yield lambda: bool(held)
     finally:
@@ -658,8 +660,10 @@ def stops_told_as_it_joins(watch):
         watch.stop = None  # (joined: the stop is the caller's from here, its cleanup not cut short by the watch)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        if held:
+        if held and callable(previous[held[0]]):
             previous[held[0]](held[0], None)  # (the stop as it would have come: the caller's handler raises it)
+        elif held:
+            signal.raise_signal(held[0])  # (its default, put back above: the process ends by it)
 
 
 _callers_tell = []  # the CLI's and the training job's main, while they run: they tell the others themselves

@@ -764,6 +764,34 @@ def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path,
     assert not any(out.exists() for out in outputs)
 
 
+def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells_the_others(sample_dir, tmp_path):
+    """``train()`` called from Python on the main thread, where SIGTERM has no Python handler (Python's default: the
+    process ends by it): a SIGTERM inside mx.kv.create ended the worker there, untold, and the other, whose join
+    then completed, waited for it in the exchange of addresses for FASTTEXT_CLUSTER_TIMEOUT. The stop is now held
+    until the others are told it was stopped, then comes as it would have: the process ends by SIGTERM. (Its handler
+    is put back as it was: the Python default.)"""
+    marker = tmp_path / "stopped"
+    script = ("import signal\n"
+              "from fasttext_lib.config import TrainConfig\n"
+              "from fasttext_lib.data import LabeledTexts\n"
+              "from fasttext_lib.train import train\n"
+              "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
+              "texts = [f'word{i % 7} other{i % 3} text' for i in range(200)]\n"
+              "train(LabeledTexts(labels=[str(i % 2) for i in range(200)], texts=texts),\n"
+              "      config=TrainConfig(kvstore='dist_sync', ctx='cpu'))\n")
+    stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker))
+    late = _probing_after_2_s(tmp_path / "slow", also=_before_joining("import time; time.sleep(20)"))
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, programs=[None, [sys.executable, "-c", script]],
+                        env=[dict(late, FASTTEXT_CLUSTER_TIMEOUT="600"), dict(stopped, FASTTEXT_CLUSTER_TIMEOUT="600")])
+    (status, _, err), (stopped_status, _, stopped_err) = ended
+    assert marker.exists()
+    assert stopped_status == -signal.SIGTERM and not _errors(stopped_err), stopped_err
+    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped before "
+                                            f"training" for rank in "01" if f"worker {rank}" in err], err
+    assert not any(out.exists() for out in outputs)
+
+
 @pytest.mark.parametrize("ended_by", ["the bound", "a stop"])
 def test_a_failed_worker_says_it_waits_to_tell_the_others_and_waits_a_bounded_time(sample_dir, tmp_path, ended_by):
     """A worker that failed reading its data joins to tell the others, which waits for them to finish reading theirs:
