@@ -190,10 +190,13 @@ class Watch:
         self.listener = listen_everywhere()
         self.port = self.listener.getsockname()[1]
         self.peers = []  # the other workers' descriptions (agree), once known
+        self.rank = None  # this worker's, once joined (introduce)
         self.phase = None  # what this worker waits for, while it waits on the cluster
         self.last = time.monotonic()
         self.scheduler_checked = False
         self.stop, self.stop_ends_at = None, None  # a stop while joining (stopped), and when it ends the process
+        self.stop_told = False  # introduce told the others of this one's stop
+        self.told_stopped = None  # the other worker that told this one on its port that it was stopped (tell_stopped)
         self.closed = threading.Event()
         _joined.append(self)
         _ever_joined.append(self)
@@ -247,9 +250,13 @@ class Watch:
         while not self.closed.is_set():  # a connection accepted is the answer: this process lives
             try:
                 connection, _ = self.listener.accept()
-                connection.close()
             except OSError:
                 self.closed.wait(0.1)
+                continue
+            with connection:  # (a probe sends nothing and closes: b"" at once; another worker may say it was stopped)
+                told = _read_told(connection)
+            if isinstance(told, dict) and isinstance(told.get("stopped"), dict):
+                self.told_stopped = told["stopped"]
 
     def _watch(self):
         while not self.closed.wait(1):
@@ -259,6 +266,8 @@ class Watch:
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
+            if self.told_stopped is not None:
+                self.fail(was_stopped(self.told_stopped))
             if stalled >= self.timeout and self._still_stuck(phase, stalled):
                 self.fail(f"the cluster did not move for {self.timeout:g} s {phase}: " + (
                     "every other worker answers, so a parameter server or the scheduler may have stopped" if self.peers
@@ -364,6 +373,39 @@ def _first_bytes(connection):
     return got
 
 
+def _read_told(connection):
+    """What another worker sent on this one's port (:func:`tell_stopped`), as JSON; None for anything else (a probe:
+    nothing), or nothing within a second."""
+    connection.settimeout(1)
+    got = b""
+    try:
+        while len(got) < AGREE_BYTES:
+            more = connection.recv(AGREE_BYTES - len(got))
+            if not more:
+                break
+            got += more
+        return json.loads(got) if got else None
+    except (OSError, ValueError):
+        return None
+
+
+def tell_stopped(watch):
+    """Tell the other workers, on their ports (the watch's answer), that this one was stopped: a stop held in
+    :func:`introduce`'s exchange after this worker's push (stops_told_as_it_joins) reached them only through the
+    probe, :data:`PROBE_AFTER` seconds on, as "its process ended"; they now end in :func:`was_stopped`'s line."""
+    told = json.dumps({"stopped": {"rank": watch.rank, "host": this_host()}}).encode("utf-8")
+    for peer in watch.peers:
+        try:
+            with socket.create_connection((peer["address"], peer["port"]), timeout=PROBE_TIMEOUT) as connection:
+                connection.sendall(told)
+        except OSError:  # (that one is gone: the probe finds it)
+            pass
+
+
+def was_stopped(worker):
+    return f"worker {worker['rank']} (host {worker['host']}) was stopped before training"
+
+
 def _answers(peer):
     try:
         socket.create_connection((peer["address"], peer["port"]), timeout=PROBE_TIMEOUT).close()
@@ -407,12 +449,13 @@ def introduce(kv, watch, stopped=False):
     unasked: the others waited for it while comparing, for FASTTEXT_CLUSTER_TIMEOUT. ``stopped``: this worker was
     stopped while joining (:func:`stops_told_as_it_joins`, which raises the stop once this returns)."""
     mine = _whoami(kv, watch)
+    watch.rank, watch.stop_told = mine["rank"], stopped
     theirs = _exchange(kv, dict(mine, stopped=True) if stopped else mine, INTRODUCE_KEY)
     for worker in theirs:
         if worker["rank"] == kv.rank:
             continue
         if worker.get("stopped"):
-            raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) was stopped before training")
+            raise FastTextError(was_stopped(worker))
         if "failed" in worker:
             raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) failed before training: "
                                 f"{worker['failed']}")
@@ -633,7 +676,8 @@ def stops_told_as_it_joins(watch):
     for MXNet's C++ to return, and was raised just after ``mx.kv.create``, before this worker told the others where it
     answers: they waited for it in :func:`introduce` for FASTTEXT_CLUSTER_TIMEOUT; and while the others had not joined
     yet, it waited for them as long. Now the stop is held until the join is done, the block's ``stopped()`` says
-    :func:`introduce` is to tell the others (they end in one line saying it was stopped), and it is raised at the
+    :func:`introduce` is to tell the others (they end in one line saying it was stopped; a stop that came in its
+    exchange, after this worker's push, is told on their ports: :func:`tell_stopped`), and it is raised at the
     block's end (the caller's stop line, its cleanup). Meanwhile the watch ends the process in the stop's line and
     status if the join is not done within :data:`STOPPED_TELLS_FOR` seconds of the stop, or on a second stop.
     A stop whose handler is the default (SIGTERM in the Python API: it ended the process inside the join, untold, and
@@ -660,6 +704,8 @@ def stops_told_as_it_joins(watch):
         watch.stop = None  # (joined: the stop is the caller's from here, its cleanup not cut short by the watch)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        if held and watch.peers and not watch.stop_told:  # (held in introduce's exchange, after this one's push)
+            tell_stopped(watch)
         if held and callable(previous[held[0]]):
             previous[held[0]](held[0], None)  # (the stop as it would have come: the caller's handler raises it)
         elif held:

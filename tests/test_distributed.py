@@ -764,6 +764,38 @@ def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path,
     assert not any(out.exists() for out in outputs)
 
 
+def _in_the_exchange_of_addresses(code):
+    """Code for a worker's sitecustomize that runs ``code`` (a line of it) as the worker begins the exchange of the
+    workers' addresses (cluster.introduce, right after the join), before its push."""
+    return ("import os, signal, threading, time, fasttext_lib.cluster as c\n"
+            "real_exchange = c._exchange\n"
+            "def exchange(kv, description, first_key):\n"
+            "    if first_key == c.INTRODUCE_KEY:\n"
+            f"        {code}\n"
+            "    return real_exchange(kv, description, first_key)\n"
+            "c._exchange = exchange\n")
+
+
+def test_a_worker_stopped_in_the_exchange_of_addresses_after_its_push_tells_the_others(sample_dir, tmp_path):
+    """A stop that lands in the exchange of addresses after this worker's push (waiting in MXNet's barrier for the
+    others' pushes) is held until the exchange is done, but its push had said nothing of it: the worker ended in its
+    stop line, and the others found it gone only by the probe, PROBE_AFTER seconds on (10 s; 2 here), saying "its
+    process ended or its host is lost". It now tells them on their ports, and they end in "was stopped before
+    training". (The stopped worker's SIGTERM comes 2 s into the exchange; the other worker pushes 6 s into it.)"""
+    stop = _in_the_exchange_of_addresses("threading.Timer(2, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, env=[
+        dict(_probing_after_2_s(tmp_path / "slow", also=_in_the_exchange_of_addresses("time.sleep(6)")),
+             FASTTEXT_CLUSTER_TIMEOUT="600"),
+        dict(_probing_after_2_s(tmp_path / "stopped", also=stop), FASTTEXT_CLUSTER_TIMEOUT="600")])
+    (status, _, err), (stopped_status, _, stopped_err) = ended
+    assert stopped_status == 143 and _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], \
+        stopped_err
+    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped before "
+                                            f"training" for rank in "01" if f"worker {rank}" in err], err
+    assert not any(out.exists() for out in outputs)
+
+
 def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells_the_others(sample_dir, tmp_path):
     """``train()`` called from Python on the main thread, where SIGTERM has no Python handler (Python's default: the
     process ends by it): a SIGTERM inside mx.kv.create ended the worker there, untold, and the other, whose join
@@ -899,7 +931,7 @@ def test_a_stop_as_the_join_ends_is_left_to_the_caller_not_to_the_watch():
     from fasttext_lib import cluster
 
     class Watch:
-        stop = None
+        stop, peers = None, []
 
         def stopped(self, signum):
             self.stop = signum
