@@ -30,9 +30,10 @@ So every worker:
 * on an error before it joined (every worker reads its data first: a file missing or empty on its host alone; a
   usage error in its host's own command line; a bug; a stop), joins to tell the others its line
   (:func:`tell_the_others`; where MXNet cannot start in it, from a child process it can start in), and they end in
-  one line naming it and its reason (or that it was stopped), rather than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it: the CLI and the training job after their own line and cleanup, the
-  Python API's ``train()`` itself (:func:`told_if_it_fails`); a stop that lands while it joins is held until the
-  others are told (:func:`stops_told_as_it_joins`).
+  one line naming it and its reason (or that it was stopped), rather than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it:
+  the CLI and the training job after their own line and cleanup, the Python API's ``train()`` itself
+  (:func:`told_if_it_fails`); a stop that lands while it joins is held until the others are told
+  (:func:`stops_told_as_it_joins`).
 
 The scheduler and servers are MXNet's own processes (SageMaker's MXNet toolkit starts them): they stay in their
 barrier until stopped, which the end of a SageMaker job's container does.

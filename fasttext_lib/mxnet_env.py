@@ -47,7 +47,7 @@ PARSED = {
 
 
 _STARTED = [True]  # False once start_mxnet found that MXNet cannot start (its exit hook is dropped then)
-_REFUSED = []  # start_mxnet's errors in this process: MXNet cannot start here (cluster.tell_the_others tells from a child)
+_REFUSED = []  # start_mxnet's errors in this process: MXNet cannot start here (cluster.tell_the_others: from a child)
 # What a process MXNet could not start in gives the child that tells its cluster why (cluster.tell_the_others): MXNet's
 # defaults for every variable it parses or its engine reads, and one thread per pool (the fewest threads, and the least
 # address space: MIN_ADDRESS_SPACE's one-thread figure).
@@ -98,8 +98,9 @@ def cannot_start():
 
 
 def environment_it_starts_in():
-    """This process's environment, but for the settings :func:`cannot_start` may have failed on (:data:`ONE_THREAD_EACH`),
-    and with this package importable (a SageMaker job's entry point puts its source dir on ``sys.path`` alone)."""
+    """This process's environment, but for the settings :func:`cannot_start` may have failed on
+    (:data:`ONE_THREAD_EACH`), and with this package importable (a SageMaker job's entry point puts its source dir on
+    ``sys.path`` alone)."""
     environ = {name: value for name, value in os.environ.items()
                if name not in PARSED and name != "MXNET_ENGINE_TYPE"}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
