@@ -1275,7 +1275,9 @@ def main(argv=None, lean_mxnet=False):
         try:  # an environment MXNet cannot run in (OMP_NUM_THREADS=abc aborted it, exit 134): one line
             start_mxnet(args.command)
         except FastTextError as exc:
-            _say_error(error_line(exc))
+            line = error_line(exc)
+            _say_error(line)
+            _tell_a_cluster(args.command, line, 2)  # (from a child process: mxnet_env.cannot_start)
             return 2
     try:
         with stop_on_signals(), _telling_a_cluster(args):

@@ -29,10 +29,11 @@ So every worker:
   kvstore's exit barrier for workers that wait for it;
 * on an error before it joined (every worker reads its data first: a file missing or empty on its host alone; a
   usage error in its host's own command line; a bug; a stop), joins to tell the others its line
-  (:func:`tell_the_others`), and they end in one line naming it and its reason (or that it was stopped), rather than
-  wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it: the CLI and the training job after their own line and cleanup, the
-  Python API's ``train()`` itself (:func:`told_if_it_fails`); a stop that lands while it joins is held until the
-  others are told (:func:`stops_told_as_it_joins`).
+  (:func:`tell_the_others`; where MXNet cannot start in it, from a child process it can start in), and they end in
+  one line naming it and its reason (or that it was stopped), rather than wait ``FASTTEXT_CLUSTER_TIMEOUT`` for it:
+  the CLI and the training job after their own line and cleanup, the Python API's ``train()`` itself
+  (:func:`told_if_it_fails`); a stop that lands while it joins is held until the others are told
+  (:func:`stops_told_as_it_joins`).
 
 The scheduler and servers are MXNet's own processes (SageMaker's MXNet toolkit starts them): they stay in their
 barrier until stopped, which the end of a SageMaker job's container does.
@@ -190,10 +191,13 @@ class Watch:
         self.listener = listen_everywhere()
         self.port = self.listener.getsockname()[1]
         self.peers = []  # the other workers' descriptions (agree), once known
+        self.rank = None  # this worker's, once joined (introduce)
         self.phase = None  # what this worker waits for, while it waits on the cluster
         self.last = time.monotonic()
         self.scheduler_checked = False
         self.stop, self.stop_ends_at = None, None  # a stop while joining (stopped), and when it ends the process
+        self.stop_told = False  # introduce told the others of this one's stop
+        self.told_stopped = None  # the other worker that told this one on its port that it was stopped (tell_stopped)
         self.closed = threading.Event()
         _joined.append(self)
         _ever_joined.append(self)
@@ -247,9 +251,13 @@ class Watch:
         while not self.closed.is_set():  # a connection accepted is the answer: this process lives
             try:
                 connection, _ = self.listener.accept()
-                connection.close()
             except OSError:
                 self.closed.wait(0.1)
+                continue
+            with connection:  # (a probe sends nothing and closes: b"" at once; another worker may say it was stopped)
+                told = _read_told(connection)
+            if isinstance(told, dict) and isinstance(told.get("stopped"), dict):
+                self.told_stopped = told["stopped"]
 
     def _watch(self):
         while not self.closed.wait(1):
@@ -259,6 +267,8 @@ class Watch:
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
+            if self.told_stopped is not None:
+                self.fail(was_stopped(self.told_stopped))
             if stalled >= self.timeout and self._still_stuck(phase, stalled):
                 self.fail(f"the cluster did not move for {self.timeout:g} s {phase}: " + (
                     "every other worker answers, so a parameter server or the scheduler may have stopped" if self.peers
@@ -364,6 +374,39 @@ def _first_bytes(connection):
     return got
 
 
+def _read_told(connection):
+    """What another worker sent on this one's port (:func:`tell_stopped`), as JSON; None for anything else (a probe:
+    nothing), or nothing within a second."""
+    connection.settimeout(1)
+    got = b""
+    try:
+        while len(got) < AGREE_BYTES:
+            more = connection.recv(AGREE_BYTES - len(got))
+            if not more:
+                break
+            got += more
+        return json.loads(got) if got else None
+    except (OSError, ValueError):
+        return None
+
+
+def tell_stopped(watch):
+    """Tell the other workers, on their ports (the watch's answer), that this one was stopped: a stop held in
+    :func:`introduce`'s exchange after this worker's push (stops_told_as_it_joins) reached them only through the
+    probe, :data:`PROBE_AFTER` seconds on, as "its process ended"; they now end in :func:`was_stopped`'s line."""
+    told = json.dumps({"stopped": {"rank": watch.rank, "host": this_host()}}).encode("utf-8")
+    for peer in watch.peers:
+        try:
+            with socket.create_connection((peer["address"], peer["port"]), timeout=PROBE_TIMEOUT) as connection:
+                connection.sendall(told)
+        except OSError:  # (that one is gone: the probe finds it)
+            pass
+
+
+def was_stopped(worker):
+    return f"worker {worker['rank']} (host {worker['host']}) was stopped before training"
+
+
 def _answers(peer):
     try:
         socket.create_connection((peer["address"], peer["port"]), timeout=PROBE_TIMEOUT).close()
@@ -407,12 +450,13 @@ def introduce(kv, watch, stopped=False):
     unasked: the others waited for it while comparing, for FASTTEXT_CLUSTER_TIMEOUT. ``stopped``: this worker was
     stopped while joining (:func:`stops_told_as_it_joins`, which raises the stop once this returns)."""
     mine = _whoami(kv, watch)
+    watch.rank, watch.stop_told = mine["rank"], stopped
     theirs = _exchange(kv, dict(mine, stopped=True) if stopped else mine, INTRODUCE_KEY)
     for worker in theirs:
         if worker["rank"] == kv.rank:
             continue
         if worker.get("stopped"):
-            raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) was stopped before training")
+            raise FastTextError(was_stopped(worker))
         if "failed" in worker:
             raise FastTextError(f"worker {worker['rank']} (host {worker['host']}) failed before training: "
                                 f"{worker['failed']}")
@@ -454,7 +498,8 @@ def tell_the_others(failure, status, shown=None):
     when ``failure`` is a stop (a stopped host must not hang), at most FASTTEXT_CLUSTER_TIMEOUT; a stop ends that
     wait at once (the first stop where ``failure`` is not one, the second where it is). Nothing is done outside a
     cluster's worker (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it), once joined,
-    or where it could not join (its ``DMLC_*`` variables are what it failed on).
+    or where it could not join (its ``DMLC_*`` variables are what it failed on). Where MXNet cannot start in this
+    process (mxnet_env.cannot_start) a child joins for it (:func:`_telling_child`), and this one exits once it ends.
 
     ``failure``: the error line this host said, a bug's exception or a stop (a ``KeyboardInterrupt``). ``shown``: what
     this host shows of it (a bug's traceback), called only once it is sure to join (and so to exit here: where it
@@ -462,26 +507,37 @@ def tell_the_others(failure, status, shown=None):
     if not _may_tell():
         return
     stopped = isinstance(failure, KeyboardInterrupt)
+    told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
     try:
         check_kvstore_environment("dist_sync")
-        from .mxnet_env import check_environment
-
-        check_environment()  # (a value MXNet aborts on, OMP_NUM_THREADS=abc: exit 134 after the line, not 2)
-        import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
+        from .mxnet_env import cannot_start
 
         wait = min(STOPPED_TELLS_FOR if stopped else FAILED_TELLS_FOR, timeout_from_environment())
-        watch = Watch(quiet_status=status, timeout=wait)
+        # (MXNet cannot start here, what this worker may have failed on: OMP_NUM_THREADS=abc aborted its import, exit
+        # 134 after the line, so it told nobody, and the others waited FASTTEXT_CLUSTER_TIMEOUT)
+        child = _telling_child(told, wait) if cannot_start() else None
+        if child is None:
+            import mxnet as mx  # (MXNet that could not load, what the job may have failed on: nothing to join with)
+
+            watch = Watch(quiet_status=status, timeout=wait)
     except Exception:
         return
     if shown is not None:
         shown()
     # (its own line is out: say why it does not end yet; a user who sees no other worker coming may stop it, where
     # a stop can end the wait: not from another thread than the main one, the Python API's)
-    stops_end_it = _exit_on_a_stop(status)
+    stops_end_it = _exit_on_a_stop(status, child)
     print(f"note: waiting up to {wait:g} s for the other workers to join the cluster, to tell them why this one "
           f"ended" + (f"; {'a second' if stopped else 'a'} stop ends the wait" if stops_end_it else ""),
           file=sys.stderr, flush=True)
-    told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
+    if child is not None:
+        _wait_for_the_child(child, wait)
+        _quiet_exit(status)  # (as a join ends: the caller's cleanup and its raise of a bug are behind its line)
+    _join_to_tell(mx, watch, told, status)
+
+
+def _join_to_tell(mx, watch, told, status):
+    """Join the cluster and tell the others ``told``, then exit with ``status`` (:func:`exit_if_joined`)."""
     try:
         with watch.armed("while telling the others its error"):
             # (dist_sync whatever the others' type: the cluster ends at this exchange, before any training push)
@@ -490,6 +546,48 @@ def tell_the_others(failure, status, shown=None):
     except BaseException:  # (MXNet's engine, what the job failed on: its line is out, and no traceback may follow it)
         pass
     exit_if_joined(status)  # (here, kv alive: its destructor, as this returned, waited in the exit barrier for ever)
+
+
+# Seconds the child that tells the others (_telling_child) may take beyond its wait: MXNet's start (~1-3 s)
+CHILD_STARTS_WITHIN = 60
+
+
+def _telling_child(told, wait):
+    """A process that joins the cluster for this one, where MXNet cannot start (mxnet_env.cannot_start), and tells the
+    others ``told``: started with MXNet's defaults and one thread each (mxnet_env.environment_it_starts_in), waiting at
+    most ``wait`` seconds for them. It says nothing (this one's line is out) and ends quietly where its MXNet cannot
+    start either (an address-space limit below even one thread's need): the others then wait their timeout."""
+    import subprocess
+
+    from .mxnet_env import environment_it_starts_in
+
+    code = "import sys, fasttext_lib.cluster as c; c.tell_for_the_parent(sys.argv[1], float(sys.argv[2]))"
+    return subprocess.Popen([sys.executable, "-c", code, json.dumps(told), repr(wait)], env=environment_it_starts_in(),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _wait_for_the_child(child, wait):
+    import subprocess
+
+    try:
+        child.wait(timeout=wait + CHILD_STARTS_WITHIN)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def tell_for_the_parent(told, wait):
+    """The child of :func:`_telling_child`: start MXNet, join, tell the others ``told`` (JSON), exit (0, quietly)."""
+    from .mxnet_env import start_mxnet
+
+    try:
+        start_mxnet()
+        import mxnet as mx
+
+        watch = Watch(quiet_status=0, timeout=wait)
+    except BaseException:
+        _quiet_exit(0)
+    _join_to_tell(mx, watch, json.loads(told), 0)
 
 
 def _may_tell():
@@ -509,15 +607,20 @@ def _reason_told(failure):
     return reason
 
 
-def _exit_on_a_stop(status):
+def _exit_on_a_stop(status, child=None):
     """A stop while a failed or stopped worker tells the others (joining, in MXNet's C++) ends the process at once,
-    quietly (its line is out), with ``status``. Returns whether it does (not from another thread than the main one:
-    nothing is done there)."""
+    quietly (its line is out), with ``status``, and the ``child`` that tells them for it (_telling_child) if any.
+    Returns whether it does (not from another thread than the main one: nothing is done there)."""
     import signal
 
     from .stops import stopping_signals
 
-    if _on_stops_in_c(lambda signum: _quiet_exit(status)) is None:
+    def end(signum):
+        if child is not None:
+            child.kill()
+        _quiet_exit(status)
+
+    if _on_stops_in_c(end) is None:
         return False
     for signum in stopping_signals():
         signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
@@ -574,11 +677,14 @@ def stops_told_as_it_joins(watch):
     for MXNet's C++ to return, and was raised just after ``mx.kv.create``, before this worker told the others where it
     answers: they waited for it in :func:`introduce` for FASTTEXT_CLUSTER_TIMEOUT; and while the others had not joined
     yet, it waited for them as long. Now the stop is held until the join is done, the block's ``stopped()`` says
-    :func:`introduce` is to tell the others (they end in one line saying it was stopped), and it is raised at the
+    :func:`introduce` is to tell the others (they end in one line saying it was stopped; a stop that came in its
+    exchange, after this worker's push, is told on their ports: :func:`tell_stopped`), and it is raised at the
     block's end (the caller's stop line, its cleanup). Meanwhile the watch ends the process in the stop's line and
     status if the join is not done within :data:`STOPPED_TELLS_FOR` seconds of the stop, or on a second stop.
-    Stops with no Python handler (a default SIGTERM: the Python API's) are left as they are; ``watch`` None (no
-    cluster) or outside the main thread: nothing done."""
+    A stop whose handler is the default (SIGTERM in the Python API: it ended the process inside the join, untold, and
+    the others waited for it as long) is held and told the same way, then comes as it would have: its default is put
+    back and the signal raised again, which ends the process by it. Handlers set outside Python (``getsignal`` None)
+    and ignored signals are left as they are; ``watch`` None (no cluster) or outside the main thread: nothing done."""
     import signal
 
     from .stops import stopping_signals
@@ -591,7 +697,7 @@ def stops_told_as_it_joins(watch):
     previous = {}
     try:
         for signum in stopping_signals():
-            if callable(signal.getsignal(signum)):
+            if callable(signal.getsignal(signum)) or signal.getsignal(signum) == signal.SIG_DFL:
                 previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
         yield lambda: bool(held)
     finally:
@@ -599,8 +705,12 @@ def stops_told_as_it_joins(watch):
         watch.stop = None  # (joined: the stop is the caller's from here, its cleanup not cut short by the watch)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        if held:
+        if held and watch.peers and not watch.stop_told:  # (held in introduce's exchange, after this one's push)
+            tell_stopped(watch)
+        if held and callable(previous[held[0]]):
             previous[held[0]](held[0], None)  # (the stop as it would have come: the caller's handler raises it)
+        elif held:
+            signal.raise_signal(held[0])  # (its default, put back above: the process ends by it)
 
 
 _callers_tell = []  # the CLI's and the training job's main, while they run: they tell the others themselves

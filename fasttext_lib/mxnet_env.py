@@ -47,6 +47,12 @@ PARSED = {
 
 
 _STARTED = [True]  # False once start_mxnet found that MXNet cannot start (its exit hook is dropped then)
+_REFUSED = []  # start_mxnet's errors in this process: MXNet cannot start here (cluster.tell_the_others: from a child)
+# What a process MXNet could not start in gives the child that tells its cluster why (cluster.tell_the_others): MXNet's
+# defaults for every variable it parses or its engine reads, and one thread per pool (the fewest threads, and the least
+# address space: MIN_ADDRESS_SPACE's one-thread figure).
+ONE_THREAD_EACH = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MXNET_CPU_WORKER_NTHREADS": "1",
+                   "MXNET_CPU_PRIORITY_NTHREADS": "1"}
 
 
 def check_environment(environ=None):
@@ -75,6 +81,34 @@ def _parses(value, kind):
 def start_mxnet(command="train"):
     """Check the environment (and the address space ``command`` needs), import MXNet lean and start its engine (see
     the module docstring)."""
+    try:
+        _start_mxnet(command)
+    except FastTextError:
+        _REFUSED.append(True)
+        raise
+
+
+def cannot_start():
+    """Whether MXNet cannot start in this process: :func:`start_mxnet` refused it, or a value it aborts on is set."""
+    try:
+        check_environment()
+    except FastTextError:
+        return True
+    return bool(_REFUSED)
+
+
+def environment_it_starts_in():
+    """This process's environment, but for the settings :func:`cannot_start` may have failed on
+    (:data:`ONE_THREAD_EACH`), and with this package importable (a SageMaker job's entry point puts its source dir on
+    ``sys.path`` alone)."""
+    environ = {name: value for name, value in os.environ.items()
+               if name not in PARSED and name != "MXNET_ENGINE_TYPE"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, (root, environ.get("PYTHONPATH"))))
+    return dict(environ, **ONE_THREAD_EACH)
+
+
+def _start_mxnet(command):
     from .lean_import import import_mxnet_lean
 
     check_environment()

@@ -678,16 +678,31 @@ def test_a_usage_error_on_one_host_tells_the_others(sample_dir, tmp_path):
     assert not any(out.exists() for out in outputs)
 
 
-def test_a_usage_error_in_a_worker_whose_environment_mxnet_cannot_start_in_ends_in_its_line(tmp_path):
-    """A worker that cannot tell the others (MXNet would abort on its environment: OMP_NUM_THREADS=abc) does not try:
-    importing MXNet to join aborted it, exit 134 and a C++ message under its usage error's line."""
-    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
-               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2", OMP_NUM_THREADS="abc")
-    ended = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", tmp_path / "train.csv", "--output",
-                            tmp_path / "out", "--epochs", "zero"], env=env, capture_output=True, text=True, timeout=120)
-    assert ended.returncode == 2 and ended.stderr.splitlines() == [
-        "error: argument --epochs: expected an integer, got 'zero' (see python -m fasttext_lib train --help)"], ended
-
+@pytest.mark.parametrize("environment, said, own", [
+    ({"OMP_NUM_THREADS": "abc"}, "environment variable OMP_NUM_THREADS='abc' is not a whole number", []),
+    ({"MXNET_CPU_WORKER_NTHREADS": "2000000000"}, "this process would start about", []),  # (above any kernel's)
+    ({"MXNET_ENGINE_TYPE": "garbage"}, "MXNet cannot start", []),
+    ({"OMP_NUM_THREADS": "abc"}, "argument --epochs: expected an integer, got 'zero'", ["--epochs", "zero"])],
+    ids=["a value MXNet aborts on", "more threads than the host allows", "no such engine", "and a usage error"])
+def test_a_worker_whose_environment_mxnet_cannot_start_in_tells_the_others(sample_dir, tmp_path, environment, said,
+                                                                         own):
+    """A worker whose MXNet cannot start (a value MXNet aborts on, more threads than the host allows, an engine that
+    does not exist) ended in its line before it read anything, and could not join to tell the others (joining is
+    MXNet's): they waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default). It now tells
+    them from a child process whose MXNet starts (those settings left at MXNet's defaults, one thread each), and they
+    end at once in one line naming it and its reason. (A usage error there too: importing MXNet to tell the others
+    aborted it, exit 134 and a C++ message under its line; it then told nobody.)"""
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, each=[[], own],
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"}, {"FASTTEXT_CLUSTER_TIMEOUT": "600", **environment}])
+    (status, _, err), (failed_status, _, failed_err) = ended
+    assert failed_status == 2 and len(_errors(failed_err)) == 1, failed_err
+    line = _errors(failed_err)[0]
+    assert line.startswith(f"error: {said}") and "Traceback" not in failed_err, failed_err
+    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) failed before "
+                                            f"training: {line[len('error: '):]}" for rank in "01"
+                                            if f"worker {rank}" in err], err
+    assert not any(out.exists() for out in outputs)
 
 
 def test_a_worker_told_from_another_thread_does_not_say_a_stop_ends_its_wait():
@@ -749,6 +764,66 @@ def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path,
     assert not any(out.exists() for out in outputs)
 
 
+def _in_the_exchange_of_addresses(code):
+    """Code for a worker's sitecustomize that runs ``code`` (a line of it) as the worker begins the exchange of the
+    workers' addresses (cluster.introduce, right after the join), before its push."""
+    return ("import os, signal, threading, time, fasttext_lib.cluster as c\n"
+            "real_exchange = c._exchange\n"
+            "def exchange(kv, description, first_key):\n"
+            "    if first_key == c.INTRODUCE_KEY:\n"
+            f"        {code}\n"
+            "    return real_exchange(kv, description, first_key)\n"
+            "c._exchange = exchange\n")
+
+
+def test_a_worker_stopped_in_the_exchange_of_addresses_after_its_push_tells_the_others(sample_dir, tmp_path):
+    """A stop that lands in the exchange of addresses after this worker's push (waiting in MXNet's barrier for the
+    others' pushes) is held until the exchange is done, but its push had said nothing of it: the worker ended in its
+    stop line, and the others found it gone only by the probe, PROBE_AFTER seconds on (10 s; 2 here), saying "its
+    process ended or its host is lost". It now tells them on their ports, and they end in "was stopped before
+    training". (The stopped worker's SIGTERM comes 2 s into the exchange; the other worker pushes 6 s into it.)"""
+    stop = _in_the_exchange_of_addresses("threading.Timer(2, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()")
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, env=[
+        dict(_probing_after_2_s(tmp_path / "slow", also=_in_the_exchange_of_addresses("time.sleep(6)")),
+             FASTTEXT_CLUSTER_TIMEOUT="600"),
+        dict(_probing_after_2_s(tmp_path / "stopped", also=stop), FASTTEXT_CLUSTER_TIMEOUT="600")])
+    (status, _, err), (stopped_status, _, stopped_err) = ended
+    assert stopped_status == 143 and _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], \
+        stopped_err
+    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped before "
+                                            f"training" for rank in "01" if f"worker {rank}" in err], err
+    assert not any(out.exists() for out in outputs)
+
+
+def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells_the_others(sample_dir, tmp_path):
+    """``train()`` called from Python on the main thread, where SIGTERM has no Python handler (Python's default: the
+    process ends by it): a SIGTERM inside mx.kv.create ended the worker there, untold, and the other, whose join
+    then completed, waited for it in the exchange of addresses for FASTTEXT_CLUSTER_TIMEOUT. The stop is now held
+    until the others are told it was stopped, then comes as it would have: the process ends by SIGTERM. (Its handler
+    is put back as it was: the Python default.)"""
+    marker = tmp_path / "stopped"
+    script = ("import signal\n"
+              "from fasttext_lib.config import TrainConfig\n"
+              "from fasttext_lib.data import LabeledTexts\n"
+              "from fasttext_lib.train import train\n"
+              "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
+              "texts = [f'word{i % 7} other{i % 3} text' for i in range(200)]\n"
+              "train(LabeledTexts(labels=[str(i % 2) for i in range(200)], texts=texts),\n"
+              "      config=TrainConfig(kvstore='dist_sync', ctx='cpu'))\n")
+    stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker))
+    late = _probing_after_2_s(tmp_path / "slow", also=_before_joining("import time; time.sleep(20)"))
+    outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
+    ended = run_workers(_common(sample_dir), outputs, deadline=90, programs=[None, [sys.executable, "-c", script]],
+                        env=[dict(late, FASTTEXT_CLUSTER_TIMEOUT="600"), dict(stopped, FASTTEXT_CLUSTER_TIMEOUT="600")])
+    (status, _, err), (stopped_status, _, stopped_err) = ended
+    assert marker.exists()
+    assert stopped_status == -signal.SIGTERM and not _errors(stopped_err), stopped_err
+    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped before "
+                                            f"training" for rank in "01" if f"worker {rank}" in err], err
+    assert not any(out.exists() for out in outputs)
+
+
 @pytest.mark.parametrize("ended_by", ["the bound", "a stop"])
 def test_a_failed_worker_says_it_waits_to_tell_the_others_and_waits_a_bounded_time(sample_dir, tmp_path, ended_by):
     """A worker that failed reading its data joins to tell the others, which waits for them to finish reading theirs:
@@ -759,8 +834,8 @@ def test_a_failed_worker_says_it_waits_to_tell_the_others_and_waits_a_bounded_ti
     marker = tmp_path / "waiting"
     waiting = ("import fasttext_lib.cluster as c\n"
                "real_exit_on_a_stop = c._exit_on_a_stop\n"
-               "def exit_on_a_stop(status):\n"
-               "    caught = real_exit_on_a_stop(status)\n"
+               "def exit_on_a_stop(*args):\n"
+               "    caught = real_exit_on_a_stop(*args)\n"
                f"    open({str(marker)!r}, 'w').close()\n"
                "    return caught\n"
                "c._exit_on_a_stop = exit_on_a_stop\n")
@@ -856,7 +931,7 @@ def test_a_stop_as_the_join_ends_is_left_to_the_caller_not_to_the_watch():
     from fasttext_lib import cluster
 
     class Watch:
-        stop = None
+        stop, peers = None, []
 
         def stopped(self, signum):
             self.stop = signum
