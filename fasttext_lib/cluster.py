@@ -127,7 +127,46 @@ def check_kvstore_environment(kvstore):
                 raise FastTextError(f"{name} must be a whole number above 0 (how many the cluster waits for), "
                                     f"got {os.environ[name]!r}")
         check_scheduler_address(os.environ["DMLC_PS_ROOT_URI"], os.environ["DMLC_PS_ROOT_PORT"])
+        check_interface()
         timeout_from_environment()  # a bad FASTTEXT_CLUSTER_TIMEOUT: refused now, not once joined
+
+
+def check_interface():
+    """A DMLC_INTERFACE this host has no IPv4 address on (a misspelt or absent interface), without DMLC_NODE_HOST:
+    ps-lite (van.cc: GetIP over getifaddrs, AF_INET, the name matched whole) found no address and mx.kv.create raised
+    "Check failed: !ip.empty(): failed to get ip" in the join, a traceback, while the other workers waited their
+    timeout. Refused before the data is read; DMLC_NODE_HOST, which ps-lite takes instead, is not checked here."""
+    interface = os.environ.get("DMLC_INTERFACE")
+    if interface is None or os.environ.get("DMLC_NODE_HOST"):
+        return
+    if _ipv4_address_of(interface) is None:
+        have = sorted(name for name in _interface_names() if _ipv4_address_of(name) is not None)
+        raise FastTextError(f"DMLC_INTERFACE {interface!r} is no network interface with an IPv4 address on this host "
+                            f"(those with one: {', '.join(have) or 'none'}): MXNet would find no address to give the "
+                            f"other workers; name one of them, or set DMLC_NODE_HOST to this host's address")
+
+
+def _interface_names():
+    try:
+        return [name for _, name in socket.if_nameindex()]
+    except OSError:
+        return []
+
+
+def _ipv4_address_of(interface):
+    """The IPv4 address of network interface ``interface`` (SIOCGIFADDR), or None where it has none or is none."""
+    import fcntl
+    import struct
+
+    name = interface.encode("utf-8", "surrogateescape")
+    if not name or len(name) > 15 or b"\0" in name:  # (IFNAMSIZ: no interface has such a name)
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            answer = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name))  # SIOCGIFADDR
+        except OSError:
+            return None
+    return socket.inet_ntoa(answer[20:24])
 
 
 def workers_to_come(kvstore):

@@ -430,6 +430,17 @@ def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_re
     monkeypatch.setenv("FASTTEXT_CLUSTER_TIMEOUT", "60")
     check_kvstore_environment("dist_sync")
     check_kvstore_environment("auto")  # no cluster: nothing read
+    # an interface with no IPv4 address here: mx.kv.create's "failed to get ip" traceback, the others left waiting
+    for bad in ("nosuch0", "", "lo ", "x" * 16):
+        monkeypatch.setenv("DMLC_INTERFACE", bad)
+        with pytest.raises(FastTextError, match=rf"^DMLC_INTERFACE {re.escape(repr(bad))} is no network interface with "
+                                                rf"an IPv4 address on this host \(those with one: [^)]*\blo\b"):
+            check_kvstore_environment("dist_sync")
+    monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")  # (ps-lite takes it instead of the interface's)
+    check_kvstore_environment("dist_sync")
+    monkeypatch.delenv("DMLC_NODE_HOST")
+    monkeypatch.setenv("DMLC_INTERFACE", "lo")
+    check_kvstore_environment("dist_sync")
 
 
 @pytest.mark.parametrize("node_host", ["localhost", "192.0.2.1"])
