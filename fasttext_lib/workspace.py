@@ -251,21 +251,28 @@ class Workspace:
 
     @contextlib.contextmanager
     def _data_files_locked(self, dataset):
-        """The lock of :meth:`writing_data` and 01's :meth:`save_dataset_files`: an flock on the dataset folder's
-        parent (made), waited for as long as the other run writes its data (the kernel lets go of a killed run's). Not
-        the folder's own, which its files' writes take (storage's renames): this process would wait on itself.
-        Uncontended, it costs a single run nothing; where the file system has no locks, none is held."""
+        """The lock of :meth:`writing_data` and 01's :meth:`save_dataset_files`: an flock on the lock file of the
+        dataset's folder (both made; storage.LOCK_NAME, as a local bundle's), waited for as long as another run writes
+        that dataset's data, said in one line (the kernel lets go of a killed run's). Not the folder's own, which its
+        files' writes take (storage's renames): this process would wait on itself; nor its parent's, which the folders
+        of all datasets share: 01 on yelp waited, without a word, for all of 01 on ag_news (its download too) in one
+        output_dir. Uncontended, it costs a single run nothing; where the file system has no locks, none is held."""
         import fcntl
 
-        parent = self.dataset_folder(dataset).parent
+        folder = self.dataset_folder(dataset)
         try:
-            parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder / storage.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise FastTextError(f"cannot create {parent}: {exc.strerror or exc}") from None
+            raise FastTextError(f"cannot write {folder}: {exc.strerror or exc}") from None
         try:
             with contextlib.suppress(OSError):  # (no locks there: ENOLCK, EOPNOTSUPP; the Stop button still stops it)
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    print(f"waiting for another run of notebook 01 writing {self.data}/{key_path(dataset, 'dataset')}.* "
+                          f"to finish", file=sys.stderr, flush=True)
+                    fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # (the lock with it)

@@ -2984,6 +2984,41 @@ def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_pat
     a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]})
     assert histogram.read_bytes() == png_bytes(figs[a], 100)
     plt.close("all")
+
+
+def test_01s_data_writes_wait_only_for_another_run_of_the_same_dataset(tmp_path, s3_bucket, capsys):
+    """The lock of 01's data write (Workspace.writing_data) was the output_dir's own (the dataset folders' parent):
+    01 on yelp waited, without a word, for all of 01 on ag_news (its download too). Now another dataset's write goes
+    on at once, and one of the same dataset waits, saying so in one line, until the first is done."""
+    import threading
+    import time
+
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    a, b = Workspace(bucket, "p", out), Workspace(bucket, "p", out)
+    entered = {name: threading.Event() for name in ("yelp", "sample")}
+
+    def write(dataset):
+        with b.writing_data(dataset):
+            entered[dataset].set()
+    with a.writing_data("sample"):
+        other = threading.Thread(target=write, args=("yelp",), daemon=True)
+        other.start()
+        assert entered["yelp"].wait(30), "01 on yelp waited for 01 on sample"
+        other.join()
+        other = threading.Thread(target=write, args=("sample",), daemon=True)
+        other.start()
+        said, deadline = "", time.monotonic() + 60  # (a guard: a lock never said stays held until the block's end)
+        while "waiting" not in said and time.monotonic() < deadline:
+            said += capsys.readouterr().err
+            other.join(0.05)
+        assert said == f"waiting for another run of notebook 01 writing s3://{bucket}/p/data/sample.* to finish\n"
+        assert not entered["sample"].is_set()
+    other.join()
+    assert entered["sample"].is_set() and capsys.readouterr().err == ""
+
+
 def _run_03s_last_cell(ws, dataset, rows, timing_text="yelp-shaped"):
     """03's last cell, as committed, on tables of ``rows`` rows and a chart: what it saves, and the lines it prints."""
     import matplotlib.pyplot as plt
