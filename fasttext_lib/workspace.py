@@ -307,7 +307,7 @@ class Workspace:
             _write_together([str(folder / name) for name in files], contents)
             return paths
         with self._data_files_locked(dataset):
-            if self._data_now(dataset) != self._data_written[dataset]:
+            if _changed(self._data_written[dataset], self._data_now(dataset)):
                 print(f"not written: {' and '.join(paths)}: the data at {self.data}/{shown}.* was written again by "
                       f"another run since this run wrote it; that run's files are of the data there", file=sys.stderr)
                 return paths
@@ -623,6 +623,14 @@ def _fitting(whose):
         return whose
     digest = hashlib.sha256(data).hexdigest()[:12]
     return f"{data[:_WHOSE_BYTES - len(digest) - 1].decode('utf-8', 'ignore')}-{digest}"
+
+
+def _changed(then, now):
+    """Whether a dataset's data at S3 (Workspace._data_now) is another write's ``now`` than ``then``: an object known
+    both times (neither missing nor unreadable) that is not the same. One not known either time tells nothing: a HEAD
+    refused or failing as the files are saved (credentials expired since the write cell, a lost endpoint) said that
+    another run had written the data, and the histogram of this run's data was not written."""
+    return any(a is not None and b is not None and a != b for a, b in zip(then, now))
 
 
 def _copies_named(folder, outputs, whose):
