@@ -257,22 +257,15 @@ class Workspace:
         files' writes take (storage's renames): this process would wait on itself; nor its parent's, which the folders
         of all datasets share: 01 on yelp waited, without a word, for all of 01 on ag_news (its download too) in one
         output_dir. Uncontended, it costs a single run nothing; where the file system has no locks, none is held."""
-        import fcntl
-
         folder = self.dataset_folder(dataset)
         try:
             folder.mkdir(parents=True, exist_ok=True)
             fd = os.open(folder / storage.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise FastTextError(f"cannot write {folder}: {exc.strerror or exc}") from None
-        try:
-            with contextlib.suppress(OSError):  # (no locks there: ENOLCK, EOPNOTSUPP; the Stop button still stops it)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    print(f"waiting for another run of notebook 01 writing {self.data}/{key_path(dataset, 'dataset')}.* "
-                          f"to finish", file=sys.stderr, flush=True)
-                    fcntl.flock(fd, fcntl.LOCK_EX)
+        try:  # (the Stop button still stops a wait)
+            storage.flock_saying_a_wait(fd, f"waiting for another run of notebook 01 writing "
+                                            f"{self.data}/{key_path(dataset, 'dataset')}.* to finish")
             yield
         finally:
             os.close(fd)  # (the lock with it)
