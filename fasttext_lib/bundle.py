@@ -24,6 +24,7 @@ from . import __version__, storage
 from .bundle_format import (CONFIG, DATA_FILES, FORM_RECORD, FORMAT_VERSION, METRICS, NORMALIZATION, PARAMS, SCORED_AS,
                             UNICODE_DATA_VERSION, UNICODE_NORMALIZATION, VOCAB, older_format)
 from .errors import FastTextError, refuse_standard_output
+from .stops import note_what_a_stop_left
 from .text import AS_WRITTEN
 
 
@@ -169,12 +170,31 @@ def publish_bundle(dest, config, paths, move=False, overwrite=True, hint=SAVE_HI
     """Publish data files ``paths`` (logical name -> local path) with ``config`` as the manifest
     (``move``: they are temporaries, see storage.publish; ``overwrite=False``: never replace a bundle,
     ``hint``: what the refusal suggests; ``on_commit``: called with where the bundle is, what this returns, the
-    moment its config.json is in place; ``on_undecided``: storage.publish's, config.json's PUT abandoned unanswered)."""
+    moment its config.json is in place; ``on_undecided``: storage.publish's, config.json's PUT abandoned unanswered;
+    None: a stop then says that S3 may still put the bundle in place (:func:`undecided_line`), where the CLI's train,
+    the Python API's save_bundle said "stopped and cleaned up")."""
     refuse_standard_output(dest, "dest", "the bundle", "a directory")
     where = str(dest) if storage.is_s3(dest) else os.path.abspath(dest)  # (as storage.publish returns it)
-    with _explaining_an_older_bundle(dest, hint):
-        return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint,
-                               on_commit=on_commit and (lambda: on_commit(where)), on_undecided=on_undecided)
+    undecided = []
+    try:
+        with _explaining_an_older_bundle(dest, hint):
+            return storage.publish(str(dest), paths, CONFIG, config, move=move, overwrite=overwrite, hint=hint,
+                                   on_commit=on_commit and (lambda: on_commit(where)),
+                                   on_undecided=on_undecided or (lambda: undecided.append(where)))
+    except KeyboardInterrupt as stop:
+        if undecided:
+            note_what_a_stop_left(stop, undecided_line(where, overwrite, hint))
+        raise
+
+
+def undecided_line(where, overwrite=True, hint=SAVE_HINT):
+    """What a stop left where it abandoned the PUT of a bundle's config.json to ``where`` before S3 answered it: S3 may
+    still apply it after the stop (publish_bundle's ``on_undecided``). Without ``overwrite`` a bundle there refuses
+    the next save, which ``hint`` says what to do about."""
+    unanswered = "S3 had not answered the PUT of its config.json"
+    if overwrite:
+        return f"{where} may still be replaced by this save ({unanswered})"
+    return f"a bundle may still be created at {where} by this save ({unanswered}): if one is there, {hint}"
 
 
 def check_trained_model(trained, what="save_bundle"):
@@ -327,7 +347,7 @@ def _kept_beside(dest, publish, refused, taken=None):
 
 def _siblings(dest):
     """The names beside ``dest`` a model it could not be saved to is kept as: ``<dest>.1``, ``<dest>.2``, ... (the
-    absolute path of a local one, as a save returns it); under a bucket's top, ``s3://bucket/bundle.N``."""
+    absolute path of a local one, as a save returns it); under a bucket's top, ``s3://bucket/bundle.1`` and on."""
     dest = str(dest)
     if storage.is_s3(dest):
         base = dest.rstrip("/") if storage.split_s3(dest)[1].strip("/") else storage.join(dest, "bundle")

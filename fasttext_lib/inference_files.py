@@ -3,11 +3,11 @@
 04 writes its predictions table, confusion matrix and word vectors into ``{output_dir}/{run_name}/``
 (workspace.Workspace.run_folder). Once notebook 02 saves another bundle for the run they are of a model no longer
 there, and :func:`remove_written` removes them. A file is 04's only by its record, :data:`RECORD` (written_record.py):
-each one, once in place, has its name, size and sha256 (and the bundle it is of: ``of``, each writer's) written to
-``04_written.json`` beside it (atomically; where the
-record cannot be written, or a file of yours has its name, the file is put back as it was, so the two never
-disagree). Known by their content (a CSV header, a PNG mark, a ``.vec`` first line), a table of the user's with 04's
-columns, or any ``.vec`` file, under one of 04's names was removed. A file changed since 04 wrote it is the user's
+each one has its name, size and sha256 (and the bundle it is of: ``of``, each writer's) in ``04_written.json`` beside
+it, written with the file as one set (storage.atomic_writes: where the record cannot be written, a file of yours has
+its name, or a Stop comes as they are put in place, both are as they were, so the two never disagree). Known by
+their content (a CSV header, a PNG mark, a ``.vec`` first line), a table of the user's with 04's columns, or any
+``.vec`` file, under one of 04's names was removed. A file changed since 04 wrote it is the user's
 now: it stays, and is said to.
 
 The output folder is always local (Workspace.out), so are these files; the writes go through storage.atomic_write.
@@ -40,21 +40,28 @@ def write_figure(folder, fig, dpi=100, of=None):
 
 def write_vectors(folder, predictor, of=None):
     """``predictor``'s word vectors as :data:`VECTORS_FILE` in ``folder`` (vectors.export_vectors: written whole, over
-    an earlier one), recorded once in place. Returns the number of words."""
+    an earlier one), and its record with it, as one set: both in place or both as they were, whatever the stop point.
+    Recorded once the file was in place, a stop just after the record's write put the earlier file back under the
+    new file's record, and 04 kept it later as one changed since. Returns the number of words."""
     from .vectors import export_vectors
 
-    RECORD.check_writable(folder, f"{VECTORS_FILE} not written")  # (before the export, not only after it)
+    what = f"{VECTORS_FILE} not written"
+    RECORD.check_writable(folder, what)  # (before the export, not only after it)
     path = folder / VECTORS_FILE
-    return export_vectors(predictor, str(path), overwrite=True,
-                          on_written=lambda n: RECORD.add(folder, VECTORS_FILE, of=of) or note_written())
+    return export_vectors(predictor, str(path), overwrite=True, on_written=lambda n: note_written(),
+                          beside=(folder / RECORD.name, lambda digest: RECORD.updated(
+                              folder, {}, what, of=of, digests={VECTORS_FILE: digest})))
 
 
 def _write_recorded(folder, name, data, of=None):
-    RECORD.check_writable(folder, f"{name} not written")
+    """``data`` as ``name`` in ``folder`` with its record, as one set (as :func:`write_vectors` writes)."""
+    what = f"{name} not written"
+    RECORD.check_writable(folder, what)
     path = folder / name
-    with storage.atomic_write(str(path), "wb", on_written=lambda: RECORD.add(folder, name, data, of),
-                              overwrite_as=storage.OVERWRITE_ARGUMENT) as f:  # (notebook 04 has no command)
+    with storage.atomic_writes([str(path), str(folder / RECORD.name)],
+                               overwrite_as=storage.OVERWRITE_ARGUMENT) as (f, record):  # (notebook 04 has no command)
         f.write(data)
+        record.write(RECORD.updated(folder, {name: data}, what, of=of))
     return path
 
 

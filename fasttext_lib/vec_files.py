@@ -455,13 +455,17 @@ def check_vec_output(uri, overwrite=False, overwrite_as=storage.OVERWRITE_ARGUME
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite, hint=storage.replace_with(overwrite_as))
 
 
-def write_vec(vectors, uri, overwrite=False, on_written=None, overwrite_as=storage.OVERWRITE_ARGUMENT):
+def write_vec(vectors, uri, overwrite=False, on_written=None, overwrite_as=storage.OVERWRITE_ARGUMENT, beside=None):
     """Write :class:`WordVectors` as a ``.vec`` file (gzip, bzip2 or xz if ``uri`` ends in ``.gz``, ``.bz2`` or
     ``.xz``), atomically: the file appears whole or not at all. Values are written with 9 significant digits, which
     read back as the same float32. Refuses an existing ``uri`` unless ``overwrite`` (saying to pass ``overwrite_as``:
     :func:`check_vec_output`'s). Returns ``uri``.
     ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
-    ``uri`` was locally), after an S3 upload (storage.atomic_write's). ``~``: the home folder."""
+    ``uri`` was locally), after an S3 upload (storage.atomic_write's). ``~``: the home folder.
+    ``beside``: ``(path, contents)``, a local file written with it as one set (storage.atomic_writes: both in place,
+    or both as they were, whatever stops the write), holding ``contents(digest)``, bytes made of the ``.vec`` file's
+    ``{"size", "sha256"}`` as written (notebook 04's record of it: written once the file was in place, a stop then put
+    the earlier file back under the new file's record)."""
     uri = storage.expand_home(uri)  # (~: the home folder's, as the readers read it)
     refuse_standard_output(uri, "uri", "the word vectors", "a file")
     uri = str(uri)
@@ -470,22 +474,57 @@ def write_vec(vectors, uri, overwrite=False, on_written=None, overwrite_as=stora
     if bad is not None:
         raise FastTextError(f"cannot write word {bad!r} to a .vec file: words may not be empty or contain ASCII "
                             f"whitespace or NUL, and must be UTF-8")
-    with storage.atomic_write(uri, "wb", overwrite=overwrite, overwrite_as=overwrite_as,
-                              on_written=on_written and (lambda: on_written(len(vectors)))) as raw:
-        out = compressing(raw, uri)
-        text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
-        text.write(f"{len(vectors)} {vectors.dim}\n")
-        # A block of rows at a time: tolist() of the whole table made a Python float of every value at once
-        # (~620 MiB for 200k words x 100, several GB for a large vocabulary).
-        for start in range(0, len(vectors), _CHUNK_ROWS):
-            rows = vectors.vectors[start:start + _CHUNK_ROWS].tolist()
-            for word, row in zip(vectors.words[start:start + _CHUNK_ROWS], rows):
-                text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
-        text.flush()
-        text.detach()
-        if out is not raw:
-            out.close()
+    written = on_written and (lambda: on_written(len(vectors)))
+    if beside is None:
+        with storage.atomic_write(uri, "wb", overwrite=overwrite, overwrite_as=overwrite_as,
+                                  on_written=written) as raw:
+            _write_rows(raw, vectors, uri)
+        return uri
+    path, contents = beside
+    with storage.atomic_writes([uri, str(path)], overwrite=overwrite, overwrite_as=overwrite_as,
+                               on_written=written) as (raw, other):
+        digesting = _Digesting(raw)
+        _write_rows(digesting, vectors, uri)
+        other.write(contents(digesting.digest()))
     return uri
+
+
+class _Digesting(io.RawIOBase):
+    """A binary stream that writes to ``raw`` and keeps the size and sha256 of what it wrote (:meth:`digest`)."""
+
+    def __init__(self, raw):
+        super().__init__()
+        self._raw, self._sha, self._size = raw, hashlib.sha256(), 0
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        data = bytes(data)
+        self._raw.write(data)
+        self._sha.update(data)
+        self._size += len(data)
+        return len(data)
+
+    def digest(self):
+        return {"size": self._size, "sha256": self._sha.hexdigest()}
+
+
+def _write_rows(raw, vectors, uri):
+    """:func:`write_vec`'s file: its header and rows into the binary file ``raw``, compressed as ``uri`` ends."""
+    out = compressing(raw, uri)
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
+    text.write(f"{len(vectors)} {vectors.dim}\n")
+    # A block of rows at a time: tolist() of the whole table made a Python float of every value at once
+    # (~620 MiB for 200k words x 100, several GB for a large vocabulary).
+    for start in range(0, len(vectors), _CHUNK_ROWS):
+        rows = vectors.vectors[start:start + _CHUNK_ROWS].tolist()
+        for word, row in zip(vectors.words[start:start + _CHUNK_ROWS], rows):
+            text.write(word + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
+    text.flush()
+    text.detach()
+    if out is not raw:
+        out.close()
 
 
 _SEPARATORS = re.compile(r"[ \t\n\v\f\r\x00]")  # what read_vec (and fastText) cuts a line at, and NUL (not text)

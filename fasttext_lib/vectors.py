@@ -73,14 +73,14 @@ def _refuse_a_file_of_its_bundle_first(uri, model, given):
         _refuse_a_file_of_the_bundle(uri, str(model), config)
 
 
-def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=None):
+def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=None, beside=None):
     """Write ``model``'s word vectors (see :func:`word_vectors`) to ``uri`` as a ``.vec`` file; returns
     the number of words written. The output is checked before the model is loaded, and must not be
     one of the bundle's own files (even with ``overwrite``), nor one of the bundle a
     :class:`~fasttext_lib.predict.Predictor` was loaded from (``overwrite=True`` wrote over its config.json).
-    ``on_written``: as :func:`write_vec`'s; ``overwrite_as``: how a refusal of an existing ``uri`` says to replace it
-    (None: this argument, ``overwrite=True``; the command line passes its flag). ``~`` in ``uri`` or ``model`` (a
-    bundle's path): the home folder."""
+    ``on_written``, ``beside``: as :func:`write_vec`'s; ``overwrite_as``: how a refusal of an existing ``uri`` says to
+    replace it (None: this argument, ``overwrite=True``; the command line passes its flag). ``~`` in ``uri`` or
+    ``model`` (a bundle's path): the home folder."""
     uri, model = storage.expand_home(uri), storage.expand_home(model)
     refuse_standard_output(uri, "uri", "the word vectors", "a file")  # (before the model is loaded)
     given = isinstance(model, str) or hasattr(model, "__fspath__")
@@ -99,7 +99,7 @@ def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=No
     if getattr(model, "source", None):  # a Predictor loaded from a bundle (or just now): its files are no output
         _refuse_a_file_of_the_bundle(uri, model.source, model.config)
     vectors = word_vectors(model)
-    write_vec(vectors, uri, overwrite=overwrite, on_written=on_written, overwrite_as=overwrite_as)
+    write_vec(vectors, uri, overwrite=overwrite, on_written=on_written, overwrite_as=overwrite_as, beside=beside)
     return len(vectors)
 
 

@@ -34,6 +34,7 @@ from .errors import FastTextError, close_choices, refuse_standard_output, said_a
 from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_written, telling_stops
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
+from .writers import splits_written_line
 from .written_record import WrittenRecord, kept_name
 
 # Notebook 01's cache of downloaded archives, in output_dir: no dataset's or run's folder (Workspace._folder)
@@ -247,7 +248,14 @@ class Workspace:
         lock is local: runs on two machines write two output_dirs.)"""
         with self._data_files_locked(dataset):
             yield
-            self._data_written[dataset] = self._data_now(dataset)
+            self._note_the_data_written(dataset)
+
+    @telling_stops(lambda self, dataset: splits_written_line(self.data, dataset))
+    def _note_the_data_written(self, dataset):
+        """:meth:`writing_data`'s note of the data just written (its HEAD requests: a slow S3 may take seconds); a
+        Stop meanwhile is the one line of a Stop at the end of 01's write, saying that the data is written (it is),
+        where it was IPython's traceback through boto."""
+        self._data_written[dataset] = self._data_now(dataset)
 
     @contextlib.contextmanager
     def _data_files_locked(self, dataset):
@@ -283,6 +291,11 @@ class Workspace:
                 found.append(None)
         return tuple(found)
 
+    @telling_stops(lambda self, dataset, files, *_, **__: f"stopped by the user while saving "
+                   f"{' and '.join(self._shown_dataset_files(dataset, files))}; the earlier files there, if any, are "
+                   f"as they were; run the cell again to save them",
+                   done=lambda self, dataset, files, *_, **__: f"stopped by the user once "
+                   f"{' and '.join(self._shown_dataset_files(dataset, files))} were saved")  # (01's HEADs, a lock wait)
     def save_dataset_files(self, dataset, files, dpi=100):
         """Notebook 01's and 03's ``files`` of ``dataset``, ``{name: a matplotlib figure or a pandas DataFrame}``, in
         :meth:`dataset_folder`: figures as PNG (marked as ours), tables as CSV with their index, all written in full
@@ -295,7 +308,7 @@ class Workspace:
         folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
         contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
                     for thing in files.values()]
-        paths = [self.show(f"{shown}/{name}") for name in files]
+        paths = self._shown_dataset_files(dataset, files)
         if dataset not in self._data_written:  # (03's; 01's of no data this Workspace wrote)
             _write_together([str(folder / name) for name in files], contents)
             return paths
@@ -306,6 +319,10 @@ class Workspace:
                 return paths
             _write_together([str(folder / name) for name in files], contents)
         return paths
+
+    def _shown_dataset_files(self, dataset, files):
+        """The paths :meth:`save_dataset_files` returns for ``files`` of ``dataset``, as :meth:`show` prints them."""
+        return [self.show(f"{key_path(dataset, 'dataset')}/{name}") for name in files]
 
     @staticmethod
     def _autotune_files(trials, fig, dpi):
@@ -389,7 +406,7 @@ class Workspace:
         (:data:`HISTORY_RECORD`); one of another bucket's or prefix's bundle (the folder is one for all of them) is
         kept aside as the save replaces it (:meth:`_keep_aside`; a search's plot and table too), said in one line: it
         was replaced without a word."""
-        from .bundle import save_bundle, saved_before
+        from .bundle import save_bundle, saved_before, undecided_line
 
         dest = self.model(run_name)
         folder = self.run_folder(run_name)
@@ -411,8 +428,7 @@ class Workspace:
                                          or note_written(), on_undecided=lambda: undecided.append(dest)))
             except KeyboardInterrupt as stop:
                 if undecided:  # (the history is put back: the bundle S3 may still put in place is not its)
-                    note_what_a_stop_left(stop, f"{dest} may still be replaced by this save (S3 had not answered the "
-                                                f"PUT of its config.json), beside the earlier history")
+                    note_what_a_stop_left(stop, f"{undecided_line(dest)}, beside the earlier history")
                 if not committed:
                     raise
                 # The bundle is in place (the stop came as its staging folder went, or the replaced one's files): its

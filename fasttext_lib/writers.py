@@ -31,12 +31,18 @@ def write_fasttext(data, uri):
     return str(uri)
 
 
+def splits_written_line(prefix, stem):
+    """The line of a Stop once ``stem``'s splits are written to ``prefix``: :func:`write_fasttext_splits`' last steps,
+    and notebook 01's look at them just after its write (workspace.Workspace.writing_data)."""
+    return (f"stopped by the user once {stem}'s splits were written to {prefix} (all of them, whole: the older ones "
+            f"are replaced); run the cell again to go on")
+
+
 # (a Stop: one line in a notebook; one that left the pair mixed is said so, storage.atomic_writes' note)
 @telling_stops(lambda splits, prefix, stem, *_, **__: f"stopped by the user while writing {stem}'s splits to "
                f"{prefix}; none was replaced (written together: an older one is as it was); run the cell again "
                f"to write them",
-               done=lambda splits, prefix, stem, *_, **__: f"stopped by the user once {stem}'s splits were written to "
-               f"{prefix} (all of them, whole: the older ones are replaced); run the cell again to go on")
+               done=lambda splits, prefix, stem, *_, **__: splits_written_line(prefix, stem))
 def write_fasttext_splits(splits, prefix, stem, names=None):
     """Each split of ``splits`` (``{"train": data, "test": data}``) to ``{prefix}/{stem}.{name}``, written together:
     all in full before any replaces an older file (storage.atomic_writes), so a failure in one (a full disk, a text

@@ -67,30 +67,19 @@ class WrittenRecord:
                                 f"(a file of yours?): move it away to write there")
         return recorded or {}
 
-    def updated(self, folder, contents, what, of=None, copies=()):
+    def updated(self, folder, contents, what, of=None, copies=(), digests=None):
         """The bytes of ``folder``'s record with the files ``contents`` ({name: bytes}) recorded, for a write of those
-        files and the record as one set (storage.atomic_writes); refused as :meth:`check_writable` says. ``of``: what
-        they are of (:meth:`add`'s). ``copies``: ``(copy, name, of)`` of the files kept aside as the write replaces
-        them (``copy`` a path in ``folder``, of the file ``name``): those of this record's files are recorded as they
-        are now, each of its own ``of``."""
+        files and the record as one set (storage.atomic_writes); refused as :meth:`check_writable` says. ``digests``:
+        more such files, by their ``{"size", "sha256"}`` (one written as a stream: 04's vectors). ``of``: what
+        they are of (04's: the bundle's URI, for :meth:`remove_unchanged` to keep them for another). ``copies``:
+        ``(copy, name, of)`` of the files kept aside as the write replaces them (``copy`` a path in ``folder``, of the
+        file ``name``): those of this record's files are recorded as they are now, each of its own ``of``."""
         files = self.check_writable(folder, what)
-        files.update((name, {**_digest_of(data), **({"of": of} if of is not None else {})})
-                     for name, data in contents.items())
+        digests = {**{name: _digest_of(data) for name, data in contents.items()}, **(digests or {})}
+        files.update((name, {**_digest_only(digest), **({"of": of} if of is not None else {})})
+                     for name, digest in digests.items())
         files.update((copy.name, {**_digest(copy), "of": whose}) for copy, name, whose in copies if name in self.outputs)
         return self._record_bytes(files)
-
-    def add(self, folder, name, data=None, of=None):
-        """Record ``name`` in ``folder`` (as holding ``data``, else what the file now in place holds), atomically: for
-        an ``on_written`` callback, whose error puts the file back as it was, so that the file and its record agree.
-        ``of``: what the file is of (04's: the bundle's URI), for :meth:`remove_unchanged` to keep it for another."""
-        try:
-            files = self.check_writable(folder, f"{name} not written")
-            files[name] = {**(_digest(folder / name) if data is None else _digest_of(data)),
-                           **({"of": of} if of is not None else {})}
-            self._write(folder, files)
-        except OSError as exc:  # (a folder of that name): the file is put back as it was, as the line says
-            raise FastTextError(f"{name} not written: its record {folder / self.name} cannot be written: "
-                                f"{exc.strerror or exc}") from None
 
     def unchanged(self, folder):
         """The names the record in ``folder`` holds that still hold what was written (what :meth:`remove_unchanged`

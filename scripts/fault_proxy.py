@@ -57,6 +57,8 @@ _ERRORS = {"500": (500, "InternalError", "injected failure"), "403": (403, "Acce
            "501-if-match": (501, "NotImplemented", "A header you provided implies functionality that is not implemented"),
            "501-if-none-match": (501, "NotImplemented",
                                  "A header you provided implies functionality that is not implemented"),
+           "409": (409, "ConditionalRequestConflict", "A conflicting conditional operation is currently in progress "
+                                                      "against this resource. Please try again."),
            "400-versioning": (400, "InvalidRequest", "injected: this store has no versioning API"),
            "405-versioning": (405, "MethodNotAllowed", "injected: this store has no versioning API")}
 

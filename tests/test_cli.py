@@ -5,8 +5,10 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import boto3
 import pytest
@@ -354,6 +356,26 @@ def test_a_bundle_another_run_saves_at_output_while_this_one_trains_is_kept_and_
     assert Predictor.load(f"{out}.2").predict(["great food"]) and Predictor.load(out).predict(["great food"])
     assert storage.read_bytes(users) == b"mine"
     assert storage.exists(storage.join(checkpoints, "epoch-0003", "checkpoint.json"))
+
+
+def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_runs_model_too(sample_dir, s3_bucket,
+                                                                                              s3_proxy):
+    """S3 answers a conditional PUT of config.json with 409 ConditionalRequestConflict while another one of the same
+    key is in flight: another run was committing its bundle at --output at that moment. Without --overwrite this
+    run may not replace it, so the save was refused "try again" and the model went with its staging folder. It is
+    kept beside, as for a bundle already committed, and --output is left to the other run."""
+    from fasttext_lib import storage
+    from fasttext_lib.bundle_format import CONFIG
+
+    out = f"{s3_bucket}/models/run1"
+    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: botocore's retry too)
+    r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")
+    s3_proxy.clear()
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1:] == [
+        f"error: {out} was written by another run while this one trained; this run's model is kept as {out}.1"], \
+        r.stderr
+    assert storage.read_manifest(f"{out}.1", CONFIG)["train_config"]["seed"] == 7
+    assert not storage.exists(storage.join(out, CONFIG))
 
 
 def _bundle_files(bundle):
@@ -1409,3 +1431,42 @@ def test_a_document_too_long_for_memory_whose_line_is_not_known_is_named_alike_b
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert r.stderr.startswith(f"error: {path}: document 2: a document of 5.0 million characters, with 2 other "
                                f"documents, needs about 200 MB of memory to featurize"), r.stderr
+
+
+@pytest.mark.parametrize("overwrite", [False, True], ids=["new", "replacing"])
+def test_a_stop_while_s3_holds_the_bundles_config_json_says_s3_may_still_apply_it(small_train_file, s3_server,
+                                                                                   s3_bucket, overwrite):
+    """``train`` stopped (Ctrl-C) while S3 held the PUT of the bundle's config.json (received whole, answered late: a
+    slow S3; the proxy holds it) said "stopped and cleaned up": S3 then applied it, and the new bundle was at --output
+    after a line that said nothing was written (without --overwrite, the rerun was refused). The line says so now."""
+    from fault_proxy import FaultProxy
+    from fasttext_lib import storage
+    from fasttext_lib.predict import Predictor
+
+    out = f"{s3_bucket}/runs/out"
+    command = [sys.executable, "-m", "fasttext_lib", "train", "--train", str(small_train_file), "--output", out,
+               "--epochs", "1", "--batch-size", "64", "--emsize", "8", "--no-progress", "--ctx", "cpu",
+               *(["--overwrite", "--seed", "7"] if overwrite else [])]
+    with FaultProxy(s3_server) as proxy:
+        env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", AWS_ENDPOINT_URL=proxy.endpoint)
+        if overwrite:  # an earlier bundle there, which the stopped run may still replace
+            earlier = subprocess.run(command[:-3], env=env, capture_output=True, text=True, timeout=600)
+            assert earlier.returncode == 0, earlier.stderr
+        before = storage.read_bytes(f"{out}/config.json") if overwrite else None
+        proxy.fail("PUT", r"/runs/out/config\.json$", "stall")
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proxy.stalled.wait(300), proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        unanswered = "S3 had not answered the PUT of its config.json"
+        left = (f"{out} may still be replaced by this save ({unanswered})" if overwrite else
+                f"a bundle may still be created at {out} by this save ({unanswered}): if one is there, pass --overwrite "
+                f"to replace it, or choose another --output")
+        assert proc.returncode == 130 and err == f"error: interrupted (SIGINT); stopped and cleaned up, but {left}\n"
+        assert (storage.read_bytes(f"{out}/config.json") if overwrite else None) == before
+        proxy.release()  # S3 applies the held PUT now, after the run gave up on it: what the line said may come
+        deadline = time.monotonic() + 30
+        while (storage.read_bytes(f"{out}/config.json") if storage.exists(f"{out}/config.json") else None) == before:
+            assert time.monotonic() < deadline, "the held PUT was never applied"
+            time.sleep(0.1)
+    assert Predictor.load(out).labels  # (whole, this run's: its data files were kept for the PUT S3 held)

@@ -612,14 +612,14 @@ def test_a_stop_during_04s_vectors_or_pack_is_one_line_saying_what_was_written(s
         _stop_on(monkeypatch, *((vec_files, "compressing") if cell == "save_word_vectors" else
                                 (packaging, "_normalize_member")))
     elif cell == "save_word_vectors":  # (as the write's last steps run, once the file and its record are in place)
-        recorded, real_end, real_add = [], stops.DefaultStopsHeld.end, inference_files.RECORD.add
+        written, real_end, real_note = [], stops.DefaultStopsHeld.end, inference_files.note_written
 
         def stopped_as_it_ends(self):
             real_end(self)
-            if recorded:
+            if written:
                 raise KeyboardInterrupt
         monkeypatch.setattr(stops.DefaultStopsHeld, "end", stopped_as_it_ends)
-        monkeypatch.setattr(inference_files.RECORD, "add", lambda *a, **k: recorded.append(real_add(*a, **k)))
+        monkeypatch.setattr(inference_files, "note_written", lambda: written.append(real_note()))
     else:  # (once the archive is uploaded, as its staging folder goes)
         _stopped_once_in_place(monkeypatch, packaging, "note_written")
     shell.user_ns.update(ws=ws, predictor=predictors[1], pack_model=packaging.pack_model, bundle=bundles[1],
@@ -639,3 +639,152 @@ def test_a_stop_during_04s_vectors_or_pack_is_one_line_saying_what_was_written(s
         assert set(after[1]) == set(before[1]) and after[1] != before[1]
     _bug_keeps_its_traceback(shell, capsys, monkeypatch, *(
         (vec_files, "compressing") if cell == "save_word_vectors" else (packaging, "_normalize_member")), code)
+
+
+@pytest.mark.parametrize("after", ["04_written.json", "the file"])
+@pytest.mark.parametrize("file", ["04_word_vectors.vec", "04_predictions.csv"])
+def test_a_stop_as_04s_vectors_or_their_record_are_put_in_place_leaves_them_agreeing(monkeypatch, tmp_path, s3_bucket,
+                                                                                     file, after):
+    """04's word vectors were recorded once the file was in place (export_vectors' on_written): a Stop just after
+    ``04_written.json`` was updated, the ``.vec`` write not yet done, put the earlier ``.vec`` back under a record
+    naming the new one, and 04 later kept it as a file changed since it wrote it. The file and its record are one set
+    now: a Stop just after either is put in place leaves both as they were, said so. So are 04's predictions table
+    (and its confusion matrix), whose record was written so too."""
+    import os
+
+    import pandas as pd
+
+    from conftest import make_splits
+    from fasttext_lib import inference_files
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.predict import Predictor
+    from fasttext_lib.stops import stop_message
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    splits = make_splits(100, 20, seed=0)
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    predictors = [Predictor.load(save_bundle(train(*splits, TrainConfig(epochs=1, ngrams=1, buckets=100, seed=seed,
+                                                                        progress=False)), f"{ws.models}/m{seed}"))
+                  for seed in (0, 1)]
+    def save(i):
+        if file == inference_files.VECTORS_FILE:
+            return ws.save_word_vectors(predictors[i], "sample")
+        return ws.save_predictions(pd.DataFrame({"label": predictors[i].labels, "run": i}), "sample")
+    save(0)
+    folder, after = tmp_path / "out" / "sample", file if after == "the file" else after
+    before, real, fired = _files(folder), os.replace, []
+
+    def replace(src, dst, *args, **kwargs):  # (the rename that puts ``after`` in place, then a Stop)
+        real(src, dst, *args, **kwargs)
+        if str(dst).endswith(after) and not fired:
+            fired.append(dst)
+            raise KeyboardInterrupt
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        save(1)
+    monkeypatch.undo()
+    assert fired and _files(folder) == before
+    assert inference_files.RECORD.unchanged(folder) == [file]
+    if file == inference_files.VECTORS_FILE:  # (the table's write has no line of its own: a second's write)
+        assert stop_message(stopped.value) == (
+            f"stopped by the user while writing the word vectors to {tmp_path}/out/sample/04_word_vectors.vec; the "
+            f"earlier file there, if any, is as it was; run the cell again to write them")
+
+
+def test_a_stop_in_01s_look_at_the_data_just_written_is_its_one_line(shell, capsys, monkeypatch, tmp_path, s3_bucket):
+    """01's write cell notes what the data at S3 is once written (ws.writing_data: HEAD requests, seconds on a slow
+    S3). A Stop there showed IPython's traceback through boto, where a Stop anywhere else in the write is one line. It
+    is that write's line for a Stop once the splits are written now: they are."""
+    from conftest import make_splits
+    from fasttext_lib import storage
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import splits_written_line, write_fasttext_splits
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train, test = make_splits(100, 20, seed=0)
+    _stop_on(monkeypatch, Workspace, "_data_now")  # (its HEAD requests: the Stop button pressed there)
+    shell.user_ns.update(ws=ws, splits={"train": train, "test": test}, write_fasttext_splits=write_fasttext_splits)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "with ws.writing_data('sample'):\n"
+                                     "    written = write_fasttext_splits(splits, ws.data, 'sample')")
+    monkeypatch.undo()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == f"error: {splits_written_line(ws.data, 'sample')}", out
+    assert all(storage.exists(f"{ws.data}/sample.{split}") for split in ("train", "test"))
+    notebook_errors.stop_showing_errors_as_lines()
+
+
+def test_a_stop_in_01s_histogram_save_is_one_line_and_leaves_the_earlier_files(shell, capsys, monkeypatch, tmp_path,
+                                                                              s3_bucket):
+    """01's histogram save looks at the data at S3 again (HEAD requests) under the data's lock before it writes: a
+    Stop there, or while it waits for another run's write, showed IPython's traceback through boto. One line now,
+    saying the earlier files are as they were, and they are."""
+    import pandas as pd
+
+    from conftest import make_splits
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import write_fasttext_splits
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    train, test = make_splits(100, 20, seed=0)
+    with ws.writing_data("sample"):
+        write_fasttext_splits({"train": train, "test": test}, ws.data, "sample")
+    ws.save_dataset_files("sample", {"lengths.csv": pd.DataFrame({"n": [1]})})
+    earlier = (ws.dataset_folder("sample") / "lengths.csv").read_bytes()
+    _stop_on(monkeypatch, Workspace, "_data_now")  # (its HEAD requests: the Stop button pressed there)
+    shell.user_ns.update(ws=ws, pd=pd)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "ws.save_dataset_files('sample', {'lengths.csv': pd.DataFrame({'n': [2]})})")
+    monkeypatch.undo()
+    notebook_errors.stop_showing_errors_as_lines()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == (f"error: stopped by the user while saving {ws.show('sample/lengths.csv')}; the earlier files "
+                           f"there, if any, are as they were; run the cell again to save them"), out
+    assert (ws.dataset_folder("sample") / "lengths.csv").read_bytes() == earlier
+
+
+def test_a_stop_while_s3_holds_pack_models_upload_says_the_archive_may_still_be_replaced(shell, capsys, tmp_path,
+                                                                                         s3_bucket, s3_proxy):
+    """04's deploy cell (pack_model) stopped while S3 held the archive's PUT (received whole, answered late: a slow
+    S3; the proxy holds it): S3 may apply it after the Stop, so the line is not the one saying that nothing was
+    written there (an earlier archive as it was), but storage.atomic_write's: the archive may still be replaced. Then
+    S3 applies it, as the line said it might."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from conftest import make_splits, wait_for_abandoned_transfers
+    from fasttext_lib import packaging
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+
+    splits = make_splits(100, 20, seed=0)
+    bundles = [save_bundle(train(*splits, TrainConfig(epochs=1, ngrams=1, buckets=100, seed=seed, progress=False)),
+                           f"{s3_bucket}/p/models/m{seed}") for seed in (0, 1)]
+    archive = f"{s3_bucket}/p/sagemaker/sample/model.tar.gz"
+    packaging.pack_model(bundles[0], archive)
+    before = _objects(archive)
+    s3_proxy.fail("PUT", r"/sample/model\.tar\.gz$", "stall")
+
+    def stop_at_the_stall():  # (the Stop button: SIGINT, Python's KeyboardInterrupt in the kernel's main thread)
+        assert s3_proxy.stalled.wait(120)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=stop_at_the_stall, daemon=True).start()
+    shell.user_ns.update(pack_model=packaging.pack_model, bundle=bundles[1], archive=archive)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "pack_model(bundle, archive)")
+    notebook_errors.stop_showing_errors_as_lines()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == (f"error: interrupted (SIGINT); stopped and cleaned up, but {archive} may still be replaced "
+                           f"by its upload, under way when this run stopped (S3 had not answered it)"), out
+    assert _objects(archive) == before  # (not yet: S3 holds the PUT)
+    s3_proxy.release()
+    wait_for_abandoned_transfers()
+    deadline = time.monotonic() + 30
+    while _objects(archive) == before:  # S3 applies it: the archive replaced, as the line said it might be
+        assert time.monotonic() < deadline, "S3 never applied the held PUT"
+        time.sleep(0.05)

@@ -63,7 +63,7 @@ import tempfile
 import time
 
 from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
-from .s3 import (_CREDENTIALS_REFUSED, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
+from .s3 import (_CREDENTIALS_REFUSED, AlreadyExists, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
                  _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
 from .files import (LOOP, _why_no_file, cannot_read, check_name_lengths, check_replaceable, exists, hash_file,
@@ -767,8 +767,9 @@ def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, 
         # If-Match, which it does not support, with 400 (as checkpoints._write_note meets them)
         if code in ("NotImplemented", "501", "InvalidArgument") and condition:
             return _put_manifest(client, bucket, key, body, None, dest, where, overwrite, hint)
-        if code in ("ConditionalRequestConflict", "409"):
-            raise _Raced(f"{dest} was being written by another save at the same time; try again") from None
+        if code in ("ConditionalRequestConflict", "409"):  # (two conditional PUTs of this key in flight at once)
+            raced = _Raced if overwrite else _RacedToCreate
+            raise raced(f"{dest} was being written by another save at the same time; try again") from None
         if "IfMatch" in condition and code in ("NoSuchKey", "404"):  # the set read was removed meanwhile
             raise _Raced(f"{dest} was replaced by another save meanwhile; {_RETRY}") from None
         if code not in ("PreconditionFailed", "412"):
@@ -792,6 +793,12 @@ _RETRY = "nothing of this one was kept; try again"
 class _Raced(FastTextError):
     """The manifest's conditional PUT was refused: another publisher committed (or removed the set) since it was
     read. :func:`_commit` reads it again and replaces it where that is allowed; else this is the one-line error."""
+
+
+class _RacedToCreate(_Raced, AlreadyExists):
+    """A 409 without overwrite: another save was putting its set in place here at the same moment, which this one, once
+    that is done, may not replace. An AlreadyExists too, so a caller that keeps its files beside a taken destination
+    (bundle.save_bundle's keep_beside, the command line's train) does so rather than lose them."""
 
 
 _COMMIT_ATTEMPTS = 3  # a set read again and again, each time replaced before our PUT: publishers keep racing
