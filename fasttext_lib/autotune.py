@@ -735,7 +735,8 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     (without ``overwrite``), ``overwrite_as`` the table's other refusals that say how to replace it (an S3 store that
     can neither write conditionally nor say whether it is there), ``compact_as`` a refused ``compact`` (save_bundle's);
     the command line passes its flags' names there. ``keep_beside``: as save_bundle's (the table, claimed first, then
-    stays: it holds the trials of the model kept beside the bundle).
+    stays: it holds the trials of the model kept beside the bundle); a table found at ``trials_uri`` (another run's,
+    written while this one trained) is kept too, and the model saved beside ``output`` without one (a BundleKept).
 
     The table is written in full before the bundle is published and put in place after it: written after the bundle,
     a disk too full for it failed the run with the old bundle already replaced; now such a failure leaves both as they
@@ -774,12 +775,14 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
                                           on_unanswered=functools.partial(_say_an_unanswered_upload, trials_uri)) as f:
                     f.write(table)
             except FastTextError as exc:
-                if "already exists" in str(exc):
+                if "already exists" not in str(exc):
+                    raise
+                if not keep_beside:
                     raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
-                raise
-            claimed = True
-            return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=commit,
-                               compact_as=compact_as, keep_beside=keep_beside)
+            else:
+                claimed = True
+                return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=commit,
+                                   compact_as=compact_as, keep_beside=keep_beside)
         except BaseException as exc:
             # (a stop once the claim is in place but before it returns: known by written on S3; once the bundle is
             # in place, the table is its)
@@ -788,6 +791,11 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
             elif committed:
                 _say_both_written(exc, committed[0], trials_uri)
             raise
+        # A table another run wrote there meanwhile (its bundle, at output or on its way there, is the table's): both
+        # kept, and this model too, beside that bundle, with no table (its trials are in its metrics.json). Refused, the
+        # model was lost, as a bundle found at output lost it (keep_beside).
+        return save_bundle(trained, output, compact=compact, overwrite=False, hint=hint, on_commit=on_commit,
+                           compact_as=compact_as, keep_beside=True, taken_beside=trials_uri)
     if storage.is_s3(trials_uri):
         readable, previous = _previous_table(trials_uri)
         if readable:

@@ -223,7 +223,7 @@ def check_trained_model(trained, what="save_bundle"):
 
 
 def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, data=None, on_commit=None,
-                compact_as=None, on_undecided=None, keep_beside=False):
+                compact_as=None, on_undecided=None, keep_beside=False, taken_beside=None):
     """Write a :class:`~fasttext_lib.train.TrainedModel` to ``dest``; returns the bundle's location.
 
     ``overwrite=True`` (the default): a bundle of ours already at ``dest`` is replaced (its files
@@ -233,7 +233,9 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
     instead, at the first free ``<dest>.N``; a one-line :class:`BundleKept` (a FastTextError) names where. The
     command line asks for that: it refuses a bundle already at ``--output`` before any data is read, so one found
     here was saved by another run while this one trained, and a refusal would throw that training away (a script
-    still holds ``trained`` and can save it elsewhere, so it is not done unasked).
+    still holds ``trained`` and can save it elsewhere, so it is not done unasked). ``taken_beside``: a file that pairs
+    with the bundle at ``dest`` found written by another run meanwhile (save_bundle_with_trials' trial table): the
+    model is kept beside ``dest`` even where ``dest`` is free (that run's bundle is on its way there, to pair with it).
 
     ``compact="float32"`` (exact), ``"float16"``, ``"int8"`` or ``"int4"`` (quantized per row, lossy): store only
     the embedding rows training changed (compact.py); config.json's ``compact`` entry says so and Predictor.load
@@ -304,35 +306,42 @@ def save_bundle(trained, dest, compact="auto", overwrite=True, hint=SAVE_HINT, d
                                   on_undecided=on_undecided)
 
         try:
+            if keep_beside and taken_beside is not None:
+                raise storage.already_exists(taken_beside, hint)
             return publish(dest, overwrite)
         except storage.AlreadyExists as refused:  # (only without overwrite: a bundle there, or committed meanwhile)
             if overwrite or not keep_beside:
                 raise
-            raise _kept_beside(dest, publish, refused) from None
+            raise _kept_beside(dest, publish, refused, taken_beside) from None
 
 
 class BundleKept(storage.AlreadyExists):
     """save_bundle(overwrite=False, keep_beside=True) found a bundle at ``dest`` (another run's, saved there while this
-    one trained: the command line checked before), and kept this model at ``kept``, a free name beside it: refused, it
-    was lost with the staging folder, and the training time with it. Still an error: ``dest`` was not written."""
+    one trained: the command line checked before), or a trial table ``taken`` that pairs with it
+    (save_bundle_with_trials), and kept this model at ``kept``, a free name beside it: refused, it was lost with the
+    staging folder, and the training time with it. Still an error: ``dest`` was not written."""
 
-    def __init__(self, dest, kept):
-        super().__init__(f"{dest} already holds a model bundle, which is kept; this model is saved as {kept} instead")
-        self.dest, self.kept = dest, kept
+    def __init__(self, dest, kept, taken=None):
+        # (taken: what pairs with dest, a trial table another run wrote meanwhile; None: the bundle at dest)
+        self.dest, self.kept, self.taken = dest, kept, taken
+        self.trials = "" if taken is None else ", its trials in its metrics.json (autotune)"
+        found = f"{dest} already holds a model bundle" if taken is None else f"{taken} already holds a trial table"
+        super().__init__(f"{found}, which is kept; this model is saved as {kept} instead{self.trials}")
 
 
 MAX_SIBLINGS = 100  # the names beside a taken destination tried for its model (<dest>.1 ... <dest>.100)
 
 
-def _kept_beside(dest, publish, refused):
-    """The error of a save to ``dest`` that another bundle took (``refused``: the publish's AlreadyExists), the model
-    published (``publish(where, overwrite)``) at the first free ``<dest>.N``: a :class:`BundleKept`, or, where that
-    fails too, one line saying both. Never in place of anything: a name taken, even meanwhile, is passed by."""
+def _kept_beside(dest, publish, refused, taken=None):
+    """The error of a save to ``dest`` that another bundle took (``refused``: the publish's AlreadyExists; or the file
+    ``taken`` that pairs with it), the model published (``publish(where, overwrite)``) at the first free ``<dest>.N``:
+    a :class:`BundleKept`, or, where that fails too, one line saying both. Never in place of anything: a name taken,
+    even meanwhile, is passed by."""
     for sibling in _siblings(dest):
         try:
             if storage.is_taken(sibling):
                 continue
-            return BundleKept(dest, publish(sibling, False))
+            return BundleKept(dest, publish(sibling, False), taken)
         except storage.AlreadyExists:  # (taken since the look: another run's again)
             continue
         except FastTextError as failed:

@@ -600,9 +600,9 @@ def _save(args, trained, kept):
 
     try:
         where = _save_bundle(args, trained, kept)
-    except BundleKept as taken:  # (--output was checked before the data was read: the bundle there came since)
-        raise FastTextError(f"{taken.dest} was written by another run while this one trained; this run's model is "
-                            f"kept as {taken.kept}") from None
+    except BundleKept as taken:  # (--output and --autotune-trials were checked before the data was read: came since)
+        raise FastTextError(f"{taken.taken or taken.dest} was written by another run while this one trained; this run's "
+                            f"model is kept as {taken.kept}{taken.trials}") from None
     print(f"trained on {describe_ctx(trained.ctx)}; bundle written to {where}", file=sys.stderr)
     if args.autotune_validation and args.autotune_trials:
         print(f"autotune trials written to {args.autotune_trials}", file=sys.stderr)
@@ -616,8 +616,8 @@ def _save(args, trained, kept):
 
 def _save_bundle(args, trained, kept):
     """The bundle written to --output (with --autotune-trials, the trials' table too: both, or both as they were);
-    returns where. Without --overwrite a bundle another run saved there meanwhile is kept, and this one goes beside
-    it (bundle.BundleKept)."""
+    returns where. Without --overwrite a bundle (or trial table) another run saved there meanwhile is kept, and this
+    one goes beside it (bundle.BundleKept)."""
     from . import storage
     from .bundle import OVERWRITE_HINT, save_bundle
     from .compact import COMPACT_FLAG

@@ -5,11 +5,9 @@ Only a verified archive ever carries its final name; a ``.part`` that is not a r
 is never written through, and a folder in either place is refused.
 """
 import contextlib
-import fcntl
 import hashlib
 import os
 import stat
-import sys
 
 from . import storage
 from .errors import FastTextError
@@ -171,14 +169,7 @@ def cache_lock(cache_dir, progress):
     with reading(cache_dir):  # (a folder this user may write in but not read: said so, not "cannot write")
         fd = os.open(cache_dir, os.O_RDONLY)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if progress:
-                print(f"waiting for another download into {cache_dir} to finish", file=sys.stderr, flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:  # (ENOLCK, EOPNOTSUPP: no locks there)
-            pass
+        storage.flock_saying_a_wait(fd, f"waiting for another download into {cache_dir} to finish" if progress else None)
         yield
     finally:
         os.close(fd)

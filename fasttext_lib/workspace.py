@@ -259,21 +259,21 @@ class Workspace:
 
     @contextlib.contextmanager
     def _data_files_locked(self, dataset):
-        """The lock of :meth:`writing_data` and 01's :meth:`save_dataset_files`: an flock on the dataset folder's
-        parent (made), waited for as long as the other run writes its data (the kernel lets go of a killed run's). Not
-        the folder's own, which its files' writes take (storage's renames): this process would wait on itself.
-        Uncontended, it costs a single run nothing; where the file system has no locks, none is held."""
-        import fcntl
-
-        parent = self.dataset_folder(dataset).parent
+        """The lock of :meth:`writing_data` and 01's :meth:`save_dataset_files`: an flock on the lock file of the
+        dataset's folder (both made; storage.LOCK_NAME, as a local bundle's), waited for as long as another run writes
+        that dataset's data, said in one line (the kernel lets go of a killed run's). Not the folder's own, which its
+        files' writes take (storage's renames): this process would wait on itself; nor its parent's, which the folders
+        of all datasets share: 01 on yelp waited, without a word, for all of 01 on ag_news (its download too) in one
+        output_dir. Uncontended, it costs a single run nothing; where the file system has no locks, none is held."""
+        folder = self.dataset_folder(dataset)
         try:
-            parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder / storage.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise FastTextError(f"cannot create {parent}: {exc.strerror or exc}") from None
-        try:
-            with contextlib.suppress(OSError):  # (no locks there: ENOLCK, EOPNOTSUPP; the Stop button still stops it)
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            raise FastTextError(f"cannot write {folder}: {exc.strerror or exc}") from None
+        try:  # (the Stop button still stops a wait)
+            storage.flock_saying_a_wait(fd, f"waiting for another run of notebook 01 writing "
+                                            f"{self.data}/{key_path(dataset, 'dataset')}.* to finish")
             yield
         finally:
             os.close(fd)  # (the lock with it)
@@ -313,7 +313,7 @@ class Workspace:
             _write_together([str(folder / name) for name in files], contents)
             return paths
         with self._data_files_locked(dataset):
-            if self._data_now(dataset) != self._data_written[dataset]:
+            if _changed(self._data_written[dataset], self._data_now(dataset)):
                 print(f"not written: {' and '.join(paths)}: the data at {self.data}/{shown}.* was written again by "
                       f"another run since this run wrote it; that run's files are of the data there", file=sys.stderr)
                 return paths
@@ -632,6 +632,14 @@ def _fitting(whose):
         return whose
     digest = hashlib.sha256(data).hexdigest()[:12]
     return f"{data[:_WHOSE_BYTES - len(digest) - 1].decode('utf-8', 'ignore')}-{digest}"
+
+
+def _changed(then, now):
+    """Whether a dataset's data at S3 (Workspace._data_now) is another write's ``now`` than ``then``: an object known
+    both times (neither missing nor unreadable) that is not the same. One not known either time tells nothing: a HEAD
+    refused or failing as the files are saved (credentials expired since the write cell, a lost endpoint) said that
+    another run had written the data, and the histogram of this run's data was not written."""
+    return any(a is not None and b is not None and a != b for a, b in zip(then, now))
 
 
 def _copies_named(folder, outputs, whose):

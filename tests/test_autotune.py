@@ -595,11 +595,14 @@ def test_settings_whose_table_mxnet_cannot_hold_are_skipped(splits, monkeypatch)
     assert (trials["emsize"] < START.emsize).any()  # the emsize direction that fits was still tried
 
 
-def test_a_trial_table_another_run_wrote_meanwhile_is_kept_and_no_bundle_is_published(data_files, tmp_path, monkeypatch):
+def test_a_trial_table_another_run_wrote_meanwhile_is_kept_and_this_model_beside_the_output(data_files, tmp_path,
+                                                                                            monkeypatch):
     """Two autotune runs writing one --autotune-trials file without --overwrite both found no table at the start;
     the table was checked again only after this run's bundle was published, then put in place by a rename that
-    could still replace the other's. The table is now claimed first, in a step that never replaces a file, and
-    the bundle published only then: the other run's table is kept, and this one leaves nothing."""
+    could still replace the other's. The table is now claimed first, in a step that never replaces a file: the other
+    run's table is kept. Refused then, this run's model was lost with its training (the run that wrote the table
+    saves its bundle at --output next): it is kept beside --output, never at it (beside the other run's table, it
+    would pass for that table's model), and the one error line says where, and where its trials are."""
     from fasttext_lib import autotune as autotune_module
     from conftest import cli_in_process
 
@@ -615,10 +618,12 @@ def test_a_trial_table_another_run_wrote_meanwhile_is_kept_and_no_bundle_is_publ
                        "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
                        "--no-progress")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr  # (the search's report comes first on stderr)
-    assert r.stderr.strip().splitlines()[-1] == (f"error: {csv} already exists; pass --overwrite to replace it, or "
-                                                 f"choose another --autotune-trials")
+    assert r.stderr.strip().splitlines()[-1] == (f"error: {csv} was written by another run while this one trained; "
+                                                 f"this run's model is kept as {out}.1, its trials in its metrics.json "
+                                                 f"(autotune)")
     assert csv.read_text() == "the other run's trials\n"
-    assert not out.exists() or os.listdir(out) == []  # no bundle without its table
+    assert not out.exists() or os.listdir(out) == []  # (the other run's bundle goes there)
+    assert Predictor.load(f"{out}.1").metrics["autotune"]["trials"]
 
 
 def test_a_trial_that_diverges_is_recorded_and_the_search_goes_on():
@@ -1813,3 +1818,29 @@ def test_a_bundle_already_at_the_output_of_a_claimed_save_keeps_the_model_beside
     assert storage.read_bytes(out + "/config.json") == theirs
     assert storage.read_manifest(out + ".1", "config.json")["train_config"] == tuned.config.to_dict()
     assert storage.read_bytes(trials) == _trial_table_csv(tuned)
+
+
+def test_a_trial_table_at_the_output_of_a_claimed_save_keeps_the_model_beside_the_bundle_without_one(tuned,
+                                                                                                     tmp_path):
+    """Without overwrite (keep_beside, as the command line asks) a table already at trials_uri (another run's,
+    written while this one trained) refused the save, and the model was lost. The table stays, and so does the bundle
+    at the output (that run's); the model is saved at <output>.1 with its trials in its metrics.json, the error says
+    so; no table of it is written anywhere."""
+    from fasttext_lib import storage
+    from fasttext_lib.autotune import save_bundle_with_trials
+    from fasttext_lib.bundle import BundleKept, save_bundle
+
+    out, trials = str(tmp_path / "bundle"), str(tmp_path / "trials.csv")
+    save_bundle(tuned, out)
+    (tmp_path / "trials.csv").write_bytes(b"theirs\n")
+    theirs = storage.read_bytes(out + "/config.json")
+    with pytest.raises(BundleKept, match=rf"^{trials} already holds a trial table, which is kept; this model is saved "
+                                         rf"as {out}\.1 instead, its trials in its metrics\.json \(autotune\)$"):
+        save_bundle_with_trials(tuned, out, trials, overwrite=False, keep_beside=True)
+    assert storage.read_bytes(out + "/config.json") == theirs and storage.read_bytes(trials) == b"theirs\n"
+    assert storage.read_manifest(out + ".1", "config.json")["train_config"] == tuned.config.to_dict()
+    assert Predictor.load(out + ".1").metrics["autotune"]["trials"]
+    assert sorted(os.listdir(tmp_path)) == ["bundle", "bundle.1", "trials.csv"]
+    with pytest.raises(FastTextError, match=rf"^{trials} already exists; "):  # (unasked: refused, as before)
+        save_bundle_with_trials(tuned, str(tmp_path / "other"), trials, overwrite=False)
+    assert not (tmp_path / "other").exists()

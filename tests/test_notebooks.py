@@ -2984,6 +2984,70 @@ def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_pat
     a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]})
     assert histogram.read_bytes() == png_bytes(figs[a], 100)
     plt.close("all")
+
+
+@pytest.mark.parametrize("answer", ["expired", "500"])
+def test_01s_files_are_written_where_s3_cannot_say_what_its_data_is_now(tmp_path, s3_bucket, s3_proxy, capsys,
+                                                                         answer):
+    """01's histogram is saved only while the data this run wrote is still the data at S3 (HEADs of its objects).
+    Where S3 cannot say (credentials expired since the write cell, an S3 that keeps failing), nothing tells two
+    writes apart, and the histogram is written: it was not, said to be because another run had written the data."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.figures import png_bytes
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import write_fasttext_splits
+
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    with ws.writing_data("sample"):
+        data = LabeledTexts(["1", "2"], ["good food here", "bad"])
+        write_fasttext_splits({"train": data, "test": data}, ws.data, "sample")
+    fig, ax = plt.subplots()
+    ax.plot([1, 2])
+    s3_proxy.fail("HEAD", r"/p/data/sample\.", answer)
+    ws.save_dataset_files("sample", {"01_length_histogram.png": fig})
+    assert (tmp_path / "out" / "sample" / "01_length_histogram.png").read_bytes() == png_bytes(fig, 100)
+    assert capsys.readouterr().err == ""
+    plt.close(fig)
+
+
+def test_01s_data_writes_wait_only_for_another_run_of_the_same_dataset(tmp_path, s3_bucket, capsys):
+    """The lock of 01's data write (Workspace.writing_data) was the output_dir's own (the dataset folders' parent):
+    01 on yelp waited, without a word, for all of 01 on ag_news (its download too). Now another dataset's write goes
+    on at once, and one of the same dataset waits, saying so in one line, until the first is done."""
+    import threading
+    import time
+
+    from fasttext_lib.workspace import Workspace
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    a, b = Workspace(bucket, "p", out), Workspace(bucket, "p", out)
+    entered = {name: threading.Event() for name in ("yelp", "sample")}
+
+    def write(dataset):
+        with b.writing_data(dataset):
+            entered[dataset].set()
+    with a.writing_data("sample"):
+        other = threading.Thread(target=write, args=("yelp",), daemon=True)
+        other.start()
+        assert entered["yelp"].wait(30), "01 on yelp waited for 01 on sample"
+        other.join()
+        other = threading.Thread(target=write, args=("sample",), daemon=True)
+        other.start()
+        said, deadline = "", time.monotonic() + 60  # (a guard: a lock never said stays held until the block's end)
+        while "waiting" not in said and time.monotonic() < deadline:
+            said += capsys.readouterr().err
+            other.join(0.05)
+        assert said == f"waiting for another run of notebook 01 writing s3://{bucket}/p/data/sample.* to finish\n"
+        assert not entered["sample"].is_set()
+    other.join()
+    assert entered["sample"].is_set() and capsys.readouterr().err == ""
+
+
 def _run_03s_last_cell(ws, dataset, rows, timing_text="yelp-shaped"):
     """03's last cell, as committed, on tables of ``rows`` rows and a chart: what it saves, and the lines it prints."""
     import matplotlib.pyplot as plt

@@ -25,7 +25,7 @@ from .s3 import (BUCKET_NAME_RULES, CONDITIONAL_PART_BYTES, COPY_OBJECT_MAX, OVE
                  rerun_to_replace, s3_client, s3_errors, split_s3, upload_file)
 from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, Written, check_comparable,  # noqa: F401
                     LOOP, cannot_read, check_local_input, check_replaceable, check_set_member, exists, expand_home, holds, is_a_loop,
-                    is_taken, local_kind, missing_file, modified_at, open_read, read_bytes, reading_together,
+                    flock_saying_a_wait, is_taken, local_kind, missing_file, modified_at, open_read, read_bytes, reading_together,
                     refuse_existing, remove_file, same_location, why_not_written, within, would_replace, write_target)
 from .atomic import (NO_ROOM, OLD_TEMPORARY_GRACE_SECONDS, STAGING_PREFIX, atomic_local_file, atomic_write,  # noqa: F401
                      is_old_temporary_of, is_temporary_of, one_of_several_files, remove_dead_staging,

@@ -559,6 +559,23 @@ def directories_locked(directories, shared=False):
         yield
 
 
+def flock_saying_a_wait(fd, waiting):
+    """Hold an exclusive flock on ``fd``, waited for as long as another process holds it (the kernel lets go of a
+    killed one's), ``waiting`` (a line; None: nothing) said on stderr first where it must be waited for: a wait of
+    minutes without a word looked like a hang. None is held where the file system has no locks (ENOLCK, EOPNOTSUPP).
+    Released with ``fd``."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if waiting:
+            print(waiting, file=sys.stderr, flush=True)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:  # (no locks there)
+        pass
+
+
 # How long a folder's lock is waited for. A pair's writer holds it while it puts its files in place (renames, and the
 # fsync of each file just before), a reader while it opens one: seconds at most. Another program may hold it for
 # hours: ``flock data -c 'python -m fasttext_lib train ...'`` (flock(1) on the data folder, one job at a time), whose
