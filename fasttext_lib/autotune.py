@@ -775,9 +775,11 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
                                           on_unanswered=functools.partial(_say_an_unanswered_upload, trials_uri)) as f:
                     f.write(table)
             except FastTextError as exc:
-                if "already exists" not in str(exc):
+                if not isinstance(exc, storage.AlreadyExists) and "already exists" not in str(exc):
                     raise
-                if not keep_beside:
+                if not keep_beside:  # (S3's 409, another run's table in flight, stays "try again")
+                    if isinstance(exc, storage.BeingWritten):
+                        raise
                     raise FastTextError(f"{trials_uri} already exists; {trials_hint}") from None
             else:
                 claimed = True

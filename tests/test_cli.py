@@ -378,6 +378,26 @@ def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_
     assert not storage.exists(storage.join(out, CONFIG))
 
 
+def test_a_trial_table_another_autotune_run_is_putting_in_place_at_the_same_moment_keeps_this_runs_model(
+        sample_dir, tmp_path, s3_bucket, s3_proxy):
+    """Two runs of one autotune command claim their --autotune-trials table on S3 at the same moment: S3 answers the
+    second create-only PUT 409 ConditionalRequestConflict. That was "try again" and the model lost with its training;
+    it is kept beside --output, as when the other run's table is already there."""
+    from fasttext_lib.predict import Predictor
+
+    out, trials = tmp_path / "bundle", f"{s3_bucket}/runs/trials.csv"
+    s3_proxy.fail("PUT", r"/runs/trials\.csv$", "409", nth=None)  # (every attempt: botocore's retry too)
+    r = cli_in_process("train", "--train", sample_dir / "train.csv", "--autotune-validation", sample_dir / "test.csv",
+                       "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", trials,
+                       "--no-progress")
+    s3_proxy.clear()
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
+        f"error: {trials} was written by another run while this one trained; this run's model is kept as {out}.1, "
+        f"its trials in its metrics.json (autotune)"), r.stderr
+    assert Predictor.load(f"{out}.1").metrics["autotune"]["trials"]
+    assert not out.exists()
+
+
 def _bundle_files(bundle):
     """(files, manifest name, manifest) to publish a copy of a local bundle elsewhere."""
     config = json.loads((bundle / "config.json").read_text())

@@ -20,7 +20,7 @@ One module per layer, each using only those before it:
 The rest of the library uses the names below as ``storage.<name>``.
 """
 from .s3 import (BUCKET_NAME_RULES, CONDITIONAL_PART_BYTES, COPY_OBJECT_MAX, OVERWRITE_ARGUMENT,  # noqa: F401
-                 OVERWRITE_FLAG, UPLOAD_PART_BYTES, AlreadyExists, Damaged, SetChanged, Unreachable, already_exists,
+                 OVERWRITE_FLAG, UPLOAD_PART_BYTES, AlreadyExists, BeingWritten, Damaged, SetChanged, Unreachable, already_exists,
                  could_name_a_bucket, get_s3_object, is_bucket_name, is_forbidden, is_s3, join, prefix_uri, replace_with,
                  rerun_to_replace, s3_client, s3_errors, split_s3, upload_file)
 from .files import (KERNEL_FILE_SYSTEMS, SET_ID_META, SET_MEMBERS_META, Written, check_comparable,  # noqa: F401

@@ -470,6 +470,12 @@ class AlreadyExists(FastTextError):
     """A write that must not replace what is at its location found something there."""
 
 
+class BeingWritten(AlreadyExists):
+    """A create-only write S3 answered 409 ConditionalRequestConflict: another create of that key was in flight at that
+    moment, and it may not be replaced once done. An AlreadyExists, so a caller that keeps its work beside a taken
+    destination (the command line's train: bundle.save_bundle's keep_beside) does so; its line says "try again"."""
+
+
 def already_exists(uri, hint="pass --overwrite to replace it"):
     """The one-line error for a write that must not replace ``uri``."""
     return AlreadyExists(f"{uri} already exists; {hint}")
@@ -767,7 +773,7 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
                     return own
                 raise already_exists(uri, replace_with(overwrite_as)) from None
             if code in ("ConditionalRequestConflict", "409"):
-                raise FastTextError(f"{uri} was being written by someone else at the same time; try again") from None
+                raise BeingWritten(f"{uri} was being written by someone else at the same time; try again") from None
             if code not in ("NotImplemented", "501"):
                 raise
             # an S3-compatible store without conditional writes: check first, as below

@@ -63,8 +63,8 @@ import tempfile
 import time
 
 from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
-from .s3 import (_CREDENTIALS_REFUSED, AlreadyExists, Damaged, SetChanged, _bucket_exists, _bucket_listable, _endpoint_only,
-                 _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
+from .s3 import (_CREDENTIALS_REFUSED, BeingWritten, Damaged, SetChanged, _bucket_exists, _bucket_listable,
+                 _endpoint_only, _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status, already_exists,
                  get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3, upload_file)
 from .files import (LOOP, _why_no_file, cannot_read, check_name_lengths, check_replaceable, exists, hash_file,
                     is_a_loop, refuse_existing, why_not_written, write_target)
@@ -795,10 +795,9 @@ class _Raced(FastTextError):
     read. :func:`_commit` reads it again and replaces it where that is allowed; else this is the one-line error."""
 
 
-class _RacedToCreate(_Raced, AlreadyExists):
+class _RacedToCreate(_Raced, BeingWritten):
     """A 409 without overwrite: another save was putting its set in place here at the same moment, which this one, once
-    that is done, may not replace. An AlreadyExists too, so a caller that keeps its files beside a taken destination
-    (bundle.save_bundle's keep_beside, the command line's train) does so rather than lose them."""
+    that is done, may not replace (s3.BeingWritten)."""
 
 
 _COMMIT_ATTEMPTS = 3  # a set read again and again, each time replaced before our PUT: publishers keep racing
