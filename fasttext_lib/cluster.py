@@ -133,40 +133,50 @@ def check_kvstore_environment(kvstore):
 
 def check_interface():
     """A DMLC_INTERFACE this host has no IPv4 address on (a misspelt or absent interface), without DMLC_NODE_HOST:
-    ps-lite (van.cc: GetIP over getifaddrs, AF_INET, the name matched whole) found no address and mx.kv.create raised
-    "Check failed: !ip.empty(): failed to get ip" in the join, a traceback, while the other workers waited their
-    timeout. Refused before the data is read; DMLC_NODE_HOST, which ps-lite takes instead, is not checked here."""
+    ps-lite (van.cc: GetIP over getifaddrs, AF_INET) found no address and mx.kv.create raised "Check failed:
+    !ip.empty(): failed to get ip" in the join, a traceback, while the other workers waited their timeout. Refused
+    before the data is read, as ps-lite matches it: an interface whose name starts with it (strncmp over its length:
+    ``eth`` joins with eth0's address), and "" as unset. Not refused where this host cannot say which interfaces have
+    an address (a sandbox refusing the ioctl, no IPv4 sockets): MXNet may still join. DMLC_NODE_HOST, which ps-lite
+    takes instead, is not checked here."""
     interface = os.environ.get("DMLC_INTERFACE")
-    if interface is None or os.environ.get("DMLC_NODE_HOST"):
+    if not interface or os.environ.get("DMLC_NODE_HOST"):
         return
-    if _ipv4_address_of(interface) is None:
-        have = sorted(name for name in _interface_names() if _ipv4_address_of(name) is not None)
+    have = _ipv4_interfaces(interface)
+    if have is not None and not any(name.startswith(interface) for name in have):
         raise FastTextError(f"DMLC_INTERFACE {interface!r} is no network interface with an IPv4 address on this host "
                             f"(those with one: {', '.join(have) or 'none'}): MXNet would find no address to give the "
                             f"other workers; name one of them, or set DMLC_NODE_HOST to this host's address")
 
 
-def _interface_names():
-    try:
-        return [name for _, name in socket.if_nameindex()]
-    except OSError:
-        return []
-
-
-def _ipv4_address_of(interface):
-    """The IPv4 address of network interface ``interface`` (SIOCGIFADDR), or None where it has none or is none."""
+def _ipv4_interfaces(interface):
+    """The names of this host's network interfaces with an IPv4 address (SIOCGIFADDR), ``interface`` among them if it
+    is one (an alias such as eth0:1, which if_nameindex does not list), sorted; None where this host cannot tell."""
+    import errno
     import fcntl
     import struct
 
-    name = interface.encode("utf-8", "surrogateescape")
-    if not name or len(name) > 15 or b"\0" in name:  # (IFNAMSIZ: no interface has such a name)
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        names = []
+    found = set()
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for name in {*names, interface}:
+                encoded = name.encode("utf-8", "surrogateescape")
+                if not encoded or len(encoded) > 15 or b"\0" in encoded:  # (IFNAMSIZ: no interface has such a name)
+                    continue
+                try:
+                    fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", encoded))  # SIOCGIFADDR
+                except OSError as exc:
+                    if exc.errno not in (errno.ENODEV, errno.EADDRNOTAVAIL):  # (no such interface; no IPv4 address)
+                        raise
+                    continue
+                found.add(name)
+    except OSError:  # (no IPv4 socket, the ioctl refused: a sandbox's)
         return None
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            answer = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name))  # SIOCGIFADDR
-        except OSError:
-            return None
-    return socket.inet_ntoa(answer[20:24])
+    return sorted(found)
 
 
 def workers_to_come(kvstore):

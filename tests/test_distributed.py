@@ -1,4 +1,5 @@
 """kvstore dist_sync on a real local cluster: scheduler, server and two workers as processes."""
+import errno
 import json
 import os
 import pathlib
@@ -431,15 +432,39 @@ def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_re
     check_kvstore_environment("dist_sync")
     check_kvstore_environment("auto")  # no cluster: nothing read
     # an interface with no IPv4 address here: mx.kv.create's "failed to get ip" traceback, the others left waiting
-    for bad in ("nosuch0", "", "lo ", "x" * 16):
+    for bad in ("nosuch0", "lo ", "x" * 16, "lo0"):
         monkeypatch.setenv("DMLC_INTERFACE", bad)
         with pytest.raises(FastTextError, match=rf"^DMLC_INTERFACE {re.escape(repr(bad))} is no network interface with "
                                                 rf"an IPv4 address on this host \(those with one: [^)]*\blo\b"):
             check_kvstore_environment("dist_sync")
+    # what MXNet 1.9.1's ps-lite joins with (GetIP: strncmp over the value's length, so a name's start; "": unset)
+    for good in ("l", ""):
+        monkeypatch.setenv("DMLC_INTERFACE", good)
+        check_kvstore_environment("dist_sync")
     monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")  # (ps-lite takes it instead of the interface's)
     check_kvstore_environment("dist_sync")
     monkeypatch.delenv("DMLC_NODE_HOST")
     monkeypatch.setenv("DMLC_INTERFACE", "lo")
+    check_kvstore_environment("dist_sync")
+
+
+@pytest.mark.parametrize("refusal", [errno.EPERM, errno.ENOTTY, errno.EOPNOTSUPP])
+def test_a_dmlc_interface_is_not_refused_where_this_host_cannot_say_which_interfaces_have_an_address(monkeypatch,
+                                                                                                     refusal):
+    """A container whose sandbox refuses the SIOCGIFADDR ioctl (gVisor's, a seccomp profile) said of every interface,
+    lo and the one MXNet would have joined with too, that it has no IPv4 address, and refused the run."""
+    import fcntl
+
+    from fasttext_lib.cluster import check_kvstore_environment
+
+    def refused(*_):
+        raise OSError(refusal, os.strerror(refusal))
+
+    monkeypatch.setattr(fcntl, "ioctl", refused)
+    monkeypatch.delenv("DMLC_NODE_HOST", raising=False)
+    for name, value in (("DMLC_PS_ROOT_URI", "127.0.0.1"), ("DMLC_PS_ROOT_PORT", "9000"), ("DMLC_NUM_WORKER", "2"),
+                        ("DMLC_NUM_SERVER", "1"), ("DMLC_INTERFACE", "lo")):
+        monkeypatch.setenv(name, value)
     check_kvstore_environment("dist_sync")
 
 
