@@ -246,7 +246,7 @@ class Watch:
         self.scheduler_checked = False
         self.stop, self.stop_ends_at = None, None  # a stop while joining (stopped), and when it ends the process
         self.stop_told = False  # introduce told the others of this one's stop
-        self.told_stopped = None  # the other worker that told this one on its port that it was stopped (tell_stopped)
+        self.told_stopped = []  # what was sent on this one's port as another worker's stop (tell_stopped), unchecked
         self.closed = threading.Event()
         _joined.append(self)
         _ever_joined.append(self)
@@ -305,8 +305,8 @@ class Watch:
                 continue
             with connection:  # (a probe sends nothing and closes: b"" at once; another worker may say it was stopped)
                 told = _read_told(connection)
-            if isinstance(told, dict) and isinstance(told.get("stopped"), dict):
-                self.told_stopped = told["stopped"]
+            if isinstance(told, dict) and isinstance(told.get("stopped"), dict) and len(self.told_stopped) < 64:
+                self.told_stopped.append(told["stopped"])  # (checked against the peers by the watch: _stopped_peer)
 
     def _watch(self):
         while not self.closed.wait(1):
@@ -316,8 +316,9 @@ class Watch:
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
-            if self.told_stopped is not None:
-                self.fail(was_stopped(self.told_stopped))
+            stopped_peer = self._stopped_peer()
+            if stopped_peer is not None:
+                self.fail(was_stopped(stopped_peer))
             if stalled >= self.timeout and self._still_stuck(phase, stalled):
                 self.fail(f"the cluster did not move for {self.timeout:g} s {phase}: " + (
                     "every other worker answers, so a parameter server or the scheduler may have stopped" if self.peers
@@ -342,6 +343,13 @@ class Watch:
         """Whether the main thread still waits where it did (no step, same phase) when the watch is about to end the
         run: not a race with a step or an epoch's end that came meanwhile."""
         return self.phase == phase and time.monotonic() - self.last >= stalled
+
+    def _stopped_peer(self):
+        """The peer that told this one on its port that it was stopped (:func:`tell_stopped`), or None. Told by its
+        rank and port, as the exchange gave them: the port listens on every interface, and a stranger's message (or
+        one of another run's, on a port number used again) must not end this run, nor a malformed one its watch."""
+        told = [(worker.get("rank"), worker.get("port")) for worker in list(self.told_stopped)]
+        return next((peer for peer in self.peers if (peer["rank"], peer["port"]) in told), None)
 
     def lost_peers(self):
         """The other workers that do not answer, asked twice (a refused connect: the process is gone)."""
@@ -443,7 +451,7 @@ def tell_stopped(watch):
     """Tell the other workers, on their ports (the watch's answer), that this one was stopped: a stop held in
     :func:`introduce`'s exchange after this worker's push (stops_told_as_it_joins) reached them only through the
     probe, :data:`PROBE_AFTER` seconds on, as "its process ended"; they now end in :func:`was_stopped`'s line."""
-    told = json.dumps({"stopped": {"rank": watch.rank, "host": this_host()}}).encode("utf-8")
+    told = json.dumps({"stopped": {"rank": watch.rank, "port": watch.port}}).encode("utf-8")  # (Watch._stopped_peer)
     for peer in watch.peers:
         try:
             with socket.create_connection((peer["address"], peer["port"]), timeout=PROBE_TIMEOUT) as connection:

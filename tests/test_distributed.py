@@ -639,6 +639,40 @@ def test_a_worker_stopped_before_joining_tells_the_others_it_was_stopped(sample_
     assert not any(out.exists() for out in outputs)
 
 
+def test_a_stop_told_on_a_workers_port_counts_only_from_one_of_its_peers(monkeypatch):
+    """A worker's port listens on every interface (listen_everywhere), so anything that connects can send to it: a
+    message not of the shape tell_stopped sends ({"stopped": {}}) killed the watch thread with a KeyError, after which
+    no timeout, lost worker or stop ended the run; and any {"stopped": {"rank": ..., "host": ...}} (a stranger's, a
+    run's before on a reused port) ended it in 'worker N (host X) was stopped before training'. Only a peer's (its
+    rank and its port, as the exchange gave them) ends it, named as the exchange named it."""
+    from fasttext_lib import cluster
+
+    monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")
+    this, peer = cluster.Watch(timeout=600), cluster.Watch(timeout=600)
+    failed = []
+    monkeypatch.setattr(this, "fail", lambda message, status=2: failed.append(message))
+    try:
+        this.rank, peer.rank = 0, 1
+        this.peers = [{"rank": 1, "host": "peer-host", "address": "127.0.0.1", "port": peer.port}]
+        peer.peers = [{"rank": 0, "host": "this-host", "address": "127.0.0.1", "port": this.port}]
+        with this.armed("while training"):
+            for stranger in ({"stopped": {}}, {"stopped": {"rank": 1, "host": "stranger"}},
+                             {"stopped": {"rank": 1, "host": "stranger", "port": peer.port + 1}}):
+                with socket.create_connection(("127.0.0.1", this.port)) as connection:
+                    connection.sendall(json.dumps(stranger).encode("utf-8"))
+            time.sleep(2.5)  # (the watch looks each second: a stranger's message, taken, fails it by now)
+            assert failed == []
+            cluster.tell_stopped(peer)
+            deadline = time.monotonic() + 30
+            while not failed:
+                assert time.monotonic() < deadline, "the peer's stop was never taken"
+                time.sleep(0.1)
+        assert failed[0] == "worker 1 (host peer-host) was stopped before training"
+    finally:
+        this.close()
+        peer.close()
+
+
 def _stop_the_teller_then_end_the_sleeper(stop, marker, after):
     """``run_workers``' while_running for worker 1, waiting to tell the others why it ended, and worker 0, which never
     comes (it sleeps): where ``stop``, worker 1 is sent a SIGTERM ``after`` seconds once ``marker`` exists (once); worker
