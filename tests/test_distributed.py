@@ -448,7 +448,8 @@ def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_re
     check_kvstore_environment("dist_sync")
 
 
-@pytest.mark.parametrize("refusal", [errno.EPERM, errno.ENOTTY, errno.EOPNOTSUPP])
+@pytest.mark.parametrize("refusal", [errno.EPERM, errno.ENOTTY, errno.EOPNOTSUPP],
+                         ids=["EPERM", "ENOTTY", "EOPNOTSUPP"])
 def test_a_dmlc_interface_is_not_refused_where_this_host_cannot_say_which_interfaces_have_an_address(monkeypatch,
                                                                                                      refusal):
     """A container whose sandbox refuses the SIOCGIFADDR ioctl (gVisor's, a seccomp profile) said of every interface,
