@@ -133,40 +133,50 @@ def check_kvstore_environment(kvstore):
 
 def check_interface():
     """A DMLC_INTERFACE this host has no IPv4 address on (a misspelt or absent interface), without DMLC_NODE_HOST:
-    ps-lite (van.cc: GetIP over getifaddrs, AF_INET, the name matched whole) found no address and mx.kv.create raised
-    "Check failed: !ip.empty(): failed to get ip" in the join, a traceback, while the other workers waited their
-    timeout. Refused before the data is read; DMLC_NODE_HOST, which ps-lite takes instead, is not checked here."""
+    ps-lite (van.cc: GetIP over getifaddrs, AF_INET) found no address and mx.kv.create raised "Check failed:
+    !ip.empty(): failed to get ip" in the join, a traceback, while the other workers waited their timeout. Refused
+    before the data is read, as ps-lite matches it: an interface whose name starts with it (strncmp over its length:
+    ``eth`` joins with eth0's address), and "" as unset. Not refused where this host cannot say which interfaces have
+    an address (a sandbox refusing the ioctl, no IPv4 sockets): MXNet may still join. DMLC_NODE_HOST, which ps-lite
+    takes instead, is not checked here."""
     interface = os.environ.get("DMLC_INTERFACE")
-    if interface is None or os.environ.get("DMLC_NODE_HOST"):
+    if not interface or os.environ.get("DMLC_NODE_HOST"):
         return
-    if _ipv4_address_of(interface) is None:
-        have = sorted(name for name in _interface_names() if _ipv4_address_of(name) is not None)
+    have = _ipv4_interfaces(interface)
+    if have is not None and not any(name.startswith(interface) for name in have):
         raise FastTextError(f"DMLC_INTERFACE {interface!r} is no network interface with an IPv4 address on this host "
                             f"(those with one: {', '.join(have) or 'none'}): MXNet would find no address to give the "
                             f"other workers; name one of them, or set DMLC_NODE_HOST to this host's address")
 
 
-def _interface_names():
-    try:
-        return [name for _, name in socket.if_nameindex()]
-    except OSError:
-        return []
-
-
-def _ipv4_address_of(interface):
-    """The IPv4 address of network interface ``interface`` (SIOCGIFADDR), or None where it has none or is none."""
+def _ipv4_interfaces(interface):
+    """The names of this host's network interfaces with an IPv4 address (SIOCGIFADDR), ``interface`` among them if it
+    is one (an alias such as eth0:1, which if_nameindex does not list), sorted; None where this host cannot tell."""
+    import errno
     import fcntl
     import struct
 
-    name = interface.encode("utf-8", "surrogateescape")
-    if not name or len(name) > 15 or b"\0" in name:  # (IFNAMSIZ: no interface has such a name)
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        names = []
+    found = set()
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for name in {*names, interface}:
+                encoded = name.encode("utf-8", "surrogateescape")
+                if not encoded or len(encoded) > 15 or b"\0" in encoded:  # (IFNAMSIZ: no interface has such a name)
+                    continue
+                try:
+                    fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", encoded))  # SIOCGIFADDR
+                except OSError as exc:
+                    if exc.errno not in (errno.ENODEV, errno.EADDRNOTAVAIL):  # (no such interface; no IPv4 address)
+                        raise
+                    continue
+                found.add(name)
+    except OSError:  # (no IPv4 socket, the ioctl refused: a sandbox's)
         return None
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            answer = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name))  # SIOCGIFADDR
-        except OSError:
-            return None
-    return socket.inet_ntoa(answer[20:24])
+    return sorted(found)
 
 
 def workers_to_come(kvstore):
@@ -236,7 +246,7 @@ class Watch:
         self.scheduler_checked = False
         self.stop, self.stop_ends_at = None, None  # a stop while joining (stopped), and when it ends the process
         self.stop_told = False  # introduce told the others of this one's stop
-        self.told_stopped = None  # the other worker that told this one on its port that it was stopped (tell_stopped)
+        self.told_stopped = []  # what was sent on this one's port as another worker's stop (tell_stopped), unchecked
         self.closed = threading.Event()
         _joined.append(self)
         _ever_joined.append(self)
@@ -295,8 +305,8 @@ class Watch:
                 continue
             with connection:  # (a probe sends nothing and closes: b"" at once; another worker may say it was stopped)
                 told = _read_told(connection)
-            if isinstance(told, dict) and isinstance(told.get("stopped"), dict):
-                self.told_stopped = told["stopped"]
+            if isinstance(told, dict) and isinstance(told.get("stopped"), dict) and len(self.told_stopped) < 64:
+                self.told_stopped.append(told["stopped"])  # (checked against the peers by the watch: _stopped_peer)
 
     def _watch(self):
         while not self.closed.wait(1):
@@ -306,8 +316,9 @@ class Watch:
             phase, stalled = self.phase, time.monotonic() - self.last
             if phase is None:
                 continue
-            if self.told_stopped is not None:
-                self.fail(was_stopped(self.told_stopped))
+            stopped_peer = self._stopped_peer()
+            if stopped_peer is not None:
+                self.fail(was_stopped(stopped_peer))
             if stalled >= self.timeout and self._still_stuck(phase, stalled):
                 self.fail(f"the cluster did not move for {self.timeout:g} s {phase}: " + (
                     "every other worker answers, so a parameter server or the scheduler may have stopped" if self.peers
@@ -332,6 +343,13 @@ class Watch:
         """Whether the main thread still waits where it did (no step, same phase) when the watch is about to end the
         run: not a race with a step or an epoch's end that came meanwhile."""
         return self.phase == phase and time.monotonic() - self.last >= stalled
+
+    def _stopped_peer(self):
+        """The peer that told this one on its port that it was stopped (:func:`tell_stopped`), or None. Told by its
+        rank and port, as the exchange gave them: the port listens on every interface, and a stranger's message (or
+        one of another run's, on a port number used again) must not end this run, nor a malformed one its watch."""
+        told = [(worker.get("rank"), worker.get("port")) for worker in list(self.told_stopped)]
+        return next((peer for peer in self.peers if (peer["rank"], peer["port"]) in told), None)
 
     def lost_peers(self):
         """The other workers that do not answer, asked twice (a refused connect: the process is gone)."""
@@ -433,7 +451,7 @@ def tell_stopped(watch):
     """Tell the other workers, on their ports (the watch's answer), that this one was stopped: a stop held in
     :func:`introduce`'s exchange after this worker's push (stops_told_as_it_joins) reached them only through the
     probe, :data:`PROBE_AFTER` seconds on, as "its process ended"; they now end in :func:`was_stopped`'s line."""
-    told = json.dumps({"stopped": {"rank": watch.rank, "host": this_host()}}).encode("utf-8")
+    told = json.dumps({"stopped": {"rank": watch.rank, "port": watch.port}}).encode("utf-8")  # (Watch._stopped_peer)
     for peer in watch.peers:
         try:
             with socket.create_connection((peer["address"], peer["port"]), timeout=PROBE_TIMEOUT) as connection:

@@ -368,7 +368,7 @@ def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_
     from fasttext_lib.bundle_format import CONFIG
 
     out = f"{s3_bucket}/models/run1"
-    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: botocore's retry too)
+    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: _commit's retries too)
     r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")
     s3_proxy.clear()
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1:] == [
@@ -396,6 +396,24 @@ def test_a_trial_table_another_autotune_run_is_putting_in_place_at_the_same_mome
         f"its trials in its metrics.json (autotune)"), r.stderr
     assert Predictor.load(f"{out}.1").metrics["autotune"]["trials"]
     assert not out.exists()
+
+
+def test_a_409_at_the_bundles_put_whose_other_save_did_not_land_saves_this_runs_model_at_output(sample_dir, s3_bucket,
+                                                                                                s3_proxy):
+    """S3's 409 ConditionalRequestConflict asks to try again: the conditional PUT in flight beside this one may still
+    fail. Taken at once for a bundle another run had put there, this run's model went to --output.1 under a line
+    saying --output was written by another run, and --output stayed empty. The PUT is tried again: S3 answers it as
+    it finds the key then (put in place here, or 412 where the other one landed)."""
+    from fasttext_lib import storage
+    from fasttext_lib.bundle_format import CONFIG
+
+    out = f"{s3_bucket}/models/run1"
+    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=1)  # (the first attempt alone)
+    r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")
+    s3_proxy.clear()
+    assert r.returncode == 0, r.stderr
+    assert storage.read_manifest(out, CONFIG)["train_config"]["seed"] == 7
+    assert not storage.exists(storage.join(f"{out}.1", CONFIG))
 
 
 def _bundle_files(bundle):

@@ -1,4 +1,5 @@
 """kvstore dist_sync on a real local cluster: scheduler, server and two workers as processes."""
+import errno
 import json
 import os
 import pathlib
@@ -431,15 +432,40 @@ def test_a_scheduler_address_that_cannot_be_one_is_refused_before_the_data_is_re
     check_kvstore_environment("dist_sync")
     check_kvstore_environment("auto")  # no cluster: nothing read
     # an interface with no IPv4 address here: mx.kv.create's "failed to get ip" traceback, the others left waiting
-    for bad in ("nosuch0", "", "lo ", "x" * 16):
+    for bad in ("nosuch0", "lo ", "x" * 16, "lo0"):
         monkeypatch.setenv("DMLC_INTERFACE", bad)
         with pytest.raises(FastTextError, match=rf"^DMLC_INTERFACE {re.escape(repr(bad))} is no network interface with "
                                                 rf"an IPv4 address on this host \(those with one: [^)]*\blo\b"):
             check_kvstore_environment("dist_sync")
+    # what MXNet 1.9.1's ps-lite joins with (GetIP: strncmp over the value's length, so a name's start; "": unset)
+    for good in ("l", ""):
+        monkeypatch.setenv("DMLC_INTERFACE", good)
+        check_kvstore_environment("dist_sync")
     monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")  # (ps-lite takes it instead of the interface's)
     check_kvstore_environment("dist_sync")
     monkeypatch.delenv("DMLC_NODE_HOST")
     monkeypatch.setenv("DMLC_INTERFACE", "lo")
+    check_kvstore_environment("dist_sync")
+
+
+@pytest.mark.parametrize("refusal", [errno.EPERM, errno.ENOTTY, errno.EOPNOTSUPP],
+                         ids=["EPERM", "ENOTTY", "EOPNOTSUPP"])
+def test_a_dmlc_interface_is_not_refused_where_this_host_cannot_say_which_interfaces_have_an_address(monkeypatch,
+                                                                                                     refusal):
+    """A container whose sandbox refuses the SIOCGIFADDR ioctl (gVisor's, a seccomp profile) said of every interface,
+    lo and the one MXNet would have joined with too, that it has no IPv4 address, and refused the run."""
+    import fcntl
+
+    from fasttext_lib.cluster import check_kvstore_environment
+
+    def refused(*_):
+        raise OSError(refusal, os.strerror(refusal))
+
+    monkeypatch.setattr(fcntl, "ioctl", refused)
+    monkeypatch.delenv("DMLC_NODE_HOST", raising=False)
+    for name, value in (("DMLC_PS_ROOT_URI", "127.0.0.1"), ("DMLC_PS_ROOT_PORT", "9000"), ("DMLC_NUM_WORKER", "2"),
+                        ("DMLC_NUM_SERVER", "1"), ("DMLC_INTERFACE", "lo")):
+        monkeypatch.setenv(name, value)
     check_kvstore_environment("dist_sync")
 
 
@@ -612,6 +638,40 @@ def test_a_worker_stopped_before_joining_tells_the_others_it_was_stopped(sample_
     assert status == 2 and len(_errors(err)) == 1 and re.fullmatch(
         r"error: worker [01] \(host \S+\) was stopped before training", _errors(err)[0]), err
     assert not any(out.exists() for out in outputs)
+
+
+def test_a_stop_told_on_a_workers_port_counts_only_from_one_of_its_peers(monkeypatch):
+    """A worker's port listens on every interface (listen_everywhere), so anything that connects can send to it: a
+    message not of the shape tell_stopped sends ({"stopped": {}}) killed the watch thread with a KeyError, after which
+    no timeout, lost worker or stop ended the run; and any {"stopped": {"rank": ..., "host": ...}} (a stranger's, a
+    run's before on a reused port) ended it in 'worker N (host X) was stopped before training'. Only a peer's (its
+    rank and its port, as the exchange gave them) ends it, named as the exchange named it."""
+    from fasttext_lib import cluster
+
+    monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")
+    this, peer = cluster.Watch(timeout=600), cluster.Watch(timeout=600)
+    failed = []
+    monkeypatch.setattr(this, "fail", lambda message, status=2: failed.append(message))
+    try:
+        this.rank, peer.rank = 0, 1
+        this.peers = [{"rank": 1, "host": "peer-host", "address": "127.0.0.1", "port": peer.port}]
+        peer.peers = [{"rank": 0, "host": "this-host", "address": "127.0.0.1", "port": this.port}]
+        with this.armed("while training"):
+            for stranger in ({"stopped": {}}, {"stopped": {"rank": 1, "host": "stranger"}},
+                             {"stopped": {"rank": 1, "host": "stranger", "port": peer.port + 1}}):
+                with socket.create_connection(("127.0.0.1", this.port)) as connection:
+                    connection.sendall(json.dumps(stranger).encode("utf-8"))
+            time.sleep(2.5)  # (the watch looks each second: a stranger's message, taken, fails it by now)
+            assert failed == []
+            cluster.tell_stopped(peer)
+            deadline = time.monotonic() + 30
+            while not failed:
+                assert time.monotonic() < deadline, "the peer's stop was never taken"
+                time.sleep(0.1)
+        assert failed[0] == "worker 1 (host peer-host) was stopped before training"
+    finally:
+        this.close()
+        peer.close()
 
 
 def _stop_the_teller_then_end_the_sleeper(stop, marker, after):

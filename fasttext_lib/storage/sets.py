@@ -797,10 +797,13 @@ class _Raced(FastTextError):
 
 class _RacedToCreate(_Raced, BeingWritten):
     """A 409 without overwrite: another save was putting its set in place here at the same moment, which this one, once
-    that is done, may not replace (s3.BeingWritten)."""
+    that is done, may not replace. :func:`_commit` sends the PUT again (that save may fail, and this one then lands);
+    still 409 at its last attempt, an AlreadyExists too (s3.BeingWritten), so a caller that keeps its files beside a
+    taken destination (bundle.save_bundle's keep_beside, the command line's train) does so rather than lose them."""
 
 
 _COMMIT_ATTEMPTS = 3  # a set read again and again, each time replaced before our PUT: publishers keep racing
+_CONFLICT_PAUSE = 1  # seconds before a create-only manifest PUT answered 409 is sent again (another in flight)
 
 
 def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, overwrite, dest, where, hint):
@@ -821,9 +824,13 @@ def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, o
             put = _put_manifest(client, bucket, _key(prefix, manifest_name), body, condition, dest, where, overwrite,
                                 hint)
             return put, old, read
-        except _Raced:
-            if not (overwrite and listable) or attempt == _COMMIT_ATTEMPTS - 1:
+        except _Raced as raced:
+            conflict = isinstance(raced, _RacedToCreate)
+            if not (overwrite and listable or conflict) or attempt == _COMMIT_ATTEMPTS - 1:
                 raise
+            if conflict:  # (S3's 409 asks to try again: the PUT in flight beside ours may fail; once it is done, the
+                time.sleep(_CONFLICT_PAUSE)  # same If-None-Match PUT lands, or is refused 412 as a set there)
+                continue
             replaced = old, read
             old, read, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
             if old is not None and ours & _referenced(old):  # our own PUT landed: botocore's retry was refused
