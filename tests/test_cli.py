@@ -416,6 +416,27 @@ def test_a_409_at_the_bundles_put_whose_other_save_did_not_land_saves_this_runs_
     assert not storage.exists(storage.join(f"{out}.1", CONFIG))
 
 
+def test_a_409_at_a_create_only_file_put_whose_other_write_did_not_land_writes_this_one(s3_bucket, s3_proxy):
+    """A create-only PUT of one file (a trial table, export-vectors without --overwrite) answered 409: the other
+    create in flight may fail, so the PUT is sent again rather than refused "try again"; still 409 at its last
+    attempt, it is refused so (s3.BeingWritten)."""
+    from fasttext_lib import storage
+
+    table = f"{s3_bucket}/runs/trials.csv"
+    s3_proxy.fail("PUT", r"/runs/trials\.csv$", "409", nth=1)  # (the first attempt alone)
+    with storage.atomic_write(table, "wb", overwrite=False) as f:
+        f.write(b"ours\n")
+    s3_proxy.clear()
+    assert storage.read_bytes(table) == b"ours\n"
+    s3_proxy.fail("PUT", r"/runs/other\.csv$", "409", nth=None)
+    with pytest.raises(storage.BeingWritten, match=r"^s3://.*/runs/other\.csv was being written by someone else at "
+                                                   r"the same time; try again$"):
+        with storage.atomic_write(f"{s3_bucket}/runs/other.csv", "wb", overwrite=False) as f:
+            f.write(b"ours\n")
+    s3_proxy.clear()
+    assert not storage.exists(f"{s3_bucket}/runs/other.csv")
+
+
 def _bundle_files(bundle):
     """(files, manifest name, manifest) to publish a copy of a local bundle elsewhere."""
     config = json.loads((bundle / "config.json").read_text())

@@ -470,6 +470,10 @@ class AlreadyExists(FastTextError):
     """A write that must not replace what is at its location found something there."""
 
 
+CONFLICT_ATTEMPTS = 3  # create-only PUTs answered 409 (another create of the key in flight) are sent this often
+CONFLICT_PAUSE = 1  # seconds apart
+
+
 class BeingWritten(AlreadyExists):
     """A create-only write S3 answered 409 ConditionalRequestConflict: another create of that key was in flight at that
     moment, and it may not be replaced once done. An AlreadyExists, so a caller that keeps its work beside a taken
@@ -762,21 +766,25 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
 
     if _conditional_writes(client):
         write_id = secrets.token_hex(8)
-        try:
-            with _noted_here(transfer):
-                return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
-        except bex.ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code")
-            if code in ("PreconditionFailed", "412"):
-                own = _created_by_an_earlier_attempt(client, bucket, key, write_id, exc)
-                if own is not None:
-                    return own
-                raise already_exists(uri, replace_with(overwrite_as)) from None
-            if code in ("ConditionalRequestConflict", "409"):
-                raise BeingWritten(f"{uri} was being written by someone else at the same time; try again") from None
-            if code not in ("NotImplemented", "501"):
-                raise
-            # an S3-compatible store without conditional writes: check first, as below
+        for attempt in range(CONFLICT_ATTEMPTS):
+            try:
+                with _noted_here(transfer):
+                    return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
+            except bex.ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code")
+                if code in ("PreconditionFailed", "412"):
+                    own = _created_by_an_earlier_attempt(client, bucket, key, write_id, exc)
+                    if own is not None:
+                        return own
+                    raise already_exists(uri, replace_with(overwrite_as)) from None
+                if code in ("ConditionalRequestConflict", "409"):  # another create of the key in flight: S3 asks to
+                    if attempt < CONFLICT_ATTEMPTS - 1:  # try again (it may fail; done, ours is refused 412)
+                        time.sleep(CONFLICT_PAUSE)
+                        continue
+                    raise BeingWritten(f"{uri} was being written by someone else at the same time; try again") from None
+                if code not in ("NotImplemented", "501"):
+                    raise
+                break  # an S3-compatible store without conditional writes: check first, as below
     try:
         client.head_object(Bucket=bucket, Key=key)
     except Exception as exc:
