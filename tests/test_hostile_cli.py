@@ -1694,7 +1694,8 @@ def test_kill_9_mid_publish_leftovers_go_with_the_next_run(tmp_path, data, bundl
 @pytest.mark.parametrize("overwrite", [True, False], ids=["--overwrite", "no --overwrite"])
 def test_two_trainings_to_one_output(tmp_path, data, tmpdir_env, overwrite):
     """Both find no bundle there and train. With --overwrite the last to finish wins; without it the first
-    bundle is kept and the other run fails in one line at its save (it would replace a model), leaving nothing."""
+    bundle is kept and the other run fails in one line: refused before training where the first had saved by then,
+    or at its save (it would replace a model), its model then kept beside, at model.1, which the line names."""
     tmpdir, env = tmpdir_env
     out = tmp_path / "model"
     flags = ["--overwrite"] if overwrite else []
@@ -1705,7 +1706,16 @@ def test_two_trainings_to_one_output(tmp_path, data, tmpdir_env, overwrite):
         assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
     else:
         assert sorted(r.returncode for r in results) == [0, 2], [r.stderr for r in results]
-        assert_error(next(r for r in results if r.returncode), "; pass --overwrite to replace it")  # at its save (or before)
+        refused = next(r for r in results if r.returncode)
+        if "already holds a model bundle" in refused.stderr:  # (before training)
+            assert_error(refused, "; pass --overwrite to replace it")
+            assert not (tmp_path / "model.1").exists()
+        else:  # at its save
+            assert_error(refused, f"{out} was written by another run while this one trained; this run's model is kept "
+                                  f"as {out}.1")
+            kept = json.loads((tmp_path / "model.1" / "config.json").read_text())["train_config"]["seed"]
+            winner = next(seed for seed, r in zip((1, 2), results) if r.returncode == 0)
+            assert kept == 3 - winner and predictions(tmp_path / "model.1")
     config = json.loads((out / "config.json").read_text())
     assert config["train_config"]["seed"] in (1, 2)
     assert sorted(os.listdir(out)) == sorted([".fasttext.lock", "config.json"] + [e["object"] for e in config["files"].values()])

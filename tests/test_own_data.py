@@ -21,13 +21,14 @@ def table(rows, sep=",", extra=False):
 
 
 def run_01(s3_bucket, tmp_path, **parameters):
-    """01's parameters, check and corpus cells and its write cell, as papermill runs them; its namespace."""
+    """01's parameters, check and corpus cells, the cells that describe the data (the write cell saves their
+    histogram) and its write cell, as papermill runs them; its namespace."""
     local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), **parameters}
     namespace = run_after_papermill("01_data_prep.ipynb", local)
     code = code_cells(read("01_data_prep.ipynb"))
-    write_cell = next(c.source for c in code if "write_fasttext_splits(splits" in c.source)
-    for source in (code[2].source, write_cell):
-        exec(source, namespace)  # noqa: S102 - the committed cells
+    write_at = next(i for i, c in enumerate(code) if "write_fasttext_splits(splits" in c.source)
+    for cell in code[2:write_at + 1]:
+        exec(cell.source, namespace)  # noqa: S102 - the committed cells
     return namespace
 
 
