@@ -675,7 +675,9 @@ def test_compact_bundle_keeps_pretrained_rows_training_did_not_change(splits, ve
 def test_autotune_keeps_emsize_at_the_vectors_dimension(splits, vec_file):
     from fasttext_lib.autotune import autotune
 
-    result = autotune(*splits, duration=600, base=config(pretrained_vectors=str(vec_file), emsize=100),
+    # (a start of 1 epoch, not starting_config's 10: its emsize of 100 is set to the vectors' as the default start's is)
+    start = config(emsize=100, epochs=1, lr=0.5, ngrams=2)
+    result = autotune(*splits, duration=600, base=config(pretrained_vectors=str(vec_file), emsize=100), start=start,
                       max_trials=5, verbose=False)
     assert set(result.trials.emsize) == {DIM}
     assert result.trained.pretrained["rows_initialized"] > 0
