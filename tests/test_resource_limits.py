@@ -539,7 +539,10 @@ def varied_review(chars=10_000_000):
     """One review of ``chars`` characters of varied words: its bigrams fill most of a table of 100k buckets."""
     from fasttext_lib.synthetic import generate_reviews
 
-    return " ".join(generate_reviews(chars // 100, seed=4).texts).replace("\n", " ")[:chars]
+    # (~1,400 characters a review: chars // 1000 of them give enough, where chars // 100 generated 7x the text kept)
+    text = " ".join(generate_reviews(chars // 1000, seed=4).texts).replace("\n", " ")
+    assert len(text) >= chars, len(text)
+    return text[:chars]
 
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
