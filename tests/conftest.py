@@ -453,6 +453,13 @@ def cli_in_process(*args, input=None):
     return subprocess.CompletedProcess(args, code or 0, out.getvalue(), err.getvalue())
 
 
+def cli_in_process_with(env, *args, input=None):
+    """:func:`cli_in_process` with the environment variables ``env`` set (``None``: as they are) for the call only,
+    as :func:`run_cli`'s ``env`` sets them for its process (storage.s3_client makes a client for each environment)."""
+    with mock.patch.dict(os.environ, env or {}):
+        return cli_in_process(*args, input=input)
+
+
 def as_user(monkeypatch, policy, user):
     """Act as ``policy``'s ``user`` (its credentials and endpoint in the environment)."""
     for key, value in policy.env(user).items():

@@ -713,10 +713,13 @@ def no_credentials(tmp_path):
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
 def test_reading_a_model_from_s3_names_the_real_cause(tmp_path, s3_bucket, s3_model, data, command):
+    from conftest import cli_in_process_with
+
     def run(model, env=None):
         if command == "predict":
             return run_cli("predict", "--model", model, input="x\n", env=env)
-        return run_cli("evaluate", "--model", model, "--data", data["test"], env=env)
+        # (evaluate's answers in this process: the causes are the library's, found as predict's, whose process is run)
+        return cli_in_process_with(env, "evaluate", "--model", model, "--data", data["test"])
 
     assert_error(run(s3_model, env=no_credentials(tmp_path)), "no AWS credentials")
     down = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
@@ -786,18 +789,22 @@ def test_training_data_whose_download_is_cut_midway_is_resumed(tmp_path, s3_buck
     tmpdir, env = tmpdir_env
     big = make_data(tmp_path / "big.csv", 5000, 3)
     boto3.client("s3").upload_file(str(big), s3_bucket[len("s3://"):].split("/")[0], "data/big.csv")
+    # (the runs in this process, its temporary files in tmpdir: the reads and what they trained are under test; a run
+    # reading S3 data as a process is test_expired_credentials_are_one_line_that_says_so_naming_the_data's)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     proxy.fail("GET", r"/data/big\.csv", "cut", nth=1)
-    r = run_cli("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out", *TINY,
-                env={**env, "AWS_ENDPOINT_URL": proxy.endpoint})
+    with monkeypatch.context() as m:
+        m.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        r = cli_in_process("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out", *TINY)
     assert r.returncode == 0, r.stderr
+    assert len([path for method, path, _ in proxy.log if method == "GET" and "big.csv" in path]) >= 2  # cut, asked again
     # every row was read, once: the seeded run equals one on the local file
-    assert run_cli("train", "--train", big, "--output", tmp_path / "local", *TINY).returncode == 0
+    assert cli_in_process("train", "--train", big, "--output", tmp_path / "local", *TINY).returncode == 0
     assert predictions_json(tmp_path / "out") == predictions_json(tmp_path / "local")
     proxy.clear()
     proxy.fail("GET", r"/data/big\.csv", "cut")
     # every read cut: smart_open gives up after its retries (31 s of backoff, skipped here), in one error line
     monkeypatch.setattr(smart_open.s3.time, "sleep", lambda seconds: None)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
     r = cli_in_process("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out2", *TINY)
     assert_error(r, "big.csv failed: the connection broke off mid-read, and 5 attempts to go on from there failed too")
@@ -2273,7 +2280,9 @@ def test_a_summary_line_stdout_cannot_take_leaves_the_output_as_it_was(tmp_path,
     assert (r.returncode, r.stderr) == (141, "")
     assert sorted(listing(out)) == sorted(names)
     assert all((out / name).read_text() == "the user's own file\n" for name in names)
-    written = run_cli(*args, "--overwrite")
+    from conftest import cli_in_process
+
+    written = cli_in_process(*args, "--overwrite")  # (the files it writes: in this process)
     assert written.returncode == 0 and json.loads(written.stdout) and (out / names[0]).read_text() != "the user's own file\n"
 
 
