@@ -210,6 +210,20 @@ def no_pause_between_rereads(monkeypatch):
 
 
 @pytest.fixture
+def no_backoff_between_botocore_retries(monkeypatch):
+    """botocore sleeps before it retries a failed request (a random fraction of a second, doubling with each attempt:
+    ~0.5 s on average before the first retry). Tests that inject S3 faults on purpose retry many requests: the
+    retries, and what comes of them, are under test; the wait before each is not. Here it is skipped (only botocore's
+    endpoint, where it sleeps before a retry, sees a sleep that returns at once; ``time`` is untouched elsewhere)."""
+    import time
+    import types
+
+    import botocore.endpoint
+
+    monkeypatch.setattr(botocore.endpoint, "time", types.SimpleNamespace(**{**vars(time), "sleep": lambda seconds: None}))
+
+
+@pytest.fixture
 def tmpfs(tmp_path):
     """A real tiny tmpfs (as root chmod does not stop writes, so read-only and full need a real mount).
 
