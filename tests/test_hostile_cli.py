@@ -864,12 +864,10 @@ def test_cli_never_imports_the_sagemaker_sdk(tmp_path, data, s3_bucket, s3_model
 # ---------------------------------------------------------------- disk full
 
 
-def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, data, tmpdir_env):
+def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, data, bundle, tmpdir_env):
     tmpdir, env = tmpdir_env
     disk = tmpfs("1m")
-    out = disk / "model"
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
-    assert r.returncode == 0, r.stderr
+    out = copy_bundle(bundle, disk / "model")  # (the old bundle: the module's, trained by the same command)
     old, before = predictions(out), listing(out)
     r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", env=env)
     assert_error(r, "No space left on device")
