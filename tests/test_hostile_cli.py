@@ -70,8 +70,10 @@ def test_output_that_is_not_ours_is_refused_before_reading_data(tmp_path, bundle
     assert_error(r, why)  # the output is checked first: a missing --train is not even looked at
     assert "refusing to write" in r.stderr
     assert listing(target) == before
-    if case == "old format":
-        assert_error(run_cli("predict", "--model", target, input="x\n"), "retrain it")
+    if case == "old format":  # (the bundle's refusal: in this process)
+        from conftest import cli_in_process
+
+        assert_error(cli_in_process("predict", "--model", target, input="x\n"), "retrain it")
 
 
 @pytest.mark.parametrize("case", ["read-only", "parent is a file", "missing bucket", "endpoint down", "an S3 object"])
@@ -256,7 +258,7 @@ def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpo
         assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
         assert not r.stdout.strip()
     assert s3_keys(other) + s3_keys(kept) == before and not (tmp_path / "out").exists()
-    r = run_cli("export-vectors", "--model", bundle, "--output", f"{other}/vectors.vec")  # a new object beside: fine
+    r = cli_in_process("export-vectors", "--model", bundle, "--output", f"{other}/vectors.vec")  # beside it: fine
     assert r.returncode == 0, r.stderr
 
 
@@ -392,8 +394,11 @@ def test_empty_vocabulary_is_refused(tmp_path, data):
 def test_data_of_labels_alone_is_named_as_such_not_told_to_lower_min_count(tmp_path, content):
     """A file of labels alone (no text on any line) was 'no word occurs at least min_count=1 times ...; lower
     min_count', advice that cannot be followed."""
+    from conftest import cli_in_process
+
     (tmp_path / "labels.txt").write_text(content)
-    r = run_cli("train", "--train", tmp_path / "labels.txt", "--output", tmp_path / "out", *TINY)
+    run = run_cli if content.startswith("__label__") else cli_in_process  # (the CSV's line: in this process)
+    r = run("train", "--train", tmp_path / "labels.txt", "--output", tmp_path / "out", *TINY)
     assert_error(r, "every document's text is empty")
     assert "min-count" not in r.stderr and "min_count" not in r.stderr and not (tmp_path / "out").exists()
 
@@ -424,7 +429,9 @@ def test_bundle_with_another_runs_params_or_truncated_params(tmp_path, data, bun
     assert params.stat().st_size == size
     assert_error(run_cli("predict", "--model", broken, input="x\n"), "model.params does not match its checksum")
     params.write_bytes(params.read_bytes()[:1000])
-    assert_error(run_cli("evaluate", "--model", broken, "--data", data["test"]), "model.params is truncated")
+    from conftest import cli_in_process  # (the second damage's line: in this process)
+
+    assert_error(cli_in_process("evaluate", "--model", broken, "--data", data["test"]), "model.params is truncated")
 
 
 @pytest.mark.parametrize("labels, why", [(None, "has no list of labels"), (["1"], "at least 2 distinct labels")])

@@ -693,8 +693,10 @@ def test_cli_autotune_says_the_pretrained_vectors_line_once_of_its_final_model(t
 
     write_csv(splits[0], str(tmp_path / "train.csv"))
     write_csv(splits[1], str(tmp_path / "val.csv"))
+    # (a budget of half a second: the first trial, which always runs, then the refit; a line said by each run would
+    # be two lines)
     r = cli_in_process("train", "--train", tmp_path / "train.csv", "--autotune-validation", tmp_path / "val.csv",
-                       "--autotune-duration", "2", "--output", tmp_path / "out", "--pretrained-vectors", vec_file,
+                       "--autotune-duration", "0.5", "--output", tmp_path / "out", "--pretrained-vectors", vec_file,
                        "--ctx", "cpu", *([] if progress else ["--no-progress"]))
     assert r.returncode == 0, r.stderr
     said = [line for line in r.stderr.splitlines() if line.startswith("pretrained vectors: ")]
