@@ -210,6 +210,20 @@ def no_pause_between_rereads(monkeypatch):
 
 
 @pytest.fixture
+def no_backoff_between_botocore_retries(monkeypatch):
+    """botocore sleeps before it retries a failed request (a random fraction of a second, doubling with each attempt:
+    ~0.5 s on average before the first retry). Tests that inject S3 faults on purpose retry many requests: the
+    retries, and what comes of them, are under test; the wait before each is not. Here it is skipped (only botocore's
+    endpoint, where it sleeps before a retry, sees a sleep that returns at once; ``time`` is untouched elsewhere)."""
+    import time
+    import types
+
+    import botocore.endpoint
+
+    monkeypatch.setattr(botocore.endpoint, "time", types.SimpleNamespace(**{**vars(time), "sleep": lambda seconds: None}))
+
+
+@pytest.fixture
 def tmpfs(tmp_path):
     """A real tiny tmpfs (as root chmod does not stop writes, so read-only and full need a real mount).
 
@@ -451,6 +465,13 @@ def cli_in_process(*args, input=None):
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code
     return subprocess.CompletedProcess(args, code or 0, out.getvalue(), err.getvalue())
+
+
+def cli_in_process_with(env, *args, input=None):
+    """:func:`cli_in_process` with the environment variables ``env`` set (``None``: as they are) for the call only,
+    as :func:`run_cli`'s ``env`` sets them for its process (storage.s3_client makes a client for each environment)."""
+    with mock.patch.dict(os.environ, env or {}):
+        return cli_in_process(*args, input=input)
 
 
 def as_user(monkeypatch, policy, user):

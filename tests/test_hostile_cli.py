@@ -70,8 +70,10 @@ def test_output_that_is_not_ours_is_refused_before_reading_data(tmp_path, bundle
     assert_error(r, why)  # the output is checked first: a missing --train is not even looked at
     assert "refusing to write" in r.stderr
     assert listing(target) == before
-    if case == "old format":
-        assert_error(run_cli("predict", "--model", target, input="x\n"), "retrain it")
+    if case == "old format":  # (the bundle's refusal: in this process)
+        from conftest import cli_in_process
+
+        assert_error(cli_in_process("predict", "--model", target, input="x\n"), "retrain it")
 
 
 @pytest.mark.parametrize("case", ["read-only", "parent is a file", "missing bucket", "endpoint down", "an S3 object"])
@@ -93,9 +95,11 @@ def test_unwritable_output_is_found_before_training(tmp_path, tmpfs, data, s3_se
     else:
         output, why = "s3://any-bucket/models/run", "cannot reach the S3 endpoint"
         env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
+    from conftest import cli_in_process_with
+
     r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", output, *TINY, env=env)
     assert_error(r, why)  # before the (missing) training data is read: found up front
-    r = run_cli("train", "--train", data["train"], "--output", output, *TINY, env=env)
+    r = cli_in_process_with(env, "train", "--train", data["train"], "--output", output, *TINY)  # (the process: above)
     assert_error(r, why)
     assert not r.stdout.strip()  # no epoch ran
     if case == "parent is a file":
@@ -254,7 +258,7 @@ def test_an_s3_file_output_never_replaces_an_object_of_another_bundle_or_checkpo
         assert_error(r, f"{target} {said} replaced, that set would no longer load; write the file elsewhere")
         assert not r.stdout.strip()
     assert s3_keys(other) + s3_keys(kept) == before and not (tmp_path / "out").exists()
-    r = run_cli("export-vectors", "--model", bundle, "--output", f"{other}/vectors.vec")  # a new object beside: fine
+    r = cli_in_process("export-vectors", "--model", bundle, "--output", f"{other}/vectors.vec")  # beside it: fine
     assert r.returncode == 0, r.stderr
 
 
@@ -354,7 +358,12 @@ def test_sample_output_under_a_file(tmp_path):
     ("--kvstore", "dist_sync", "--kvstore dist_sync trains in an MXNet parameter-server cluster, and this process is in none"),
 ])
 def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
-    r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", tmp_path / "out", flag, value, "--no-progress")
+    from conftest import cli_in_process
+
+    # (the refusals are the command line's checks: asked in this process, but for --lr's, and --kvstore dist_sync's,
+    # which MXNet's C++ CHECK once ended with its traceback: their processes are run)
+    run = run_cli if flag in ("--lr", "--kvstore") else cli_in_process
+    r = run("train", "--train", tmp_path / "missing.csv", "--output", tmp_path / "out", flag, value, "--no-progress")
     assert_error(r, why)
     assert os.listdir(tmp_path) == []
 
@@ -385,8 +394,11 @@ def test_empty_vocabulary_is_refused(tmp_path, data):
 def test_data_of_labels_alone_is_named_as_such_not_told_to_lower_min_count(tmp_path, content):
     """A file of labels alone (no text on any line) was 'no word occurs at least min_count=1 times ...; lower
     min_count', advice that cannot be followed."""
+    from conftest import cli_in_process
+
     (tmp_path / "labels.txt").write_text(content)
-    r = run_cli("train", "--train", tmp_path / "labels.txt", "--output", tmp_path / "out", *TINY)
+    run = run_cli if content.startswith("__label__") else cli_in_process  # (the CSV's line: in this process)
+    r = run("train", "--train", tmp_path / "labels.txt", "--output", tmp_path / "out", *TINY)
     assert_error(r, "every document's text is empty")
     assert "min-count" not in r.stderr and "min_count" not in r.stderr and not (tmp_path / "out").exists()
 
@@ -417,7 +429,9 @@ def test_bundle_with_another_runs_params_or_truncated_params(tmp_path, data, bun
     assert params.stat().st_size == size
     assert_error(run_cli("predict", "--model", broken, input="x\n"), "model.params does not match its checksum")
     params.write_bytes(params.read_bytes()[:1000])
-    assert_error(run_cli("evaluate", "--model", broken, "--data", data["test"]), "model.params is truncated")
+    from conftest import cli_in_process  # (the second damage's line: in this process)
+
+    assert_error(cli_in_process("evaluate", "--model", broken, "--data", data["test"]), "model.params is truncated")
 
 
 @pytest.mark.parametrize("labels, why", [(None, "has no list of labels"), (["1"], "at least 2 distinct labels")])
@@ -713,10 +727,13 @@ def no_credentials(tmp_path):
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
 def test_reading_a_model_from_s3_names_the_real_cause(tmp_path, s3_bucket, s3_model, data, command):
+    from conftest import cli_in_process_with
+
     def run(model, env=None):
         if command == "predict":
             return run_cli("predict", "--model", model, input="x\n", env=env)
-        return run_cli("evaluate", "--model", model, "--data", data["test"], env=env)
+        # (evaluate's answers in this process: the causes are the library's, found as predict's, whose process is run)
+        return cli_in_process_with(env, "evaluate", "--model", model, "--data", data["test"])
 
     assert_error(run(s3_model, env=no_credentials(tmp_path)), "no AWS credentials")
     down = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
@@ -786,18 +803,22 @@ def test_training_data_whose_download_is_cut_midway_is_resumed(tmp_path, s3_buck
     tmpdir, env = tmpdir_env
     big = make_data(tmp_path / "big.csv", 5000, 3)
     boto3.client("s3").upload_file(str(big), s3_bucket[len("s3://"):].split("/")[0], "data/big.csv")
+    # (the runs in this process, its temporary files in tmpdir: the reads and what they trained are under test; a run
+    # reading S3 data as a process is test_expired_credentials_are_one_line_that_says_so_naming_the_data's)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     proxy.fail("GET", r"/data/big\.csv", "cut", nth=1)
-    r = run_cli("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out", *TINY,
-                env={**env, "AWS_ENDPOINT_URL": proxy.endpoint})
+    with monkeypatch.context() as m:
+        m.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        r = cli_in_process("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out", *TINY)
     assert r.returncode == 0, r.stderr
+    assert len([path for method, path, _ in proxy.log if method == "GET" and "big.csv" in path]) >= 2  # cut, asked again
     # every row was read, once: the seeded run equals one on the local file
-    assert run_cli("train", "--train", big, "--output", tmp_path / "local", *TINY).returncode == 0
+    assert cli_in_process("train", "--train", big, "--output", tmp_path / "local", *TINY).returncode == 0
     assert predictions_json(tmp_path / "out") == predictions_json(tmp_path / "local")
     proxy.clear()
     proxy.fail("GET", r"/data/big\.csv", "cut")
     # every read cut: smart_open gives up after its retries (31 s of backoff, skipped here), in one error line
     monkeypatch.setattr(smart_open.s3.time, "sleep", lambda seconds: None)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
     r = cli_in_process("train", "--train", f"{s3_bucket}/data/big.csv", "--output", tmp_path / "out2", *TINY)
     assert_error(r, "big.csv failed: the connection broke off mid-read, and 5 attempts to go on from there failed too")
@@ -850,12 +871,10 @@ def test_cli_never_imports_the_sagemaker_sdk(tmp_path, data, s3_bucket, s3_model
 # ---------------------------------------------------------------- disk full
 
 
-def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, data, tmpdir_env):
+def test_disk_full_while_writing_a_bundle_keeps_the_old_one(tmp_path, tmpfs, data, bundle, tmpdir_env):
     tmpdir, env = tmpdir_env
     disk = tmpfs("1m")
-    out = disk / "model"
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY)
-    assert r.returncode == 0, r.stderr
+    out = copy_bundle(bundle, disk / "model")  # (the old bundle: the module's, trained by the same command)
     old, before = predictions(out), listing(out)
     r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", env=env)
     assert_error(r, "No space left on device")
@@ -2283,7 +2302,9 @@ def test_a_summary_line_stdout_cannot_take_leaves_the_output_as_it_was(tmp_path,
     assert (r.returncode, r.stderr) == (141, "")
     assert sorted(listing(out)) == sorted(names)
     assert all((out / name).read_text() == "the user's own file\n" for name in names)
-    written = run_cli(*args, "--overwrite")
+    from conftest import cli_in_process
+
+    written = cli_in_process(*args, "--overwrite")  # (the files it writes: in this process)
     assert written.returncode == 0 and json.loads(written.stdout) and (out / names[0]).read_text() != "the user's own file\n"
 
 

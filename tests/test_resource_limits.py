@@ -21,7 +21,7 @@ import pytest
 
 from cli_helpers import (REVIEWS, TINY, tiny, assert_error, bundle, copy_bundle, data, listing,  # noqa: F401
                          predictions, tmpdir_env)
-from conftest import ROOT, machine_with_memory, run_cli
+from conftest import ROOT, cli_in_process, machine_with_memory, run_cli
 
 
 def cli(args, limit=None, env=None, timeout=120, **kwargs):
@@ -361,17 +361,37 @@ sys.exit(run())
 """
 
 
-def _scored_on_a_small_machine(tmp_path, command, bundle, available_kb, reviews):
-    """``predict`` or ``evaluate`` (``command``) of ``bundle`` on ``reviews`` (fastText-format text) with
-    /proc/meminfo saying ``available_kb`` KB are available (SMALL_MACHINE): the data file and the finished run."""
+def _on_a_small_machine(tmp_path, args, available_kb=16384, monkeypatch=None):
+    """The CLI's ``args`` with /proc/meminfo saying ``available_kb`` KB are available (SMALL_MACHINE). With
+    ``monkeypatch``, in this process (machine_with_memory, cli_in_process): the same check and the same line, without
+    an MXNet import; without, in a process of its own (one case of each check, for the process's exit and stderr)."""
+    if monkeypatch is not None:
+        machine_with_memory(monkeypatch, tmp_path, available_kb)
+        return cli_in_process(*args)
     meminfo = tmp_path / "meminfo"
     meminfo.write_text(f"MemTotal: 1000000 kB\nMemAvailable: {available_kb} kB\nSwapFree: 0 kB\n")
+    return subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+
+
+def _read_args(command, bundle, data):
+    return (["predict", "--model", bundle, "--input", data] if command == "predict"
+            else ["evaluate", "--model", bundle, "--data", data])
+
+
+def _scored_on_a_small_machine(tmp_path, command, bundle, available_kb, reviews, monkeypatch=None):
+    """``predict`` or ``evaluate`` (``command``) of ``bundle`` on ``reviews`` (fastText-format text) with
+    /proc/meminfo saying ``available_kb`` KB are available (:func:`_on_a_small_machine`): the data file and the
+    finished run."""
     data = tmp_path / "reviews.txt"
     data.write_text(reviews)
-    args = (["predict", "--model", bundle, "--input", data] if command == "predict"
-            else ["evaluate", "--model", bundle, "--data", data])
-    return data, subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
-                                text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    return data, _on_a_small_machine(tmp_path, _read_args(command, bundle, data), available_kb, monkeypatch)
+
+
+def in_process_but_predict(command, monkeypatch):
+    """``monkeypatch`` (:func:`_on_a_small_machine` in this process) but for ``predict``, whose case runs the CLI's
+    process: the check and its line are the library's, the same for both commands."""
+    return None if command == "predict" else monkeypatch
 
 
 def huge_review(chars=20_000_000):
@@ -380,30 +400,28 @@ def huge_review(chars=20_000_000):
 
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
-def test_a_review_too_long_for_the_memory_left_is_one_error_line_naming_it(tmp_path, bundle, command):
+def test_a_review_too_long_for_the_memory_left_is_one_error_line_naming_it(tmp_path, bundle, command, monkeypatch):
     """One review of 20 MB on a machine with 16 MB available: predict and evaluate featurized it regardless (~14
     bytes a byte of text with bigrams before featurize.cc folded long documents), and the OOM killer ended the run
     with no line. Now the featurizer weighs the memory a chunk of documents needs against what the process has left
     and refuses, naming the review (predict: its line) and what to do; no answer is printed for its chunk."""
     data, r = _scored_on_a_small_machine(tmp_path, command, bundle, 16384,
-                                         f"__label__1 fine\n__label__2 {huge_review()}\n__label__1 fine again\n")
+                                         f"__label__1 fine\n__label__2 {huge_review()}\n__label__1 fine again\n",
+                                         in_process_but_predict(command, monkeypatch))
     assert_error(r, f"{data}:2: a document of 20.0 million characters, with 2 other documents, needs about")
     assert "MB of memory to featurize, and this process has 16 MB left" in r.stderr
     assert "split it into shorter documents, or give the process more memory" in r.stderr
     assert r.stdout == ""
 
 
-def test_a_json_lines_review_too_long_for_the_memory_left_is_one_error_line_naming_its_record(tmp_path, bundle):
+def test_a_json_lines_review_too_long_for_the_memory_left_is_one_error_line_naming_its_record(tmp_path, bundle,
+                                                                                              monkeypatch):
     """predict of JSON Lines input whose review needs more memory than is left: the refusal was an AttributeError
     traceback ('generator' object has no attribute 'one_per_line': JSON Lines input was not wrapped in Lines), where
     a plain text file's is one line naming the review."""
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
     data = tmp_path / "reviews.jsonl"
     data.write_text("\n".join(json.dumps({"text": text}) for text in ["fine", huge_review(), "fine again"]) + "\n")
-    args = ["predict", "--model", bundle, "--input", data]
-    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    r = _on_a_small_machine(tmp_path, ["predict", "--model", bundle, "--input", data], monkeypatch=monkeypatch)
     assert_error(r, f"{data}:2: a document of 20.0 million characters, with 2 other documents, needs about")
     assert r.stdout == ""
 
@@ -501,12 +519,10 @@ def test_a_long_labeled_line_is_featurized_without_a_copy_for_its_label_word(bun
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
 @pytest.mark.parametrize("table", ["csv", "jsonl"])
-def test_a_review_too_long_for_memory_in_a_table_is_named_by_its_line(tmp_path, bundle, command, table):
+def test_a_review_too_long_for_memory_in_a_table_is_named_by_its_line(tmp_path, bundle, command, table, monkeypatch):
     """In a CSV or JSON Lines file the refused review was named by its place among the documents ("document 2",
     predict's "record 2"), which a header, a quoted line break and blank lines put off its line: now by its line
     (the line its record starts at), as predict names a line of plain text."""
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal: 1000000 kB\nMemAvailable: 16384 kB\nSwapFree: 0 kB\n")
     data = tmp_path / f"reviews.{table}"
     review = huge_review(15_000_000)  # (a CSV field holds at most 16 Mi characters)
     if table == "csv":  # its record starts at line 5
@@ -514,10 +530,7 @@ def test_a_review_too_long_for_memory_in_a_table_is_named_by_its_line(tmp_path, 
     else:  # at line 4
         data.write_text(json.dumps({"label": "1", "text": "fine"}) + "\n\n\n"
                         + json.dumps({"label": "2", "text": review}) + "\n")
-    args = (["predict", "--model", bundle, "--input", data] if command == "predict"
-            else ["evaluate", "--model", bundle, "--data", data])
-    r = subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
+    r = _on_a_small_machine(tmp_path, _read_args(command, bundle, data), monkeypatch=monkeypatch)  # (in this process)
     line = 5 if table == "csv" else 4
     assert_error(r, f"{data}:{line}: a document of 15.0 million characters, with ")
     assert r.stdout == ""
@@ -539,18 +552,22 @@ def varied_review(chars=10_000_000):
     """One review of ``chars`` characters of varied words: its bigrams fill most of a table of 100k buckets."""
     from fasttext_lib.synthetic import generate_reviews
 
-    return " ".join(generate_reviews(chars // 100, seed=4).texts).replace("\n", " ")[:chars]
+    # (~1,400 characters a review: chars // 1000 of them give enough, where chars // 100 generated 7x the text kept)
+    text = " ".join(generate_reviews(chars // 1000, seed=4).texts).replace("\n", " ")
+    assert len(text) >= chars, len(text)
+    return text[:chars]
 
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
 def test_a_review_whose_scoring_needs_more_memory_than_is_left_is_one_error_line(tmp_path, wide_compact_bundle,
-                                                                                    command):
+                                                                                    command, monkeypatch):
     """The memory check weighed featurizing alone. A compact bundle's prediction then gathers the review's distinct
     rows (~100k of them for this 10 MB review, 1.2 KB each at emsize 300: ~120 MB; a 60 MB review's 1.36M at emsize
     100: 545 MB), more than featurizing it takes (~80 MB): with 120 MB left, the check let it through and the OOM
     killer ended the run with no line. Now the check counts what scoring holds too, and refuses, saying so."""
     data, r = _scored_on_a_small_machine(tmp_path, command, wide_compact_bundle, 122880,  # 120 MB
-                                         f"__label__1 fine\n__label__2 {varied_review()}\n")
+                                         f"__label__1 fine\n__label__2 {varied_review()}\n",
+                                         in_process_but_predict(command, monkeypatch))
     assert_error(r, f"{data}:2: a document of 10.0 million characters, with 1 other document, needs about")
     assert "MB of memory to score, and this process has 120 MB left" in r.stderr
     assert r.stdout == ""
@@ -572,17 +589,9 @@ def wide_bundles(data, tmp_path_factory):
     return out
 
 
-def _on_a_small_machine(tmp_path, args, available_kb=16384):
-    """The CLI's ``args`` with /proc/meminfo saying ``available_kb`` KB are available (SMALL_MACHINE)."""
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text(f"MemTotal: 1000000 kB\nMemAvailable: {available_kb} kB\nSwapFree: 0 kB\n")
-    return subprocess.run([sys.executable, "-c", SMALL_MACHINE, meminfo, *map(str, args)], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"})
-
-
 @pytest.mark.parametrize("command", ["predict", "evaluate", "export-vectors"])
 def test_a_bundle_whose_table_is_more_than_the_memory_available_is_refused_in_one_line(tmp_path, data, wide_bundles,
-                                                                                        command):
+                                                                                        command, monkeypatch):
     """A full bundle whose embedding table is more than the machine has available (an 800 MB bigram table on a small
     endpoint instance or notebook): loading it read the whole table into memory unchecked, and on a real machine
     the OOM killer ended the run with no line. Now one line that says what the table needs, what is available and
@@ -591,7 +600,7 @@ def test_a_bundle_whose_table_is_more_than_the_memory_available_is_refused_in_on
     args = {"predict": ["predict", "--model", model, "--input", data["test"]],
             "evaluate": ["evaluate", "--model", model, "--data", data["test"]],
             "export-vectors": ["export-vectors", "--model", model, "--output", vec]}[command]
-    r = _on_a_small_machine(tmp_path, args)
+    r = _on_a_small_machine(tmp_path, args, monkeypatch=in_process_but_predict(command, monkeypatch))
     assert_error(r, f"out of memory to load {model}: its embedding table, ")
     rows = re.search(r"its embedding table, ([\d,]+) rows x emsize 50, needs (\d+) MB of memory, and this machine "
                      r"has 16 MB of memory available; use a machine with more memory", r.stderr)
@@ -600,17 +609,18 @@ def test_a_bundle_whose_table_is_more_than_the_memory_available_is_refused_in_on
     assert r.stdout == "" and not vec.exists()
 
 
-def test_a_compact_bundle_is_scored_on_a_machine_too_small_for_its_table(tmp_path, data, wide_bundles):
+def test_a_compact_bundle_is_scored_on_a_machine_too_small_for_its_table(tmp_path, data, wide_bundles, monkeypatch):
     """The check is where a table is allocated: a compact bundle scored on the CPU reads its stored rows and never
     builds the table, so the same small machine scores it (as it did before the check)."""
-    r = _on_a_small_machine(tmp_path, ["predict", "--model", wide_bundles["float32"], "--input", data["test"]])
+    r = _on_a_small_machine(tmp_path, ["predict", "--model", wide_bundles["float32"], "--input", data["test"]],
+                            monkeypatch=monkeypatch)
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.splitlines()) == 60
 
 
 @pytest.mark.parametrize("command", ["predict", "evaluate"])
 def test_a_compact_bundle_whose_stored_rows_are_more_than_the_memory_available_is_refused_in_one_line(
-        tmp_path, data, wide_bundles, command):
+        tmp_path, data, wide_bundles, command, monkeypatch):
     """A compact bundle's stored rows (7 MB of float32 here; hundreds of MB for a large corpus) were read without a
     look at the memory available: on a machine with less, the OOM killer ended the run with no line (or numpy's
     MemoryError: the CLI's line named neither the bundle nor its rows). Now one line that says what the rows need,
@@ -618,7 +628,7 @@ def test_a_compact_bundle_whose_stored_rows_are_more_than_the_memory_available_i
     model = wide_bundles["float32"]
     args = (["predict", "--model", model, "--input", data["test"]] if command == "predict"
             else ["evaluate", "--model", model, "--data", data["test"]])
-    r = _on_a_small_machine(tmp_path, args, available_kb=2048)
+    r = _on_a_small_machine(tmp_path, args, available_kb=2048, monkeypatch=in_process_but_predict(command, monkeypatch))
     assert_error(r, f"out of memory to load {model}: its stored embedding rows, ")
     said = re.search(r"its stored embedding rows, ([\d,]+) rows x emsize 50 \(float32\), need (\d+) MB of memory, "
                      r"and this machine has 2 MB of memory available; use a machine with more memory", r.stderr)

@@ -25,6 +25,9 @@ from fault_proxy import FaultProxy
 from fasttext_lib import storage
 from fasttext_lib.errors import FastTextError
 
+# (the faults here are retried on purpose: the retries are under test, not botocore's wait before each)
+pytestmark = pytest.mark.usefixtures("no_backoff_between_botocore_retries")
+
 MANIFEST = "config.json"
 NAMES = ("model.params", "vocab.json", "metrics.json")
 
@@ -1368,7 +1371,9 @@ def test_one_s3_client_serves_every_call_of_an_aws_environment(s3_bucket, monkey
     assert other is not first and storage.s3_client() is other
     monkeypatch.delenv("AWS_MAX_ATTEMPTS")
     assert storage.s3_client() is first
-    for attempts in range(3, 15):  # more environments than are kept: the least recently used ones go
+    # more environments than are kept (8: first, "2" and 3..10 are 10), the least recently used ones go; first, used
+    # after each, stays (a client evicted by age, not by use, would be first's at the 9th)
+    for attempts in range(3, 11):
         monkeypatch.setenv("AWS_MAX_ATTEMPTS", str(attempts))
         storage.s3_client()
         monkeypatch.delenv("AWS_MAX_ATTEMPTS")
@@ -1936,17 +1941,18 @@ def test_a_role_without_get_object_publishes_a_new_set_and_never_replaces_one(un
 
 
 def test_sample_to_s3_with_only_put_permission(s3_policy_server):
-    from conftest import run_cli
+    from conftest import cli_in_process_with, run_cli
 
     policy = s3_policy_server
     out = f"s3://{policy.bucket}/sample"
     r = run_cli("sample", "--output", out, env=policy.env("putter"))
     assert r.returncode == 0, r.stderr
     assert _admin_keys(policy, "sample/") == ["sample/test.csv", "sample/train.csv"]
-    r = run_cli("sample", "--output", out, env=policy.env("putter"))
+    # (the refusal and the replacement in this process, as the putter: the write's process is above)
+    r = cli_in_process_with(policy.env("putter"), "sample", "--output", out)
     assert (r.returncode, r.stderr.strip().splitlines()) == (
         2, [f"error: {out}/train.csv already exists; pass --overwrite to replace it"]), r.stderr
-    assert run_cli("sample", "--output", out, "--overwrite", env=policy.env("putter")).returncode == 0
+    assert cli_in_process_with(policy.env("putter"), "sample", "--output", out, "--overwrite").returncode == 0
 
 
 @pytest.mark.parametrize("where", ["s3 without ListBucket", "local"])
@@ -2239,10 +2245,10 @@ def test_an_old_partner_of_the_same_second_is_refused_and_the_users_own_is_read(
 def test_train_reads_a_prepared_train_split_beside_the_users_own_validation_file(s3_bucket):
     """The CLI end to end: sample's pair, then the user's own test.csv uploaded over one; train used to stop with
     'write them again together' (which would have replaced the user's file)."""
-    from conftest import run_cli
+    from conftest import cli_in_process, run_cli
 
     out = f"{s3_bucket}/splits"
-    assert run_cli("sample", "--output", out).returncode == 0
+    assert cli_in_process("sample", "--output", out).returncode == 0  # (sample's pair: this process; train's: its own)
     bucket, key = storage.split_s3(f"{out}/test.csv")
     client = boto3.client("s3")
     mine = b"".join(client.get_object(Bucket=bucket, Key=key)["Body"].read().splitlines(True)[:200])
