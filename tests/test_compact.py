@@ -24,6 +24,12 @@ def small():
                                       progress=False)), splits
 
 
+@pytest.fixture(scope="module")
+def float32_bundle(small, tmp_path_factory):
+    """``small``'s model saved as a float32 compact bundle, once (not to be modified: tests that damage it copy it)."""
+    return save_bundle(small[0], str(tmp_path_factory.mktemp("float32") / "b"), compact="float32")
+
+
 def _size(directory):
     return sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
 
@@ -119,11 +125,12 @@ def test_damaged_rows_file_is_one_error(small, tmp_path):
     {"compact": {"dtype": "float32", "file": "/etc/passwd"}},
     {"buckets": "many"}, {"buckets": -1}, {"buckets": 2.5}, {"buckets": None},
 ], ids=lambda change: json.dumps(change))
-def test_a_corrupt_compact_or_buckets_entry_is_one_error(small, tmp_path, change):
+def test_a_corrupt_compact_or_buckets_entry_is_one_error(float32_bundle, tmp_path, change):
     # config.json is the manifest (not checksummed): a hand-edited or damaged entry was an
     # AttributeError / TypeError / ValueError traceback, or read a file outside the bundle.
-    trained, _ = small
-    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
+    import shutil
+
+    where = shutil.copytree(float32_bundle, str(tmp_path / "b"))  # (the module's bundle, saved once: a copy to edit)
     with open(os.path.join(where, "config.json")) as f:
         config = json.load(f)
     config.update(change)
@@ -188,8 +195,9 @@ def test_an_older_float16_bundle_holding_inf_is_refused_on_load(small, tmp_path,
     with pytest.raises(FastTextError, match="holds inf or NaN values"):
         sm_serve.model_fn(where)  # an endpoint refuses it at startup rather than answering NaN
     out = tmp_path / "vectors.vec"
+    run = run_cli if value == np.inf else cli_in_process  # one CLI process per command; the other values in-process
     for args in (("predict", "--model", where), ("export-vectors", "--model", where, "--output", out)):
-        r = run_cli(*args, input="great food\n")
+        r = run(*args, input="great food\n")
         assert (r.returncode, r.stdout, r.stderr.strip().splitlines()) == (2, "", [f"error: {expected}"]), r.stderr
     assert not out.exists() and not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
 
