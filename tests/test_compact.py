@@ -30,30 +30,36 @@ def float32_bundle(small, tmp_path_factory):
     return save_bundle(small[0], str(tmp_path_factory.mktemp("float32") / "b"), compact="float32")
 
 
+@pytest.fixture(scope="module")
+def full_bundle(small, tmp_path_factory):
+    """``small``'s model saved as a full bundle (its whole 200 MB table), once (not to be modified)."""
+    return save_bundle(small[0], str(tmp_path_factory.mktemp("full") / "b"), compact="none")
+
+
 def _size(directory):
     return sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
 
 
-def test_float32_compact_bundle_is_exact_and_small(small, tmp_path):
+def test_float32_compact_bundle_is_exact_and_small(small, full_bundle, tmp_path):
     trained, (_, val) = small
-    full = Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none"))
+    full = Predictor.load(full_bundle)
     where = save_bundle(trained, str(tmp_path / "compact"), compact="float32")
     compact = Predictor.load(where)
     for name, value in params_of(trained).items():  # the rebuilt model is the trained one, bit for bit
         np.testing.assert_array_equal(compact.model._collect_params_with_prefix()[name].data().asnumpy(), value)
     np.testing.assert_array_equal(compact.predict_proba(val.texts), full.predict_proba(val.texts))
-    assert _size(where) < _size(str(tmp_path / "full")) / 8  # 400 reviews change ~1/11 of the 509k rows
+    assert _size(where) < _size(full_bundle) / 8  # 400 reviews change ~1/11 of the 509k rows
     stored = compact.config["compact"]["rows_stored"]
     table = trained.model.embedding_table()
     assert 0 < stored < len(table) / 10 and stored == len(changed_rows(table, trained.config.seed))
 
 
-def test_float16_compact_bundle_predicts_within_1e3(small, tmp_path):
+def test_float16_compact_bundle_predicts_within_1e3(small, full_bundle, tmp_path):
     trained, (_, val) = small
-    reference = Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict_proba(val.texts)
+    reference = Predictor.load(full_bundle).predict_proba(val.texts)
     half = Predictor.load(save_bundle(trained, str(tmp_path / "half"), compact="float16"))
     assert np.abs(half.predict_proba(val.texts) - reference).max() < 1e-3
-    assert _size(str(tmp_path / "half")) < _size(str(tmp_path / "full")) / 16  # half of float32's ~1/11
+    assert _size(str(tmp_path / "half")) < _size(full_bundle) / 16  # half of float32's ~1/11
 
 
 def test_auto_compacts_small_data_and_keeps_the_full_table_when_most_rows_changed(small, tmp_path):
@@ -268,9 +274,9 @@ def _rows_file_size(where):
 
 
 @pytest.mark.parametrize("dtype,fraction,max_diff", [("int8", 1 / 4, 1e-3), ("int4", 1 / 8, 2e-2)])
-def test_quantized_compact_bundles_are_smaller_and_close(small, tmp_path, dtype, fraction, max_diff):
+def test_quantized_compact_bundles_are_smaller_and_close(small, float32_bundle, tmp_path, dtype, fraction, max_diff):
     trained, (_, val) = small
-    exact = save_bundle(trained, str(tmp_path / "exact"), compact="float32")
+    exact = float32_bundle
     reference = Predictor.load(exact).predict_proba(val.texts)
     where = save_bundle(trained, str(tmp_path / dtype), compact=dtype)
     quantized = Predictor.load(where)
@@ -438,7 +444,7 @@ def test_stored_rows_of_many_ids_hold_little_beside_their_answer():
     assert peak < 1.25 * answer.nbytes, (peak, answer.nbytes)
 
 
-def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, tmp_path):
+def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, full_bundle, tmp_path):
     from fasttext_lib import sm_serve
 
     trained, (_, val) = small
@@ -446,7 +452,7 @@ def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, tmp_pa
     block = sm_serve.model_fn(where)
     answers = sm_serve.predict_fn(sm_serve.input_fn(json.dumps(val.texts[:20]), "application/json"), block)
     assert not block.embedding.weight._data  # served without the full table
-    assert answers == Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict(val.texts[:20])
+    assert answers == Predictor.load(full_bundle).predict(val.texts[:20])
 
 
 def _dense_and_sliced(trained, texts, tmp_path, monkeypatch, entries):
