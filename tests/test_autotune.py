@@ -369,7 +369,7 @@ def test_cli_autotune_says_the_settings_line_of_its_final_model(data_files, tmp_
     bundle's lr and batch size; none with --no-progress, as a plain train."""
     out = tmp_path / "bundle"
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                       "--autotune-duration", "3", "--buckets", "50000", "--output", out, "--ctx", "cpu",
+                       "--autotune-duration", "1", "--buckets", "50000", "--output", out, "--ctx", "cpu",
                        *([] if progress else ["--no-progress"]))
     assert r.returncode == 0, r.stderr
     said = [line for line in r.stderr.splitlines() if line.startswith("settings ")]
@@ -621,8 +621,8 @@ def test_a_trial_table_another_run_wrote_meanwhile_is_kept_and_no_bundle_is_publ
         return result
     monkeypatch.setattr(autotune_module, "autotune", other_run_finishes_first)
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                       "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
-                       "--no-progress")
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress")  # (the table is claimed after the search, whatever it found)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr  # (the search's report comes first on stderr)
     assert r.stderr.strip().splitlines()[-1] == (f"error: {csv} already exists; pass --overwrite to replace it, or "
                                                  f"choose another --autotune-trials")
@@ -684,7 +684,7 @@ def test_autotune_validation_that_is_the_training_file_is_warned_about(data_file
     # refit trained on every document twice, silently: exit 0
     os.link(data_files / "train.csv", tmp_path / "same.csv")  # another name for it
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", tmp_path / "same.csv",
-                       "--autotune-duration", "2", "--output", tmp_path / "o", "--no-progress")
+                       "--autotune-duration", "0.01", "--output", tmp_path / "o", "--no-progress")  # (said first)
     assert r.returncode == 0, r.stderr
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
     assert any("--autotune-validation is the --train file" in line and "hold out" in line for line in warnings), r.stderr
