@@ -27,7 +27,10 @@ class Crash(Exception):
 
 @pytest.fixture(scope="module")
 def splits():
-    return make_splits(2000, 200, seed=5)
+    """800 training documents (of the 2,000 the module's runs trained on: none of its checks is about their number, and
+    a checkpoint's run trains them again and again) and 200 validation documents."""
+    train_split, val_split = make_splits(2000, 200, seed=5)
+    return LabeledTexts(train_split.labels[:800], train_split.texts[:800]), val_split
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +285,7 @@ def test_resume_with_settings_from_the_data(splits, tmp_path):
         np.testing.assert_array_equal(params_of(resumed)[name], value, err_msg=name)
     saved = json.load(open(os.path.join(ckpt, "epoch-0002", "checkpoint.json")))["config"]
     assert (saved["lr"], saved["batch_size"]) == (whole.config.lr, whole.config.batch_size)
-    half = LabeledTexts(splits[0].labels[:1000], splits[0].texts[:1000])  # other data: other rows, other settings
+    half = LabeledTexts(splits[0].labels[:400], splits[0].texts[:400])  # other data: other rows, other settings
     with pytest.raises(FastTextError, match="different run"):  # (its validation data: not refused for dropping it)
         train(half, splits[1], config, checkpoint_dir=ckpt)
 
@@ -855,8 +858,10 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     from fasttext_lib.predict import Predictor
     from fasttext_lib.data import read_labeled
 
+    from conftest import cli_in_process
+
     ckpt_free = [c if c != str(ckpt) else str(tmp_path / "ckpt2") for c in command(tmp_path / "whole")]
-    whole = subprocess.run(ckpt_free, env=env, capture_output=True, text=True, timeout=600)
+    whole = cli_in_process(*ckpt_free[3:])  # (the reference run: the same command in this process, never stopped)
     assert whole.returncode == 0, whole.stderr
     assert "resuming" not in whole.stderr  # an empty checkpoint directory: a fresh start, said nothing about
     a, b = Predictor.load(str(tmp_path / "bundle")), Predictor.load(str(tmp_path / "whole"))
@@ -2248,7 +2253,7 @@ def test_a_checkpoint_refusal_to_a_caller_of_train_names_its_arguments_not_the_c
     ckpt = str(tmp_path / "ckpt")
     config = TrainConfig(epochs=1, emsize=8, batch_size=64, progress=False)
     train(*splits, config, checkpoint_dir=ckpt)
-    half = LabeledTexts(splits[0].labels[:1000], splits[0].texts[:1000])  # other data: found once it is read
+    half = LabeledTexts(splits[0].labels[:400], splits[0].texts[:400])  # other data: found once it is read
     with pytest.raises(FastTextError) as other_data:
         train(half, splits[1], config, checkpoint_dir=ckpt)
     with pytest.raises(FastTextError) as more_epochs:  # found before the data is read (refuse_other_settings)
