@@ -285,9 +285,13 @@ def test_bad_arguments(splits):
 
 @pytest.fixture(scope="module")
 def data_files(splits, tmp_path_factory):
+    """train.csv and val.csv for the command line: the first 400 and 150 documents of ``splits`` (each command's search
+    trains the start and the refit at the library's settings for the data, whatever it checks: half the documents,
+    half the training; the Python API's checks of the search itself keep ``splits`` whole)."""
     d = tmp_path_factory.mktemp("autotune_data")
-    write_csv(splits[0], str(d / "train.csv"))
-    write_csv(splits[1], str(d / "val.csv"))
+    train_split, val_split = splits
+    write_csv(LabeledTexts(train_split.labels[:400], train_split.texts[:400]), str(d / "train.csv"))
+    write_csv(LabeledTexts(val_split.labels[:150], val_split.texts[:150]), str(d / "val.csv"))
     return d
 
 
