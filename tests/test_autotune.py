@@ -347,6 +347,9 @@ def test_autotune_says_which_of_its_final_models_settings_came_from_the_data(spl
     (the start computes them from the data: starting_config), so train() resolved nothing to say. It says the line
     once, of its final model: from the data where the search kept the start's (the library's rule for the training
     split at the start's epochs), given where the caller gave the start, searched where the search moved them."""
+    train_split, val_split = splits  # (400 and 150 of them: each call below trains the start and its refit)
+    splits = (LabeledTexts(train_split.labels[:400], train_split.texts[:400]),
+              LabeledTexts(val_split.labels[:150], val_split.texts[:150]))
     capsys.readouterr()
     base = replace(BASE, progress=True)
     result = autotune(*splits, duration=600, base=base, max_trials=1, verbose=False)  # the start is the final setting
