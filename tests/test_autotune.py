@@ -285,16 +285,20 @@ def test_bad_arguments(splits):
 
 @pytest.fixture(scope="module")
 def data_files(splits, tmp_path_factory):
+    """train.csv and val.csv for the command line: the first 400 and 150 documents of ``splits`` (each command's search
+    trains the start and the refit at the library's settings for the data, whatever it checks: half the documents,
+    half the training; the Python API's checks of the search itself keep ``splits`` whole)."""
     d = tmp_path_factory.mktemp("autotune_data")
-    write_csv(splits[0], str(d / "train.csv"))
-    write_csv(splits[1], str(d / "val.csv"))
+    train_split, val_split = splits
+    write_csv(LabeledTexts(train_split.labels[:400], train_split.texts[:400]), str(d / "train.csv"))
+    write_csv(LabeledTexts(val_split.labels[:150], val_split.texts[:150]), str(d / "val.csv"))
     return d
 
 
 def test_cli_end_to_end(data_files, tmp_path, capsys):
     out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress")
+                "--autotune-duration", "3", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress")
     assert r.returncode == 0, r.stderr
     trials = pd.read_csv(csv)
     assert list(trials.columns) == TABLE_COLUMNS and len(trials) >= 1
@@ -312,14 +316,14 @@ def test_cli_end_to_end(data_files, tmp_path, capsys):
     # trial scored 0.67 on the same documents, with no word that they were no held-out data.
     copy = tmp_path / "copy_of_val.csv"
     copy.write_bytes((data_files / "val.csv").read_bytes())
-    for data in (data_files / "val.csv", copy):
-        r = run_cli("evaluate", "--model", out, "--data", data)
+    for data in (data_files / "val.csv", copy):  # (in this process: the command's lines are under test, not its process)
+        r = cli_in_process("evaluate", "--model", out, "--data", data)
         assert r.returncode == 0, r.stderr
         assert r.stderr.splitlines() == [
             f"warning: {data} holds the documents of the --autotune-validation data this model was trained on "
             f"(autotune's refit trains the chosen setting on the training and validation data; --autotune-no-refit "
             f"keeps them out): its accuracy here is not a held-out score"]
-    r = run_cli("evaluate", "--model", out, "--data", data_files / "train.csv")  # (the training data: the user's to know)
+    r = cli_in_process("evaluate", "--model", out, "--data", data_files / "train.csv")  # (the training data: the user's to know)
     assert r.returncode == 0 and r.stderr == ""
     # The Python API (notebooks, scripts) said nothing: Predictor.evaluate and evaluate_examples say it too.
     from fasttext_lib.data import iter_examples
@@ -343,6 +347,9 @@ def test_autotune_says_which_of_its_final_models_settings_came_from_the_data(spl
     (the start computes them from the data: starting_config), so train() resolved nothing to say. It says the line
     once, of its final model: from the data where the search kept the start's (the library's rule for the training
     split at the start's epochs), given where the caller gave the start, searched where the search moved them."""
+    train_split, val_split = splits  # (400 and 150 of them: each call below trains the start and its refit)
+    splits = (LabeledTexts(train_split.labels[:400], train_split.texts[:400]),
+              LabeledTexts(val_split.labels[:150], val_split.texts[:150]))
     capsys.readouterr()
     base = replace(BASE, progress=True)
     result = autotune(*splits, duration=600, base=base, max_trials=1, verbose=False)  # the start is the final setting
@@ -369,7 +376,7 @@ def test_cli_autotune_says_the_settings_line_of_its_final_model(data_files, tmp_
     bundle's lr and batch size; none with --no-progress, as a plain train."""
     out = tmp_path / "bundle"
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                       "--autotune-duration", "3", "--buckets", "50000", "--output", out, "--ctx", "cpu",
+                       "--autotune-duration", "1", "--buckets", "50000", "--output", out, "--ctx", "cpu",
                        *([] if progress else ["--no-progress"]))
     assert r.returncode == 0, r.stderr
     said = [line for line in r.stderr.splitlines() if line.startswith("settings ")]
@@ -384,7 +391,7 @@ def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path, monkeypatch):
     out, csv = tmp_path / "bundle", tmp_path / "trials.csv"
     csv.write_text("an older run's trials\n")  # replaced, as --overwrite asks
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                "--autotune-duration", "6", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress",
+                "--autotune-duration", "3", "--buckets", "50000", "--output", out, "--autotune-trials", csv, "--no-progress",
                 "--autotune-no-refit", "--overwrite")
     assert r.returncode == 0, r.stderr
     assert csv.read_text().startswith("trial,phase")
@@ -394,7 +401,7 @@ def test_cli_no_refit_keeps_the_trial_model(data_files, tmp_path, monkeypatch):
     assert predictor.metrics["autotune"]["refit"] is False
     assert predictor.metrics["autotune"]["trained_on"] == len(_read(data_files / "train.csv")[0])
     assert predictor.evaluate(val)["accuracy"] == pytest.approx(best.val_accuracy)  # the chosen trial's own model
-    r = run_cli("evaluate", "--model", out, "--data", data_files / "val.csv")
+    r = cli_in_process("evaluate", "--model", out, "--data", data_files / "val.csv")
     assert r.returncode == 0 and r.stderr == ""  # held out: no warning
     # (and no record: no text is fingerprinted for it)
     monkeypatch.setattr("fasttext_lib.trained_on.fingerprint", lambda text: pytest.fail("fingerprinted"))
@@ -495,16 +502,17 @@ def test_an_existing_trial_table_is_kept_without_overwrite(data_files, tmp_path,
     assert storage.read_bytes(str(trials)) == b"my old trials\n"
 
 
-def test_trials_output_and_label_names(data_files, tmp_path):
+def test_trials_output_and_label_names(data_files, tmp_path, monkeypatch):
     (tmp_path / "names.txt").write_text("1=neg\n2=pos\n")
     common = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-              "--autotune-duration", "5", "--buckets", "50000", "--no-progress"]
+              "--autotune-duration", "0.01", "--buckets", "50000", "--no-progress"]  # (the start, one trial, is enough)
     r = run_cli(*common, "--output", tmp_path / "o", "--label-names", tmp_path / "names.txt",
                 "--autotune-trials", tmp_path / "names.txt")
     _assert_one_error_line(r, "is the --label-names file")
     assert (tmp_path / "names.txt").read_text() == "1=neg\n2=pos\n"
     # a --label-names that is no file ('none', a dataset) is no input file, whatever the table is called
-    r = run_cli(*common, "--output", tmp_path / "o2", "--label-names", "none", "--autotune-trials", "none", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)  # (in this process, in that directory: the table's name is under test, not the process)
+    r = cli_in_process(*common, "--output", tmp_path / "o2", "--label-names", "none", "--autotune-trials", "none")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "none").read_text().startswith("trial,phase")
 
@@ -531,7 +539,7 @@ def test_a_trial_table_the_disk_has_no_room_for_leaves_the_old_bundle(data_files
             while True:
                 f.write(b"\0" * 1024)
     r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                "--autotune-duration", "5", "--buckets", "50000", "--output", out, "--autotune-trials", disk / "trials.csv",
+                "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", disk / "trials.csv",
                 "--no-progress", "--overwrite")
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]  # after the search's table
     assert r.returncode == 2 and errors == [f"error: cannot write {disk / 'trials.csv'}: No space left on device"], r.stderr
@@ -545,7 +553,7 @@ def test_a_trial_table_the_disk_has_no_room_for_leaves_the_old_bundle(data_files
                          ids=["table-upload-fails", "table-upload-fails-no-old-table", "bundle-upload-fails",
                               "bundle-upload-fails-no-old-table"])
 def test_with_overwrite_a_failed_s3_upload_keeps_the_old_bundle_and_trial_table(data_files, s3_server, s3_bucket, fails,
-                                                                              old_table):
+                                                                              old_table, monkeypatch):
     """With --overwrite the table on S3 was uploaded after the bundle was published: an upload that failed there
     ended the run in an error (exit 2) with the user's old bundle already replaced by the new one."""
     import boto3
@@ -566,9 +574,17 @@ def test_with_overwrite_a_failed_s3_upload_keeps_the_old_bundle_and_trial_table(
     before = objects()
     with FaultProxy(s3_server) as proxy:
         proxy.fail("PUT", fails, "500")
-        r = run_cli("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                    "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", trials,
-                    "--no-progress", "--overwrite", env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"})
+        args = ["train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
+                "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", trials,
+                "--no-progress", "--overwrite"]  # (the uploads come after the search, whatever it found)
+        env = {"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"}
+        if old_table is not None and fails == r"/trials\.csv":  # one CLI process; the other cases in this one
+            r = run_cli(*args, env=env)
+        else:
+            with monkeypatch.context() as m:
+                for key, value in env.items():
+                    m.setenv(key, value)
+                r = cli_in_process(*args)
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(errors) == 1, r.stderr
     assert "HTTP 500" in errors[0]
@@ -615,8 +631,8 @@ def test_a_trial_table_another_run_wrote_meanwhile_is_kept_and_this_model_beside
         return result
     monkeypatch.setattr(autotune_module, "autotune", other_run_finishes_first)
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                       "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
-                       "--no-progress")
+                       "--autotune-duration", "0.01", "--buckets", "50000", "--output", out, "--autotune-trials", csv,
+                       "--no-progress")  # (the table is claimed after the search, whatever it found)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr  # (the search's report comes first on stderr)
     assert r.stderr.strip().splitlines()[-1] == (f"error: {csv} was written by another run while this one trained; "
                                                  f"this run's model is kept as {out}.1, its trials in its metrics.json "
@@ -680,7 +696,7 @@ def test_autotune_validation_that_is_the_training_file_is_warned_about(data_file
     # refit trained on every document twice, silently: exit 0
     os.link(data_files / "train.csv", tmp_path / "same.csv")  # another name for it
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", tmp_path / "same.csv",
-                       "--autotune-duration", "2", "--output", tmp_path / "o", "--no-progress")
+                       "--autotune-duration", "0.01", "--output", tmp_path / "o", "--no-progress")  # (said first)
     assert r.returncode == 0, r.stderr
     warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
     assert any("--autotune-validation is the --train file" in line and "hold out" in line for line in warnings), r.stderr

@@ -27,7 +27,20 @@ class Crash(Exception):
 
 @pytest.fixture(scope="module")
 def splits():
-    return make_splits(2000, 200, seed=5)
+    """800 training documents (of the 2,000 the module's runs trained on: none of its checks is about their number, and
+    a checkpoint's run trains them again and again) and 200 validation documents."""
+    train_split, val_split = make_splits(2000, 200, seed=5)
+    return LabeledTexts(train_split.labels[:800], train_split.texts[:800]), val_split
+
+
+@pytest.fixture(scope="module")
+def few(splits):
+    """The first 600 training documents of ``splits`` (five batches of 128 an epoch) and its validation split: for
+    the runs that are compared with an uninterrupted one bit for bit, where the number of documents is no part of
+    what is checked (a resumed run's optimizer state, its dropout draws, its devices), at under a third of the
+    training."""
+    train_split, val_split = splits
+    return LabeledTexts(train_split.labels[:600], train_split.texts[:600]), val_split
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +81,8 @@ def _without_timing(history):
 
 
 @pytest.mark.parametrize("optimizer, ctx, dropout", [("adam", "cpu", 0.2), ("sgd", "cpu", 0.0), ("adam", "cpu:0,1", 0.0)])
-def test_resumed_run_ends_with_the_same_parameters(splits, tmp_path, optimizer, ctx, dropout):
+def test_resumed_run_ends_with_the_same_parameters(few, tmp_path, optimizer, ctx, dropout):
+    splits = few
     config = TrainConfig(epochs=3, batch_size=128, optimizer=optimizer, ctx=ctx, dropout=dropout, ngrams=2,
                          buckets=20000, progress=False, seed=9)
     whole = train(*splits, config)
@@ -90,13 +104,14 @@ def test_resumed_run_ends_with_the_same_parameters(splits, tmp_path, optimizer, 
     np.testing.assert_array_equal(again.model.embedding_table(), whole.model.embedding_table())
 
 
-def test_a_resume_reads_the_checkpoints_table_into_the_runs_own_without_a_second_one(splits, tmp_path, monkeypatch):
+def test_a_resume_reads_the_checkpoints_table_into_the_runs_own_without_a_second_one(few, tmp_path, monkeypatch):
     """Resuming loaded model.params with Gluon's load_parameters into the model train() had built: the whole file
     read into arrays of their own (nd.load), then copied into the parameters. For a moment the run held two
     tables (a 2M-row bigram resume peaked at 1.78 GB RSS instead of 1.02 GB), one more than its memory check
     counted. Now the file is read into the run's own table, and the run ends as an uninterrupted one, bit for bit."""
     import mxnet as mx
 
+    splits = few
     config = TrainConfig(epochs=2, batch_size=128, optimizer="sgd", ngrams=2, buckets=20000, progress=False, seed=9)
     whole = train(*splits, config)
     ckpt = str(tmp_path / "ckpt")
@@ -130,14 +145,17 @@ def _numpy_peak(run):
         tracemalloc.stop()
 
 
-def test_adams_moments_are_written_and_read_back_without_a_copy_of_them(splits, tmp_path):
+def test_adams_moments_are_written_and_read_back_without_a_copy_of_them(few, tmp_path):
     """A save copied adam's two moment tables out whole (``asnumpy``) to write them, and a resume read them whole
     (``np.load``), then copied them again into MXNet arrays and kept the numpy ones for the rest of the run: a 1M x 100
     run with checkpoints peaked at ~5 tables' worth (2.26 GB RSS, 1.49 GB without checkpoints), the memory check
     counted 3. Now each moment goes between its own memory and the file a block of rows at a time: a run with
     checkpoints, and a resumed one, hold no more numpy memory than a run without, give or take a block. (A resumed run
     ending as an uninterrupted one, bit for bit: test_resumed_run_ends_with_the_same_parameters.)"""
-    config = TrainConfig(epochs=2, batch_size=256, optimizer="adam", ngrams=2, buckets=200_000, progress=False, seed=4)
+    # (600 documents in two batches an epoch: each step updates adam's whole 80 MB moments, and every run here is
+    # traced; the memory compared is the moments', the same for any number of documents or batches)
+    splits = few
+    config = TrainConfig(epochs=2, batch_size=300, optimizer="adam", ngrams=2, buckets=200_000, progress=False, seed=4)
     plain, without = _numpy_peak(lambda: train(*splits, config))
     table = plain.model.num_rows * config.emsize * 4  # (80 MB)
     ckpt = str(tmp_path / "ckpt")
@@ -233,13 +251,14 @@ def test_a_checkpoint_that_cannot_be_read_for_want_of_memory_is_named(splits, tm
 
 
 @pytest.mark.parametrize("first, then", [("cpu", "cpu:0,1"), ("cpu:0,1", "cpu"), ("cpu:1", "cpu")])
-def test_adam_resumed_on_other_devices_ends_as_an_uninterrupted_run(splits, tmp_path, first, then):
+def test_adam_resumed_on_other_devices_ends_as_an_uninterrupted_run(few, tmp_path, first, then):
     """ctx is where a run trains, not what it learns: a checkpoint resumes on other devices (a GPU notebook's on a
     CPU, one device's on several). Its adam state did not: a kvstore keeps the embedding's moments row_sparse, one
     device dense, and a state restored in the other's type went to MXNet's dense fallback (every row's moments
     decayed, rows without a gradient moved); and each key's update count was kept under the saving run's device
     number (cpu:1 is device 1), so on another adam's bias correction started over. Both ended ~0.03-0.07 away from
     the uninterrupted run, which ends the same on either device list (~1e-7)."""
+    splits = few
     config = TrainConfig(epochs=3, batch_size=128, optimizer="adam", ctx=first, ngrams=2, buckets=20000,
                          progress=False, seed=9)
     ckpt = str(tmp_path / "ckpt")
@@ -266,7 +285,7 @@ def test_resume_with_settings_from_the_data(splits, tmp_path):
         np.testing.assert_array_equal(params_of(resumed)[name], value, err_msg=name)
     saved = json.load(open(os.path.join(ckpt, "epoch-0002", "checkpoint.json")))["config"]
     assert (saved["lr"], saved["batch_size"]) == (whole.config.lr, whole.config.batch_size)
-    half = LabeledTexts(splits[0].labels[:1000], splits[0].texts[:1000])  # other data: other rows, other settings
+    half = LabeledTexts(splits[0].labels[:400], splits[0].texts[:400])  # other data: other rows, other settings
     with pytest.raises(FastTextError, match="different run"):  # (its validation data: not refused for dropping it)
         train(half, splits[1], config, checkpoint_dir=ckpt)
 
@@ -630,20 +649,20 @@ def test_a_checkpoint_saved_before_newest_epoch_json_is_found_past_the_reruns_ep
     ckpt = dest.rsplit("/", 1)[0] + "/checkpoints"
     bucket, prefix = policy.bucket, storage.split_s3(ckpt)[1] + "/"
     admin = policy.client("admin")
-    config = TrainConfig(epochs=8, batch_size=256, progress=False, seed=4)
+    config = TrainConfig(epochs=4, batch_size=256, progress=False, seed=4)  # (epoch 3 is past a rerun's 1 .. 2)
     with pytest.raises(Crash):
-        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(7))
+        train(*splits, config, checkpoint_dir=ckpt, on_epoch_end=_crash_after(3))
     admin.delete_object(Bucket=bucket, Key=prefix + "newest-epoch.json")  # as that older version left it
 
     def kept():
         return sorted(o["Key"][len(prefix):] for o in admin.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"])
 
     before = kept()
-    assert [name.split("/")[0] for name in before] == ["epoch-0007"] * 3
+    assert [name.split("/")[0] for name in before] == ["epoch-0003"] * 3
     with pytest.raises(FastTextError) as refused:
         train(*splits, TrainConfig(**dict(config.to_dict(), epochs=2)), checkpoint_dir=ckpt)
     message = str(refused.value)
-    assert "different run (epochs 8 -> 2)" in message and "rerun with TrainConfig(epochs=8) to resume it" in message, message
+    assert "different run (epochs 4 -> 2)" in message and "rerun with TrainConfig(epochs=4) to resume it" in message, message
     assert kept() == before  # nothing written, nothing removed
 
 
@@ -839,8 +858,10 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     from fasttext_lib.predict import Predictor
     from fasttext_lib.data import read_labeled
 
+    from conftest import cli_in_process
+
     ckpt_free = [c if c != str(ckpt) else str(tmp_path / "ckpt2") for c in command(tmp_path / "whole")]
-    whole = subprocess.run(ckpt_free, env=env, capture_output=True, text=True, timeout=600)
+    whole = cli_in_process(*ckpt_free[3:])  # (the reference run: the same command in this process, never stopped)
     assert whole.returncode == 0, whole.stderr
     assert "resuming" not in whole.stderr  # an empty checkpoint directory: a fresh start, said nothing about
     a, b = Predictor.load(str(tmp_path / "bundle")), Predictor.load(str(tmp_path / "whole"))
@@ -919,13 +940,16 @@ def uninterrupted_run(small_train_file, tmp_path_factory):
 
 @pytest.mark.parametrize("listing", [True, False], ids=["listable", "no-ListBucket"])
 @pytest.mark.parametrize("stalled, sig", [("checkpoint.json", signal.SIGTERM), ("model-", signal.SIGINT)])
-def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_train_file, uninterrupted_run, stalled, sig, listing):
+def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_train_file, uninterrupted_run, stalled, sig, listing,
+                                                   monkeypatch):
     """S3 received a checkpoint file's PUT whole but answers late (a slow S3; the proxy holds it), and the run
     is stopped meanwhile; the PUT is applied after the run exited. For the manifest, the run had taken its
     data files back, so epoch 2's checkpoint.json named deleted files: every resume failed ('... is missing:
     the set was replaced or removed while reading; try again'), forever. Now the files stay until S3 has
     answered, the resume ends as an uninterrupted run, and what a data file's late PUT leaves is precisely one
-    young unreferenced object in epoch-0002/, which checkpoint saves sweep once it is older than the grace."""
+    young unreferenced object in epoch-0002/, which checkpoint saves sweep once it is older than the grace. (The stopped
+    run is a process of its own, as the signal needs; the rerun runs the same command in this one.)"""
+    from conftest import cli_in_process
     from fault_proxy import FaultProxy
 
     if listing:
@@ -963,8 +987,11 @@ def test_signal_while_s3_holds_a_checkpoint_upload(request, tmp_path, small_trai
         if not listing:
             for method in ("GET", "HEAD"):
                 proxy.fail(method, r".", "403-if-missing")
-        resumed = subprocess.run(_checkpoint_command(small_train_file, ckpt, tmp_path / "out"),
-                                 env=dict(env, AWS_ENDPOINT_URL=proxy.endpoint), capture_output=True, text=True, timeout=600)
+        with monkeypatch.context() as m:
+            for key, value in dict(env, AWS_ENDPOINT_URL=proxy.endpoint).items():
+                if key.startswith("AWS_"):  # (the rerun's environment: the stopped process's)
+                    m.setenv(key, value)
+            resumed = cli_in_process(*_checkpoint_command(small_train_file, ckpt, tmp_path / "out")[3:])
     assert resumed.returncode == 0, resumed.stderr
     from fasttext_lib.predict import Predictor
 
@@ -2226,7 +2253,7 @@ def test_a_checkpoint_refusal_to_a_caller_of_train_names_its_arguments_not_the_c
     ckpt = str(tmp_path / "ckpt")
     config = TrainConfig(epochs=1, emsize=8, batch_size=64, progress=False)
     train(*splits, config, checkpoint_dir=ckpt)
-    half = LabeledTexts(splits[0].labels[:1000], splits[0].texts[:1000])  # other data: found once it is read
+    half = LabeledTexts(splits[0].labels[:400], splits[0].texts[:400])  # other data: found once it is read
     with pytest.raises(FastTextError) as other_data:
         train(half, splits[1], config, checkpoint_dir=ckpt)
     with pytest.raises(FastTextError) as more_epochs:  # found before the data is read (refuse_other_settings)

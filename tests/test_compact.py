@@ -24,30 +24,54 @@ def small():
                                       progress=False)), splits
 
 
+@pytest.fixture(scope="module")
+def float32_bundle(small, tmp_path_factory):
+    """``small``'s model saved as a float32 compact bundle, once (not to be modified: tests that damage it copy it)."""
+    return save_bundle(small[0], str(tmp_path_factory.mktemp("float32") / "b"), compact="float32")
+
+
+@pytest.fixture(scope="module")
+def full_bundle(small, tmp_path_factory):
+    """``small``'s model saved as a full bundle (its whole 200 MB table), once (not to be modified)."""
+    return save_bundle(small[0], str(tmp_path_factory.mktemp("full") / "b"), compact="none")
+
+
+@pytest.fixture(scope="module")
+def small_files(small, tmp_path_factory):
+    """``small``'s 400 training and 200 validation documents as train.csv and test.csv, for the command line (the
+    session's sample_dir has 4,000 reviews to generate and train on, for checks that need a bundle of each kind)."""
+    from fasttext_lib.writers import write_csv
+
+    d = tmp_path_factory.mktemp("small_files")
+    for name, split in zip(("train.csv", "test.csv"), small[1]):
+        write_csv(split, str(d / name))
+    return d
+
+
 def _size(directory):
     return sum(os.path.getsize(os.path.join(directory, f)) for f in os.listdir(directory))
 
 
-def test_float32_compact_bundle_is_exact_and_small(small, tmp_path):
+def test_float32_compact_bundle_is_exact_and_small(small, full_bundle, tmp_path):
     trained, (_, val) = small
-    full = Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none"))
+    full = Predictor.load(full_bundle)
     where = save_bundle(trained, str(tmp_path / "compact"), compact="float32")
     compact = Predictor.load(where)
     for name, value in params_of(trained).items():  # the rebuilt model is the trained one, bit for bit
         np.testing.assert_array_equal(compact.model._collect_params_with_prefix()[name].data().asnumpy(), value)
     np.testing.assert_array_equal(compact.predict_proba(val.texts), full.predict_proba(val.texts))
-    assert _size(where) < _size(str(tmp_path / "full")) / 8  # 400 reviews change ~1/11 of the 509k rows
+    assert _size(where) < _size(full_bundle) / 8  # 400 reviews change ~1/11 of the 509k rows
     stored = compact.config["compact"]["rows_stored"]
     table = trained.model.embedding_table()
     assert 0 < stored < len(table) / 10 and stored == len(changed_rows(table, trained.config.seed))
 
 
-def test_float16_compact_bundle_predicts_within_1e3(small, tmp_path):
+def test_float16_compact_bundle_predicts_within_1e3(small, full_bundle, tmp_path):
     trained, (_, val) = small
-    reference = Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict_proba(val.texts)
+    reference = Predictor.load(full_bundle).predict_proba(val.texts)
     half = Predictor.load(save_bundle(trained, str(tmp_path / "half"), compact="float16"))
     assert np.abs(half.predict_proba(val.texts) - reference).max() < 1e-3
-    assert _size(str(tmp_path / "half")) < _size(str(tmp_path / "full")) / 16  # half of float32's ~1/11
+    assert _size(str(tmp_path / "half")) < _size(full_bundle) / 16  # half of float32's ~1/11
 
 
 def test_auto_compacts_small_data_and_keeps_the_full_table_when_most_rows_changed(small, tmp_path):
@@ -119,11 +143,12 @@ def test_damaged_rows_file_is_one_error(small, tmp_path):
     {"compact": {"dtype": "float32", "file": "/etc/passwd"}},
     {"buckets": "many"}, {"buckets": -1}, {"buckets": 2.5}, {"buckets": None},
 ], ids=lambda change: json.dumps(change))
-def test_a_corrupt_compact_or_buckets_entry_is_one_error(small, tmp_path, change):
+def test_a_corrupt_compact_or_buckets_entry_is_one_error(float32_bundle, tmp_path, change):
     # config.json is the manifest (not checksummed): a hand-edited or damaged entry was an
     # AttributeError / TypeError / ValueError traceback, or read a file outside the bundle.
-    trained, _ = small
-    where = save_bundle(trained, str(tmp_path / "b"), compact="float32")
+    import shutil
+
+    where = shutil.copytree(float32_bundle, str(tmp_path / "b"))  # (the module's bundle, saved once: a copy to edit)
     with open(os.path.join(where, "config.json")) as f:
         config = json.load(f)
     config.update(change)
@@ -188,8 +213,9 @@ def test_an_older_float16_bundle_holding_inf_is_refused_on_load(small, tmp_path,
     with pytest.raises(FastTextError, match="holds inf or NaN values"):
         sm_serve.model_fn(where)  # an endpoint refuses it at startup rather than answering NaN
     out = tmp_path / "vectors.vec"
+    run = run_cli if value == np.inf else cli_in_process  # one CLI process per command; the other values in-process
     for args in (("predict", "--model", where), ("export-vectors", "--model", where, "--output", out)):
-        r = run_cli(*args, input="great food\n")
+        r = run(*args, input="great food\n")
         assert (r.returncode, r.stdout, r.stderr.strip().splitlines()) == (2, "", [f"error: {expected}"]), r.stderr
     assert not out.exists() and not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
 
@@ -226,14 +252,16 @@ def test_finite_check_covers_every_value(small):
         assert all_finite(nd.array([[0.5, value]], dtype="float16")) is finite
 
 
-def test_cli_writes_a_compact_bundle(sample_dir, tmp_path):
+def test_cli_writes_a_compact_bundle(small_files, tmp_path):
+    sample_dir = small_files
+    # (in this process: the flag's bundle and the evaluation's exit code and line are under test, not the process)
     out = tmp_path / "bundle"
-    done = run_cli("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",
+    done = cli_in_process("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",
                    "--ngrams", "2", "--no-progress", "--compact", "float32")
     assert done.returncode == 0, done.stderr
     assert ROWS_FILE in json.loads((out / "config.json").read_text())["files"]
-    assert _size(str(out)) < 804e6 / 4  # 4,000 reviews touch ~1/8 of the rows
-    done = run_cli("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
+    assert _size(str(out)) < 804e6 / 4  # 400 reviews touch few of the 2M bigram rows (the full table: 804 MB)
+    done = cli_in_process("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
     assert done.returncode == 0 and '"accuracy"' in done.stdout
 
 
@@ -259,9 +287,9 @@ def _rows_file_size(where):
 
 
 @pytest.mark.parametrize("dtype,fraction,max_diff", [("int8", 1 / 4, 1e-3), ("int4", 1 / 8, 2e-2)])
-def test_quantized_compact_bundles_are_smaller_and_close(small, tmp_path, dtype, fraction, max_diff):
+def test_quantized_compact_bundles_are_smaller_and_close(small, float32_bundle, tmp_path, dtype, fraction, max_diff):
     trained, (_, val) = small
-    exact = save_bundle(trained, str(tmp_path / "exact"), compact="float32")
+    exact = float32_bundle
     reference = Predictor.load(exact).predict_proba(val.texts)
     where = save_bundle(trained, str(tmp_path / dtype), compact=dtype)
     quantized = Predictor.load(where)
@@ -298,13 +326,15 @@ def test_an_allocation_that_fails_reading_stored_rows_is_one_error_naming_the_bu
                             "bytes a value"), message
 
 
-def test_cli_writes_an_int4_bundle(sample_dir, tmp_path):
+def test_cli_writes_an_int4_bundle(small_files, tmp_path):
+    sample_dir = small_files
+    # (in this process: the flag's bundle and the evaluation's exit code and line are under test, not the process)
     out = tmp_path / "bundle"
-    done = run_cli("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",
+    done = cli_in_process("train", "--train", str(sample_dir / "train.csv"), "--output", str(out), "--epochs", "1",
                    "--ngrams", "2", "--no-progress", "--compact", "int4")
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "config.json").read_text())["compact"]["dtype"] == "int4"
-    done = run_cli("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
+    done = cli_in_process("evaluate", "--model", str(out), "--data", str(sample_dir / "test.csv"))
     assert done.returncode == 0 and '"accuracy"' in done.stdout
 
 
@@ -346,35 +376,40 @@ def test_write_npz_of_plain_and_empty_arrays_is_np_savez(tmp_path):
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
 
 
-@pytest.mark.parametrize("native", [True, False], ids=["native mean", "numpy mean"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
-def test_a_compact_bundle_predicts_on_the_cpu_without_building_its_table(small, tmp_path, monkeypatch, dtype, native):
+def test_a_compact_bundle_predicts_on_the_cpu_without_building_its_table(small, tmp_path, monkeypatch, dtype):
     """Loaded on the CPU, a compact bundle keeps only its stored rows (compact.StoredRows): predictions,
     evaluation and word vectors read them, each other row made from the seed, and equal bit for bit what
     the full table (built when the model itself is asked for) gives. It built all 2M x emsize rows
-    first: ~1 GB per endpoint worker for a model that changed a few thousand rows."""
+    first: ~1 GB per endpoint worker for a model that changed a few thousand rows. Each route of the lazy side (the
+    native mean, numpy's) against one full table: the bundle, the full table and its answers made once for both."""
     from fasttext_lib import native_features
 
     trained, (_, val) = small
     where = save_bundle(trained, str(tmp_path / "b"), compact=dtype)
-    lazy = Predictor.load(where)
-    assert not lazy.block.embedding.weight._data  # the table was never made
-    if not native:
-        monkeypatch.setattr(native_features, "available", lambda: False)
     texts = val.texts + ["", "zzqx unseen words only", "great " * 300]
-    probs, metrics, (tokens, vectors) = lazy.predict_proba(texts), lazy.evaluate(val, confusion=True), lazy.vocabulary_rows()
-    assert not lazy.block.embedding.weight._data
     dense = Predictor.load(where)
     table = dense.model.embedding_table()  # built now, as every caller of .model gets it
     assert len(table) == trained.featurizer.num_rows
-    np.testing.assert_array_equal(probs, dense.predict_proba(texts))
-    assert metrics == dense.evaluate(val, confusion=True)
-    assert tokens == list(dense.featurizer.vocab.idx_to_token)
-    np.testing.assert_array_equal(vectors, table[:len(tokens)])
-    np.testing.assert_array_equal(lazy.model.embedding_table(), table)  # a lazy predictor builds the same table
-    np.testing.assert_array_equal(lazy.predict_proba(texts), probs)
     if dtype == "float32":  # and that table is the trained one
         np.testing.assert_array_equal(table, trained.model.embedding_table())
+    dense_probs, dense_metrics = dense.predict_proba(texts), dense.evaluate(val, confusion=True)
+    for native in (True, False):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(native_features, "available", lambda: False)
+            lazy = Predictor.load(where)
+            assert not lazy.block.embedding.weight._data  # the table was never made
+            probs, metrics, (tokens, vectors) = (lazy.predict_proba(texts), lazy.evaluate(val, confusion=True),
+                                                 lazy.vocabulary_rows())
+            assert not lazy.block.embedding.weight._data
+            np.testing.assert_array_equal(probs, dense_probs)
+            assert metrics == dense_metrics
+            assert tokens == list(dense.featurizer.vocab.idx_to_token)
+            np.testing.assert_array_equal(vectors, table[:len(tokens)])
+            np.testing.assert_array_equal(lazy.model.embedding_table(), table)  # a lazy predictor builds the same table
+            np.testing.assert_array_equal(lazy.predict_proba(texts), probs)
+            del lazy  # (its table: 200 MB)
 
 
 def test_stored_rows_read_as_a_table_written_from_them():
@@ -423,7 +458,7 @@ def test_stored_rows_of_many_ids_hold_little_beside_their_answer():
     assert peak < 1.25 * answer.nbytes, (peak, answer.nbytes)
 
 
-def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, tmp_path):
+def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, full_bundle, tmp_path):
     from fasttext_lib import sm_serve
 
     trained, (_, val) = small
@@ -431,7 +466,7 @@ def test_the_endpoint_serves_a_compact_bundle_from_its_stored_rows(small, tmp_pa
     block = sm_serve.model_fn(where)
     answers = sm_serve.predict_fn(sm_serve.input_fn(json.dumps(val.texts[:20]), "application/json"), block)
     assert not block.embedding.weight._data  # served without the full table
-    assert answers == Predictor.load(save_bundle(trained, str(tmp_path / "full"), compact="none")).predict(val.texts[:20])
+    assert answers == Predictor.load(full_bundle).predict(val.texts[:20])
 
 
 def _dense_and_sliced(trained, texts, tmp_path, monkeypatch, entries):

@@ -398,11 +398,27 @@ def test_a_cache_that_cannot_be_written_is_named_with_how_to_choose_another(tmp_
 
 
 def test_library_is_cached_and_rebuilt_only_when_its_inputs_change(tmp_path, monkeypatch):
+    """The compiler is asked once for the library of these inputs, into the cache, and not again while they are
+    unchanged. (A stand-in compiler that writes its output, as assert_rebuilt_for_other_flags has: a real compile into
+    an empty cache took ~7 s and proves no more here; the autouse ``native`` fixture builds and loads the real one,
+    compiled whenever the source or flags change, since both name it.)"""
     monkeypatch.setenv("FASTTEXT_LIB_CACHE", str(tmp_path))
-    first = nf.build()
-    assert first.startswith(str(tmp_path)) and os.path.basename(first).startswith("libfasttext_featurize-")
-    mtime = os.path.getmtime(first)
-    assert nf.build() == first and os.path.getmtime(first) == mtime
+    commands = []
+
+    def compile_stand_in(cmd, **kwargs):
+        commands.append(cmd)
+        with open(cmd[cmd.index("-o") + 1], "wb") as f:
+            f.write(b"compiled")
+        return subprocess.CompletedProcess(cmd, 0, "")
+
+    with monkeypatch.context() as m:
+        m.setattr(native_build.subprocess, "run", compile_stand_in)
+        first = nf.build()
+        assert len(commands) == 1 and nf.SOURCE in commands[0] and commands[0][1:1 + len(nf.CXXFLAGS)] == nf.CXXFLAGS
+        assert first.startswith(str(tmp_path)) and os.path.basename(first).startswith("libfasttext_featurize-")
+        assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(first), os.path.basename(first) + ".lock"])
+        mtime = os.path.getmtime(first)
+        assert nf.build() == first and os.path.getmtime(first) == mtime and len(commands) == 1  # cached: no compile
     assert_rebuilt_for_other_flags(nf, first, monkeypatch)
     assert native_build.cache_dir() == str(tmp_path)
 
@@ -563,15 +579,17 @@ def test_long_documents_lowercased_a_piece_at_a_time_give_the_same_tokens_and_ba
     of a few characters cut the hostile texts (final sigmas, combining accents, quotes dropped before an accent,
     line breaks with spaces inside, every kind of whitespace) everywhere they can be cut: the same tokens and bags,
     in every form a bundle may read text in, and a document of the Unicode reference's words shuffled."""
-    words = [chr(c) for c in range(0x20, 0x3000) if not chr(c).isspace() and chr(c).isprintable()]
+    # (arrays, not lists: RandomState.choice turns a list into one on every call, ~1 ms each; the same draws)
+    words = np.array([chr(c) for c in range(0x20, 0x3000) if not chr(c).isspace() and chr(c).isprintable()], object)
+    spaces = np.array(["", "", " ", "\u3000", "\u2028", "\t"], object)
     rng = np.random.RandomState(4)
-    shuffled = "".join(rng.choice(words) + rng.choice(["", "", " ", "\u3000", "\u2028", "\t"]) for _ in range(4000))
+    shuffled = "".join(rng.choice(words) + rng.choice(spaces) for _ in range(4000))
     texts = HOSTILE + [" ".join(HOSTILE), shuffled, "", "x"]
     monkeypatch.setattr(nf, "PIECE_CHARS", piece_chars)
     _assert_same_tokens(texts)
+    vocab = _python_fit(texts, monkeypatch, ngrams=2, buckets=1000)[0].vocab  # (the same for every form: fitted once)
     for form in UNICODE_FORMS:
-        featurizer, _ = _python_fit(texts, monkeypatch, ngrams=2, buckets=1000)
-        featurizer.unicode_form = form
+        featurizer = Featurizer(vocab, ngrams=2, buckets=1000, unicode_form=form)  # (as fit makes it, in that form)
         _assert_same_bags(_native_transform(featurizer, texts), _python_transform(featurizer, texts, monkeypatch))
 
 
