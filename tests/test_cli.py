@@ -379,17 +379,20 @@ def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_
 
 
 def test_a_trial_table_another_autotune_run_is_putting_in_place_at_the_same_moment_keeps_this_runs_model(
-        sample_dir, tmp_path, s3_bucket, s3_proxy):
+        sample_dir, tmp_path, s3_bucket, s3_proxy, monkeypatch):
     """Two runs of one autotune command claim their --autotune-trials table on S3 at the same moment: S3 answers the
     second create-only PUT 409 ConditionalRequestConflict. That was "try again" and the model lost with its training;
     it is kept beside --output, as when the other run's table is already there."""
     from fasttext_lib.predict import Predictor
 
+    from fasttext_lib.storage import s3
+
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)  # (the PUT's 3 attempts, not their pauses, are under test)
     out, trials = tmp_path / "bundle", f"{s3_bucket}/runs/trials.csv"
     s3_proxy.fail("PUT", r"/runs/trials\.csv$", "409", nth=None)  # (every attempt: botocore's retry too)
     r = cli_in_process("train", "--train", sample_dir / "train.csv", "--autotune-validation", sample_dir / "test.csv",
-                       "--autotune-duration", "2", "--buckets", "50000", "--output", out, "--autotune-trials", trials,
-                       "--no-progress")
+                       "--autotune-duration", "0.5", "--buckets", "50000", "--output", out, "--autotune-trials",
+                       trials, "--no-progress")  # (a search's first trial and the refit: a model to keep)
     s3_proxy.clear()
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
         f"error: {trials} was written by another run while this one trained; this run's model is kept as {out}.1, "
@@ -416,12 +419,15 @@ def test_a_409_at_the_bundles_put_whose_other_save_did_not_land_saves_this_runs_
     assert not storage.exists(storage.join(f"{out}.1", CONFIG))
 
 
-def test_a_409_at_a_create_only_file_put_whose_other_write_did_not_land_writes_this_one(s3_bucket, s3_proxy):
+def test_a_409_at_a_create_only_file_put_whose_other_write_did_not_land_writes_this_one(s3_bucket, s3_proxy,
+                                                                                       monkeypatch):
     """A create-only PUT of one file (a trial table, export-vectors without --overwrite) answered 409: the other
     create in flight may fail, so the PUT is sent again rather than refused "try again"; still 409 at its last
     attempt, it is refused so (s3.BeingWritten)."""
     from fasttext_lib import storage
+    from fasttext_lib.storage import s3
 
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)
     table = f"{s3_bucket}/runs/trials.csv"
     s3_proxy.fail("PUT", r"/runs/trials\.csv$", "409", nth=1)  # (the first attempt alone)
     with storage.atomic_write(table, "wb", overwrite=False) as f:
