@@ -303,7 +303,8 @@ class Workspace:
 
         After 01's write of the dataset's data (:meth:`writing_data`), only while that data is still the data at S3,
         under the lock of its write: written over by another run of 01 since, they are not written (said in one line),
-        and that run's, of the data that stays, stay."""
+        and that run's, of the data that stays, stay; a None in place of each path then (the paths were returned, and
+        01's last cell printed the other run's histogram as this run's)."""
         folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
         contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
                     for thing in files.values()]
@@ -315,7 +316,7 @@ class Workspace:
             if _changed(self._data_written[dataset], self._data_now(dataset)):
                 print(f"not written: {' and '.join(paths)}: the data at {self.data}/{shown}.* was written again by "
                       f"another run since this run wrote it; that run's files are of the data there", file=sys.stderr)
-                return paths
+                return [None] * len(paths)
             _write_together([str(folder / name) for name in files], contents)
         return paths
 

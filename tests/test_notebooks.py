@@ -3047,7 +3047,7 @@ def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_pat
     histogram = tmp_path / "out" / "sample" / "01_length_histogram.png"
     shown = b.save_dataset_files("sample", {"01_length_histogram.png": figs[b]})
     assert histogram.read_bytes() == png_bytes(figs[b], 100) and capsys.readouterr().err == ""
-    assert a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]}) == shown  # (where it is: B's)
+    assert a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]}) == [None]  # (none of A's)
     assert histogram.read_bytes() == png_bytes(figs[b], 100)
     assert capsys.readouterr().err == f"not written: {shown[0]}: the data at s3://{bucket}/p/data/sample.* was written " \
         f"again by another run since this run wrote it; that run's files are of the data there\n"
@@ -3056,6 +3056,40 @@ def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_pat
     a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]})
     assert histogram.read_bytes() == png_bytes(figs[a], 100)
     plt.close("all")
+
+
+def test_01s_last_cell_does_not_show_another_runs_histogram_as_its_own(tmp_path, s3_bucket, capsys):
+    """Run B writes the data once run A's write cell has (the lock lets it, A's data written): A's write cell said
+    "not written: PATH" of its histogram, and its last cell then printed "length histogram: PATH", B's histogram, as
+    A's. It says the histogram is not written now; a run whose data stays prints its path (the committed output)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import write_fasttext_splits
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    a = Workspace(bucket, "p", out)
+    data = {run: LabeledTexts(["1", "2"] * n, ["good food here", "bad"] * n) for run, n in (("a", 2), ("b", 3))}
+
+    def b_writes_then_a_saves(dataset, files):  # (B's write between A's and A's save: its lock let go)
+        write_fasttext_splits({"train": data["b"], "test": data["b"]}, a.data, dataset)
+        return Workspace.save_dataset_files(a, dataset, files)
+    a.save_dataset_files = b_writes_then_a_saves
+    _run_01s_histogram_cells(a, "sample", pd.Series([5, 9]), splits={"train": data["a"], "test": data["a"]})
+    captured = capsys.readouterr()
+    histogram = f"{out}/sample/01_length_histogram.png"
+    assert f"not written: {histogram}: the data at s3://{bucket}/p/data/sample.* was written again by another run " \
+        f"since this run wrote it; that run's files are of the data there\n" == captured.err
+    assert captured.out.splitlines()[-1] == "length histogram: not written: another run has written the data since " \
+        "(above)", captured.out
+    assert not (tmp_path / "out" / "sample" / "01_length_histogram.png").exists()
+    del a.save_dataset_files  # (A alone: its histogram written, and its path printed)
+    _run_01s_histogram_cells(a, "sample", pd.Series([5, 9]), splits={"train": data["a"], "test": data["a"]})
+    assert capsys.readouterr().out.splitlines()[-1] == f"length histogram: {histogram}"
 
 
 @pytest.mark.parametrize("answer", ["expired", "500"])
