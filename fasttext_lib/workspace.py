@@ -24,7 +24,6 @@ import contextlib
 import hashlib
 import itertools
 import os
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -35,7 +34,7 @@ from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_wr
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 from .writers import splits_written_line
-from .written_record import WrittenRecord, kept_name
+from .written_record import WrittenRecord, is_kept_name, kept_name
 
 # Notebook 01's cache of downloaded archives, in output_dir: no dataset's or run's folder (Workspace._folder)
 DOWNLOADS = "downloads"
@@ -304,7 +303,8 @@ class Workspace:
 
         After 01's write of the dataset's data (:meth:`writing_data`), only while that data is still the data at S3,
         under the lock of its write: written over by another run of 01 since, they are not written (said in one line),
-        and that run's, of the data that stays, stay."""
+        and that run's, of the data that stays, stay; a None in place of each path then (the paths were returned, and
+        01's last cell printed the other run's histogram as this run's)."""
         folder, shown = self.dataset_folder(dataset), key_path(dataset, "dataset")
         contents = [png_bytes(thing, dpi) if hasattr(thing, "savefig") else thing.to_csv().encode("utf-8")
                     for thing in files.values()]
@@ -316,7 +316,7 @@ class Workspace:
             if _changed(self._data_written[dataset], self._data_now(dataset)):
                 print(f"not written: {' and '.join(paths)}: the data at {self.data}/{shown}.* was written again by "
                       f"another run since this run wrote it; that run's files are of the data there", file=sys.stderr)
-                return paths
+                return [None] * len(paths)
             _write_together([str(folder / name) for name in files], contents)
         return paths
 
@@ -499,13 +499,17 @@ class Workspace:
         save replaced exp1's history), now that a save of that bundle has replaced it: removed, as their records name
         them (:meth:`~fasttext_lib.written_record.WrittenRecord.remove_copies`), each only while it holds what was
         kept; one changed since stays, and so does a file of such a name no record names (yours; or kept before the
-        copies were recorded), each said in one line. Said only, they stayed for good, an older history of the bundle
-        beside the newer one. Copies of another bundle's files stay, unsaid."""
+        copies were recorded), each said in one line, that one only the first time (the record notes it: said again
+        at every save of the bundle, it was noise). Such names are the bundle's as a save in its own bucket names it
+        (``history.exp1.csv``), or one in another (``history.BUCKET-exp1.csv``). Said only, they stayed for good, an
+        older history of the bundle beside the newer one. Copies of another bundle's files stay, unsaid."""
         dest, folder, shown = self.model(run_name), self.run_folder(run_name), self.show(key_path(run_name, "run_name"))
-        whose = _whose(dest, key_path(run_name, "run_name"), storage.split_s3(dest)[0])
+        whoses = {_whose(dest, key_path(run_name, "run_name"), bucket)
+                  for bucket in (storage.split_s3(dest)[0], None)}  # (None: a bucket other than any: it is named)
         for record in (HISTORY_RECORD, AUTOTUNE_RECORD):
             recorded = record.read(folder) or {}
-            unrecorded = [name for name in _copies_named(folder, record.outputs, whose) if name not in recorded]
+            unrecorded = [name for name in _copies_named(folder, record.outputs, whoses) if name not in recorded]
+            said = record.said(folder)
             removed, changed = record.remove_copies(folder, dest)
             if removed:
                 print(f"removed {' and '.join(removed)} from {shown}: {record.writer}'s files of {dest} kept aside "
@@ -513,9 +517,11 @@ class Workspace:
             if changed:
                 print(f"kept {' and '.join(changed)} in {shown}: {record.writer}'s files of {dest} kept aside, "
                       f"changed since", file=sys.stderr)
-            if unrecorded:
-                print(f"note: kept {' and '.join(unrecorded)} in {shown}: named as {record.writer}'s files of {dest} "
+            unsaid = [name for name in unrecorded if name not in said]
+            if unsaid:
+                print(f"note: kept {' and '.join(unsaid)} in {shown}: named as {record.writer}'s files of {dest} "
                       f"kept aside, but not recorded as kept (yours?): not removed", file=sys.stderr)
+            record.note_said(folder, unrecorded)
 
     def _keep_aside(self, folder, dest, run_name, records, kept):
         """Copies of the files in ``folder`` that :meth:`save_run` replaces (the history; a search's plot and table)
@@ -531,7 +537,7 @@ class Workspace:
                 continue
             whose = _whose(of, run_name, storage.split_s3(dest)[0])
             for n in itertools.count(1):
-                copy = folder / kept_name(name, whose if n == 1 else f"{whose}-{n}")
+                copy = folder / kept_name(name, whose, n)
                 try:
                     with open(folder / name, "rb") as source, open(copy, "xb") as target:
                         kept.append((copy, name, of))
@@ -642,13 +648,11 @@ def _changed(then, now):
     return any(a is not None and b is not None and a != b for a, b in zip(then, now))
 
 
-def _copies_named(folder, outputs, whose):
-    """The names in ``folder`` of copies of ``outputs`` kept aside as ``whose``'s (written_record.kept_name:
+def _copies_named(folder, outputs, whoses):
+    """The names in ``folder`` of copies of ``outputs`` kept aside as any of ``whoses``'s (written_record.is_kept_name:
     ``history.exp1.csv``, ``history.exp1-2.csv`` where that name was taken)."""
-    patterns = [re.compile(rf"{re.escape(stem)}\.{re.escape(whose)}(-\d+)?\.{re.escape(suffix)}")
-                for stem, _, suffix in (output.rpartition(".") for output in outputs)]
     names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-    return [name for name in names if any(pattern.fullmatch(name) for pattern in patterns)]
+    return [name for name in names if any(is_kept_name(name, output, whose) for output in outputs for whose in whoses)]
 
 
 def _is_a_uri(output_dir):

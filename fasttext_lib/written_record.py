@@ -15,6 +15,8 @@ would record into it is refused in one line), and records nothing.
 A save that replaces another bundle's files keeps them aside under names that say whose (``history.exp1.csv``:
 :func:`kept_name`, workspace.Workspace.save_run); the record names those copies too, each with the bundle it is of, so
 that once that bundle is replaced they go (:meth:`WrittenRecord.remove_copies`), only while they hold what was kept.
+Their names are :func:`kept_name`'s, known by :func:`is_kept_name` alone. A file of such a name that no record names
+(the user's) stays, said once: the record notes which were said (:meth:`WrittenRecord.note_said`).
 
 No record, nothing removed: files written before records were kept (by an earlier version of the library), or by
 the user, could be told apart only by their content, which is what removed users' files. A stale file left is one
@@ -26,6 +28,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 
@@ -47,10 +50,7 @@ class WrittenRecord:
     def is_copy(self, name):
         """Whether ``name`` is that of a copy of one of :attr:`outputs` kept aside (:func:`kept_name`), a file in the
         folder itself (a record edited to name ``history.x/../../y.csv`` names nothing)."""
-        if "/" in name or "\\" in name:
-            return False
-        return any(name.startswith(f"{stem}.") and name.endswith(f".{suffix}") and len(name) > len(output) + 1
-                   for output, (stem, _, suffix) in ((o, o.rpartition(".")) for o in self.outputs))
+        return any(is_kept_name(name, output) for output in self.outputs)
 
     def read(self, folder):
         """{name: {"size", "sha256"}} of the files the record in ``folder`` names, or None: no record, or a file of
@@ -79,7 +79,27 @@ class WrittenRecord:
         files.update((name, {**_digest_only(digest), **({"of": of} if of is not None else {})})
                      for name, digest in digests.items())
         files.update((copy.name, {**_digest(copy), "of": whose}) for copy, name, whose in copies if name in self.outputs)
-        return self._record_bytes(files)
+        return self._record_bytes(files, self.said(folder))
+
+    def said(self, folder):
+        """The names of files the record in ``folder`` says were said of already (:meth:`note_said`): none where no
+        record, or not this writer's."""
+        record = self._raw(folder)
+        said = record.get("said") if isinstance(record, dict) else None
+        return {name for name in said if isinstance(name, str)} if isinstance(said, list) else set()
+
+    def note_said(self, folder, names):
+        """Record that a line was said of each of ``names`` (files of a copy's name no record names: the user's), for it
+        to be said once, not at every save; those said before and not in ``names`` are forgotten (gone since: one of
+        that name made again is said again). Not recorded (no record of this writer's there to hold it, or it cannot
+        be written), it is said again, which is all that is lost."""
+        recorded = self._load(folder)
+        if recorded is _NOT_A_RECORD or set(names) == self.said(folder):
+            return
+        try:
+            self._write(folder, recorded or {}, said=names)
+        except OSError:
+            pass
 
     def unchanged(self, folder):
         """The names the record in ``folder`` holds that still hold what was written (what :meth:`remove_unchanged`
@@ -160,7 +180,8 @@ class WrittenRecord:
             raise error
         return removed, changed
 
-    def _load(self, folder):
+    def _raw(self, folder):
+        """The record in ``folder`` as read (a dict of this writer's), None where there is none, or _NOT_A_RECORD."""
         try:
             record = json.loads(_plain_file_bytes(folder / self.name))
         except FileNotFoundError:
@@ -169,27 +190,49 @@ class WrittenRecord:
             return _NOT_A_RECORD
         if not isinstance(record, dict) or record.get("written_by") != self._mark:
             return _NOT_A_RECORD
+        return record
+
+    def _load(self, folder):
+        record = self._raw(folder)
+        if not isinstance(record, dict):
+            return record
         files = record.get("files")
         if not isinstance(files, dict):
             return {}
         return {name: entry for name, entry in files.items()
                 if (name in self.outputs or self.is_copy(name)) and _is_digest(entry)}
 
-    def _record_bytes(self, files):
-        return json.dumps({"written_by": self._mark, "files": files}, indent=1).encode("utf-8")
+    def _record_bytes(self, files, said=()):
+        # ("said" only where there is something: a record of no notes is as before)
+        return json.dumps({"written_by": self._mark, "files": files, **({"said": sorted(said)} if said else {})},
+                          indent=1).encode("utf-8")
 
-    def _write(self, folder, files):
-        if not files:
+    def _write(self, folder, files, said=None):
+        """``files`` recorded in ``folder``, with the names :meth:`said` there (``said``, where given, in their place);
+        the record removed where neither is left."""
+        said = self.said(folder) if said is None else said
+        if not files and not said:
             (folder / self.name).unlink(missing_ok=True)
             return
         with storage.atomic_write(str(folder / self.name), "wb") as f:
-            f.write(self._record_bytes(files))
+            f.write(self._record_bytes(files, said))
 
 
-def kept_name(name, whose):
-    """``history.csv`` kept aside as the file of ``whose``'s bundle: ``history.exp1.csv``."""
+def kept_name(name, whose, n=1):
+    """``history.csv`` kept aside as the file of ``whose``'s bundle: ``history.exp1.csv``; the ``n``th such copy
+    where the names of the others are taken: ``history.exp1-2.csv``."""
     stem, dot, suffix = name.rpartition(".")
-    return f"{stem}.{whose}{dot}{suffix}"
+    return f"{stem}.{whose if n == 1 else f'{whose}-{n}'}{dot}{suffix}"
+
+
+def is_kept_name(name, output, whose=None):
+    """Whether ``name`` is one :func:`kept_name` gives ``output`` kept aside as ``whose``'s (any of its copies:
+    ``history.exp1.csv``, ``history.exp1-2.csv``, never ``-1`` nor ``-01``), or as anyone's where ``whose`` is None
+    (a name in the folder itself: ``history.x/../../y.csv`` names none). The one definition of those names: the
+    records' (:meth:`WrittenRecord.is_copy`) and workspace's search for copies of one bundle both ask it."""
+    stem, _, suffix = output.rpartition(".")
+    who = r"[^/\\]+" if whose is None else rf"{re.escape(whose)}(?:-(?:[2-9]|[1-9][0-9]+))?"
+    return re.fullmatch(rf"{re.escape(stem)}\.{who}\.{re.escape(suffix)}", name, re.DOTALL) is not None
 
 
 def _plain_file_bytes(path):

@@ -1891,6 +1891,78 @@ def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_removes_its_own
                               "history.exp3.png", "history.png"]
 
 
+def test_02_a_copys_name_of_no_record_is_noted_once_whichever_bucket_named_it(tmp_path, s3_bucket, capsys):
+    """exp1's save noted a file of a copy's name of no record ("not recorded as kept (yours?)") at every save of exp1's
+    bundle, the same line each time; and looked only for names a save in exp1's own bucket gives its copies
+    (history.exp1.csv), not another bucket's (history.BUCKET-exp1.csv, kept_name as _keep_aside names them there).
+    Each is said once now (the record notes it); a name that is no copy of exp1's (history.exp1-1.csv: its copies
+    are exp1, exp1-2, ...) is not said at all."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.workspace import _whose
+    from fasttext_lib.written_record import kept_name
+
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
+    run, bucket = tmp_path / "out" / "sample", s3_bucket[len("s3://"):]
+    other_bucket = kept_name("history.csv", _whose(exp1.model("sample"), "sample", "another-bucket"))
+    assert other_bucket == f"history.{bucket}-exp1.csv"  # (as a save in another bucket names exp1's copy)
+    for ws in (exp1, exp2):
+        ws.save_run(trained, "sample", fig)
+    for name in ("history.exp1-2.csv", other_bucket, "history.exp1-1.csv"):
+        (run / name).write_bytes(b"mine")
+    capsys.readouterr()
+    exp1.save_run(trained, "sample", fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: kept history.exp1-2.csv and {other_bucket} in {out}/sample: named as notebook 02's "
+                     f"history's files of {exp1.model('sample')} kept aside, but not recorded as kept (yours?): not "
+                     f"removed"], notes
+    exp1.save_run(trained, "sample", fig)  # (said already)
+    assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert all((run / name).read_bytes() == b"mine" for name in ("history.exp1-2.csv", other_bucket))
+    assert json.loads((run / "history_written.json").read_bytes())["said"] == sorted(
+        [other_bucket, "history.exp1-2.csv"])
+    (run / "history.exp1-2.csv").unlink()  # gone, then made again: said again
+    exp1.save_run(trained, "sample", fig)
+    (run / "history.exp1-2.csv").write_bytes(b"mine again")
+    capsys.readouterr()
+    exp1.save_run(trained, "sample", fig)
+    plt.close(fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and notes[0].startswith("note: kept history.exp1-2.csv in "), notes
+
+
+def test_one_definition_of_a_copys_name():
+    """kept_name's names, as the records (WrittenRecord.is_copy) and 02's search for one bundle's copies
+    (workspace._copies_named) know them: the copies of exp1's are exp1, exp1-2, exp1-3...; the search took
+    history.exp1-1.csv and history.exp1-01.csv for exp1's too."""
+    from fasttext_lib.workspace import HISTORY_RECORD
+    from fasttext_lib.written_record import is_kept_name, kept_name
+
+    names = [kept_name("history.csv", "exp1", n) for n in (1, 2, 10)]
+    assert names == ["history.exp1.csv", "history.exp1-2.csv", "history.exp1-10.csv"]
+    assert all(is_kept_name(name, "history.csv", "exp1") and HISTORY_RECORD.is_copy(name) for name in names)
+    for other in ("history.exp1-1.csv", "history.exp1-01.csv", "history.exp2.csv", "history.exp1.png"):
+        assert not is_kept_name(other, "history.csv", "exp1"), other
+    for no_copy in ("history.csv", "history..csv", "history.a/b.csv", "history.a\\b.csv", "autotune.exp1.png"):
+        assert not HISTORY_RECORD.is_copy(no_copy), no_copy
+
+
+def test_copies_named_finds_only_the_copies_of_whose(tmp_path):
+    """02's search for one bundle's copies of no record: those of the names given (the bundle's, as a save in its own
+    bucket and in another names it), not a name that is no copy of theirs."""
+    from fasttext_lib.workspace import HISTORY_RECORD, _copies_named
+
+    for name in ("history.exp1.csv", "history.exp1-2.png", "history.exp1-1.csv", "history.exp1-01.csv",
+                 "history.exp12.csv", "history.b-exp1.csv"):
+        (tmp_path / name).write_bytes(b"x")
+    assert _copies_named(tmp_path, HISTORY_RECORD.outputs, {"exp1"}) == ["history.exp1-2.png", "history.exp1.csv"]
+    assert _copies_named(tmp_path, HISTORY_RECORD.outputs, {"exp1", "b-exp1"}) == [
+        "history.b-exp1.csv", "history.exp1-2.png", "history.exp1.csv"]
+
+
 def test_02_a_search_saved_again_removes_its_own_autotune_copies_kept_aside(tmp_path, s3_bucket, capsys,
                                                                               monkeypatch):
     """exp1's search, then exp2's (exp1's autotune.png and autotune_trials.csv kept aside as autotune.exp1.*), then
@@ -2975,7 +3047,7 @@ def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_pat
     histogram = tmp_path / "out" / "sample" / "01_length_histogram.png"
     shown = b.save_dataset_files("sample", {"01_length_histogram.png": figs[b]})
     assert histogram.read_bytes() == png_bytes(figs[b], 100) and capsys.readouterr().err == ""
-    assert a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]}) == shown  # (where it is: B's)
+    assert a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]}) == [None]  # (none of A's)
     assert histogram.read_bytes() == png_bytes(figs[b], 100)
     assert capsys.readouterr().err == f"not written: {shown[0]}: the data at s3://{bucket}/p/data/sample.* was written " \
         f"again by another run since this run wrote it; that run's files are of the data there\n"
@@ -2984,6 +3056,40 @@ def test_01s_files_of_data_another_run_has_written_since_are_not_written(tmp_pat
     a.save_dataset_files("sample", {"01_length_histogram.png": figs[a]})
     assert histogram.read_bytes() == png_bytes(figs[a], 100)
     plt.close("all")
+
+
+def test_01s_last_cell_does_not_show_another_runs_histogram_as_its_own(tmp_path, s3_bucket, capsys):
+    """Run B writes the data once run A's write cell has (the lock lets it, A's data written): A's write cell said
+    "not written: PATH" of its histogram, and its last cell then printed "length histogram: PATH", B's histogram, as
+    A's. It says the histogram is not written now; a run whose data stays prints its path (the committed output)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fasttext_lib.data import LabeledTexts
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.writers import write_fasttext_splits
+
+    bucket, out = s3_bucket[len("s3://"):], str(tmp_path / "out")
+    a = Workspace(bucket, "p", out)
+    data = {run: LabeledTexts(["1", "2"] * n, ["good food here", "bad"] * n) for run, n in (("a", 2), ("b", 3))}
+
+    def b_writes_then_a_saves(dataset, files):  # (B's write between A's and A's save: its lock let go)
+        write_fasttext_splits({"train": data["b"], "test": data["b"]}, a.data, dataset)
+        return Workspace.save_dataset_files(a, dataset, files)
+    a.save_dataset_files = b_writes_then_a_saves
+    _run_01s_histogram_cells(a, "sample", pd.Series([5, 9]), splits={"train": data["a"], "test": data["a"]})
+    captured = capsys.readouterr()
+    histogram = f"{out}/sample/01_length_histogram.png"
+    assert f"not written: {histogram}: the data at s3://{bucket}/p/data/sample.* was written again by another run " \
+        f"since this run wrote it; that run's files are of the data there\n" == captured.err
+    assert captured.out.splitlines()[-1] == "length histogram: not written: another run has written the data since " \
+        "(above)", captured.out
+    assert not (tmp_path / "out" / "sample" / "01_length_histogram.png").exists()
+    del a.save_dataset_files  # (A alone: its histogram written, and its path printed)
+    _run_01s_histogram_cells(a, "sample", pd.Series([5, 9]), splits={"train": data["a"], "test": data["a"]})
+    assert capsys.readouterr().out.splitlines()[-1] == f"length histogram: {histogram}"
 
 
 @pytest.mark.parametrize("answer", ["expired", "500"])
