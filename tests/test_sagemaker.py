@@ -2477,13 +2477,14 @@ def test_a_review_whose_scoring_needs_more_memory_than_the_worker_has_is_a_413(w
     killer ended the worker mid-request. Now a 413 that says scoring needs the memory; the worker goes on serving."""
     from fasttext_lib.synthetic import generate_reviews
 
-    review = " ".join(generate_reviews(100_000, seed=4).texts).replace("\n", " ")[:10_000_000]
+    review = " ".join(generate_reviews(8_000, seed=4).texts).replace("\n", " ")[:10_000_000]  # (~11 million)
+    assert len(review) == 10_000_000
     machine_with_memory(monkeypatch, tmp_path, 122880)
     with pytest.raises(sm_serve.RequestError) as caught:
         sm_serve.predict_fn(["fine", review], wide_compact)
     assert caught.value.status_code == 413
     assert str(caught.value).startswith("413 Request Entity Too Large: review 2: a document of 10.0 million characters")
-    assert "MB of memory to score, and this process has 120 MB left" in str(caught.value)
+    assert "MB of memory to score, and this process has 120 MB left" in str(caught.value), str(caught.value)
     assert len(sm_serve.predict_fn(["fine", "slow"], wide_compact)) == 2
 
 
