@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import cli_in_process, make_splits, run_cli
+from conftest import cli_in_process, cli_in_process_with, make_splits, run_cli
 from fasttext_lib import cli, label_names, storage
 from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.errors import FastTextError
@@ -71,7 +71,7 @@ def test_cli_does_not_renumber_classes_after_a_name_with_a_line_separator(tmp_pa
     data = make_splits(300, 10, seed=2)[0]
     write_csv(data, str(tmp_path / "train.csv"))
     (tmp_path / "classes.txt").write_text("bad\u2028review\ngood review\n", encoding="utf-8")
-    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", *FAST)
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", *FAST)
     assert r.returncode == 0, r.stderr
     assert Predictor.load(tmp_path / "b").label_names == {"1": "bad\u2028review", "2": "good review"}
 
@@ -128,12 +128,12 @@ def test_cli_refuses_a_label_names_file_with_a_title_and_reads_one_with_a_commen
     data = make_splits(300, 10, seed=2)[0]
     write_csv(data, str(tmp_path / "train.csv"))
     (tmp_path / "names.txt").write_text("names:\nnegative\npositive\n")
-    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", "--label-names",
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", "--label-names",
                 tmp_path / "names.txt", *FAST)
     assert r.returncode != 0 and r.stderr.count("error:") == 1 and "is a title" in r.stderr, r.stderr
     assert not (tmp_path / "b").exists()
     (tmp_path / "names.txt").write_text("# names\nnegative\npositive\n")
-    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", "--label-names",
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "b", "--label-names",
                 tmp_path / "names.txt", *FAST)
     assert r.returncode == 0, r.stderr
     assert Predictor.load(tmp_path / "b").label_names == POLARITY
@@ -176,7 +176,7 @@ def test_a_validation_class_training_lacks_is_said_as_such_where_the_names_are_b
     (tmp_path / "t.txt").write_text("__label__1 bad food\n__label__2 good food\n__label__1 awful\n__label__2 great\n")
     (tmp_path / "v" / "v.txt").write_text("__label__1 bad\n__label__2 good\n__label__3 odd\n")
     (tmp_path / "v" / "classes.txt").write_text("bad\ngood\nodd\n")
-    out = run_cli("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v" / "v.txt", "--output",
+    out = cli_in_process("train", "--train", tmp_path / "t.txt", "--validation", tmp_path / "v" / "v.txt", "--output",
                   tmp_path / "b", *FAST)
     assert out.returncode == 2 and out.stderr.count("error:") == 1 and not (tmp_path / "b").exists(), out.stderr
     assert "train_data" not in out.stderr, out.stderr
@@ -333,17 +333,17 @@ def test_s3_data_readable_without_list_permission_trains_without_names(s3_bucket
     write_csv(data, f"{s3_bucket}/data/train.csv")
     with FaultProxy(os.environ["AWS_ENDPOINT_URL"]) as proxy:
         proxy.fail("HEAD", r"classes\.txt$", "403")
-        r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "b", *FAST,
-                    env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"})
+        r = cli_in_process_with({"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"},
+                                "train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "b", *FAST)
         assert r.returncode == 0, r.stderr
         assert [path for method, path, _ in proxy.log if method == "HEAD" and path.endswith("classes.txt")]
     assert Predictor.load(tmp_path / "b").label_names == {}
     # --label-names naming that file is explicit: there a refusal is the error it is.
     with FaultProxy(os.environ["AWS_ENDPOINT_URL"]) as proxy:
         proxy.fail("HEAD", r"classes\.txt$", "403")
-        r = run_cli("train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "c", *FAST,
-                    "--label-names", f"{s3_bucket}/data/classes.txt",
-                    env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"})
+        r = cli_in_process_with({"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "1"},
+                                "train", "--train", f"{s3_bucket}/data/train.csv", "--output", tmp_path / "c", *FAST,
+                                "--label-names", f"{s3_bucket}/data/classes.txt")
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith(
         f"error: access denied to {s3_bucket}/data/classes.txt"), r.stderr
     assert not (tmp_path / "c").exists()
@@ -424,7 +424,7 @@ def test_predict_shows_names_and_keeps_the_class_id(named_bundle):
 
 
 def test_evaluate_prints_a_named_confusion_matrix(named_bundle, data_dir):
-    r = run_cli("evaluate", "--model", named_bundle, "--data", data_dir / "set.test")
+    r = cli_in_process("evaluate", "--model", named_bundle, "--data", data_dir / "set.test")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     metrics = json.loads(lines[-1])
@@ -664,12 +664,12 @@ def test_a_hostile_file_beside_the_data_stops_training_with_one_line(tmp_path):
     write_csv(train, str(data / "train.csv"))
     (data / "classes.txt").write_bytes(b"negative\nnegative\n")
     out = tmp_path / "out"
-    r = run_cli("train", "--train", data / "train.csv", "--output", out, *FAST)
+    r = cli_in_process("train", "--train", data / "train.csv", "--output", out, *FAST)
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ")
     assert "same name 'negative'" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists() or not os.listdir(out)
     # the explicit option is the way past a names file one cannot change
-    r = run_cli("train", "--train", data / "train.csv", "--output", out, *FAST, "--label-names", "none")
+    r = cli_in_process("train", "--train", data / "train.csv", "--output", out, *FAST, "--label-names", "none")
     assert r.returncode == 0, r.stderr
 
 
@@ -684,7 +684,7 @@ def test_a_bad_names_file_beside_the_data_is_reported_before_the_data_is_read(tm
         f.write('"1","unclosed\n')
     (tmp_path / "classes.txt").write_bytes(b"negative\nnegative\n")
     extra = ["--autotune-validation", tmp_path / "val.csv", "--autotune-duration", "5"] if route == "autotune" else []
-    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *FAST, *extra)
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", tmp_path / "out", *FAST, *extra)
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
         f"error: {tmp_path / 'classes.txt'}: classes '1' and '2' have the same name 'negative'"), r.stderr
 
@@ -731,7 +731,7 @@ def test_a_names_file_numbered_from_1_beside_data_numbered_from_0_is_refused(tmp
         read_labeled(str(tmp_path / "train.csv"))
     out = tmp_path / "out"
     extra = ["--autotune-validation", tmp_path / "val.csv", "--autotune-duration", "5"] if route == "autotune" else []
-    r = run_cli("train", "--train", tmp_path / "train.csv", "--output", out, *FAST, *extra)
+    r = cli_in_process("train", "--train", tmp_path / "train.csv", "--output", out, *FAST, *extra)
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: ") and "Traceback" not in r.stderr
     assert "numbering is not the data's" in r.stderr and not out.exists()
     # the way out it names works (it said "pass --label-names", also to one who had: the data's own numbers now)

@@ -251,7 +251,7 @@ def test_training_job_on_csv_files_without_test_channel(source_dir, splits, tmp_
     channels = {"train": {"a.csv": lambda p: write_csv(train.head(1000), p),
                           "b.csv": lambda p: write_csv(LabeledTexts(train.labels[1000:2000], train.texts[1000:2000]), p)}}
     env = make_container(tmp_path, channels)
-    r = run_entry_point(source_dir, env, args_for(epochs=2, batch_size=256, optimizer="sgd", lr="", ngrams=1))
+    r = job_in_process(source_dir, env, args_for(epochs=2, batch_size=256, optimizer="sgd", lr="", ngrams=1))
     assert r.returncode == 0, r.stderr
     assert "train channel: 2000 documents from 2 file(s)" in r.stdout
     assert len(re.findall(sm_train.METRIC_PATTERNS["train:loss"], r.stdout)) == 2
@@ -298,7 +298,7 @@ def test_training_job_takes_label_names_from_the_channel_or_the_hyperparameter(s
     channels = {"train": {"a.train": GOOD, "classes.txt": _write(b"bad\ngood\n")}}
     env = make_container(tmp_path, channels)
     extra = {} if hyperparameter is None else {"label_names": hyperparameter}
-    r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16, **extra))
+    r = job_in_process(source_dir, env, args_for(epochs=1, batch_size=16, **extra))
     assert r.returncode == 0, r.stderr
     assert "train channel: 40 documents from 1 file(s)" in r.stdout  # classes.txt is not data
     predictor = Predictor.load(tmp_path / "model")
@@ -421,7 +421,7 @@ def test_training_job_starts_from_a_pretrained_channel(source_dir, splits, tmp_p
                                 for i, w in enumerate((b"<unk>", b"zzznotaword")))
     channels = {"train": {"a.csv": lambda p: write_csv(train.head(500), p)}, "pretrained": {"wiki.vec": _write(vec)}}
     env = make_container(tmp_path, channels)
-    r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=256, emsize=32))
+    r = job_in_process(source_dir, env, args_for(epochs=1, batch_size=256, emsize=32))
     assert r.returncode == 0, r.stdout + r.stderr
     model = Predictor.load(tmp_path / "model")
     # the line the CLI and autotune say (pretrained.start_line), not one of the job's own ("... 2 words from F; ...")
@@ -2477,13 +2477,14 @@ def test_a_review_whose_scoring_needs_more_memory_than_the_worker_has_is_a_413(w
     killer ended the worker mid-request. Now a 413 that says scoring needs the memory; the worker goes on serving."""
     from fasttext_lib.synthetic import generate_reviews
 
-    review = " ".join(generate_reviews(100_000, seed=4).texts).replace("\n", " ")[:10_000_000]
+    review = " ".join(generate_reviews(8_000, seed=4).texts).replace("\n", " ")[:10_000_000]  # (~11 million)
+    assert len(review) == 10_000_000
     machine_with_memory(monkeypatch, tmp_path, 122880)
     with pytest.raises(sm_serve.RequestError) as caught:
         sm_serve.predict_fn(["fine", review], wide_compact)
     assert caught.value.status_code == 413
     assert str(caught.value).startswith("413 Request Entity Too Large: review 2: a document of 10.0 million characters")
-    assert "MB of memory to score, and this process has 120 MB left" in str(caught.value)
+    assert "MB of memory to score, and this process has 120 MB left" in str(caught.value), str(caught.value)
     assert len(sm_serve.predict_fn(["fine", "slow"], wide_compact)) == 2
 
 
@@ -4086,7 +4087,7 @@ def test_training_job_refuses_a_channel_names_file_numbered_unlike_its_data(sour
     channels = {"train": {"a.train": _write(b"__label__0 bad food\n__label__1 good food\n" * 20),
                           "classes.txt": _write(b"bad\ngood\n")}}
     env = make_container(tmp_path, channels)
-    r = run_entry_point(source_dir, env, args_for(epochs=1, batch_size=16))
+    r = job_in_process(source_dir, env, args_for(epochs=1, batch_size=16))
     said = (tmp_path / "output" / "failure").read_text()
     assert r.returncode == 2 and "numbering is not the data's" in said
     assert said.endswith("name the classes one by one: label_names 0=bad,1=good") and "--label-names" not in said, said
