@@ -483,31 +483,10 @@ def write_vec(vectors, uri, overwrite=False, on_written=None, overwrite_as=stora
     path, contents = beside
     with storage.atomic_writes([uri, str(path)], overwrite=overwrite, overwrite_as=overwrite_as,
                                on_written=written) as (raw, other):
-        digesting = _Digesting(raw)
-        _write_rows(digesting, vectors, uri)
-        other.write(contents(digesting.digest()))
+        counted = storage.Written(raw)  # (its size and sha256 as written)
+        _write_rows(counted, vectors, uri)
+        other.write(contents({"size": counted.size, "sha256": counted.sha256.hexdigest()}))
     return uri
-
-
-class _Digesting(io.RawIOBase):
-    """A binary stream that writes to ``raw`` and keeps the size and sha256 of what it wrote (:meth:`digest`)."""
-
-    def __init__(self, raw):
-        super().__init__()
-        self._raw, self._sha, self._size = raw, hashlib.sha256(), 0
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        data = bytes(data)
-        self._raw.write(data)
-        self._sha.update(data)
-        self._size += len(data)
-        return len(data)
-
-    def digest(self):
-        return {"size": self._size, "sha256": self._sha.hexdigest()}
 
 
 def _write_rows(raw, vectors, uri):
