@@ -472,7 +472,7 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     ``--validation`` beside a training table's ``--label-column``), says so."""
     names = [c.lstrip("\ufeff").strip() for c in header]
     lowered = [n.lower() for n in names]
-    folded = [_folded_name(n) for n in names]
+    folded = [folded_name(n) for n in names]
     shown = ",".join(names)
     where, column = ("its objects' keys", "key") if keys else ("the header row", "column")
     label_setting, text_setting = choice.given_as
@@ -480,7 +480,7 @@ def chosen_columns(header, choice, rows, uri, keys=False):
                     f"read with them needs one")
 
     def find(name, flag):
-        hits = [i for i, n in enumerate(folded) if n == _folded_name(name)]
+        hits = [i for i, n in enumerate(folded) if n == folded_name(name)]
         if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
             raise FastTextError(f"{uri}: {as_given(flag, name)}: the file has no header row to find it in (its first line is a "
                                 f"record: {_shortened(shown)}); {needs_header}")
@@ -534,9 +534,10 @@ def _spilled_text(header, label_col):
     return list(range(1, len(header)))
 
 
-def _folded_name(name):
+def folded_name(name):
     """``name`` as a column name is matched: without case, and in NFC (a header a Mac wrote, catégorie as e + U+0301,
-    was no column of the name typed as U+00E9, and the error showed the two alike)."""
+    was no column of the name typed as U+00E9, and the error showed the two alike). Two column settings' values are
+    compared so too (cli.column_meant: ``Text`` and ``text`` given for one are no two columns)."""
     return nfc(name).lower()
 
 
