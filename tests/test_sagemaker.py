@@ -1414,6 +1414,11 @@ _SPELT_TWICE = [
     ("label_names", "none", None, False), ("label_names", "", "NULL", False), ("label_names", " None ", "none", False),
     ("label_names", "1=a,2=b", {"1": "a", "2": "b"}, False), ("label_names", "none", "ag_news", True),
     ("label_names", "1=a,2=b", "1=a,2=c", True),
+    # the same pairs in another order or spacing (the toolkit writes a dict's sorted: 10=c,2=b), or a dataset's pairs
+    ("label_names", "1=a,2=b", "2=b, 1=a", False), ("label_names", "2=b,10=c", {"2": "b", "10": "c"}, False),
+    ("label_names", '{"1": "a", "2": "b"}', "1=a,2=b", False),
+    ("label_names", "ag_news", "1=World,2=Sports,3=Business,4=Sci/Tech", False),
+    ("label_names", "1=a,2=b", "2=a,1=b", True), ("label_names", "ag_news", "dbpedia", True),
     ("batch_size", 64, "6.4e1", False), ("batch_size", "64", 64.0, False), ("batch_size", "none", None, False),
     ("batch_size", 64, 128, True), ("batch_size", None, 64, True),
     ("min_count", 2, "2.0", False), ("min_count", 2, 3, True),
@@ -1422,8 +1427,9 @@ _SPELT_TWICE = [
     ("pretrained_vectors", "none", "a.vec", True),
     ("checkpoint_dir", "none", None, False), ("checkpoint_dir", "/tmp/a", "/tmp/b", True),
     ("label_column", "none", None, False), ("label_column", "rating", " rating ", False),
-    ("label_column", "rating", "stars", True),
+    ("label_column", "rating", "stars", True), ("label_column", "Rating", "rating", False),
     ("text_column", ["title", "text"], "title, text", False), ("text_column", "NULL", None, False),
+    ("text_column", ["Title", "Text"], "title,text", False), ("text_column", "Text", "text,title", True),
     ("text_column", "title", "text", True), ("text_column", "title,text", "text,title", True),
 ]
 
@@ -1432,7 +1438,8 @@ _SPELT_TWICE = [
 def test_two_spellings_of_a_hyperparameter_are_refused_only_when_their_values_mean_different_things(
         dest, dashed_value, underscored_value, differ):
     """``label-names=none`` with ``label_names=None`` (the same "no names" in two spellings and two forms) was refused
-    as two values: each hyperparameter's two spellings are compared as the job reads them, in the job (the toolkit's
+    as two values, and so were the same pairs of label_names in another order and one column named in two cases (found
+    without case): each hyperparameter's two spellings are compared as the job reads them, in the job (the toolkit's
     argv: None sent as "") and in check_hyperparameters (the SDK's JSON) alike."""
     from fasttext_lib.sagemaker_utils import check_hyperparameters
 
