@@ -2607,6 +2607,15 @@ REVIEW_LINES = "great food\nthe café was awful\n" * 3
 UNCOMPRESSED = "send it uncompressed; a Batch Transform job's compression_type='Gzip' has SageMaker decompress gzip input"
 
 
+def _zstd_frame(data):
+    """``data`` as one zstd frame (RFC 8878) of one raw block, as ``zstd -c`` writes incompressible data: the magic,
+    a frame header descriptor (0x20: a single segment, its content size in one byte), that size, the block's header
+    (the last block, raw, its size) and ``data``. (``zstd -d`` decodes it; built here, not by the zstd program, which
+    a machine may lack.)"""
+    assert len(data) < 256
+    return b"\x28\xb5\x2f\xfd\x20" + bytes([len(data)]) + (len(data) << 3 | 1).to_bytes(3, "little") + data
+
+
 def _gzipped_as_named(name, data):
     """``data`` gzipped as the gzip command does, its header naming the file (FNAME)."""
     out = io.BytesIO()
@@ -2619,11 +2628,16 @@ def _gzipped_as_named(name, data):
     (gzip.compress(REVIEW_LINES.encode(), mtime=1), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (gzip.compress(REVIEW_LINES.encode() * 50, mtime=1)[:24], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    # (shorter than any whole gzip stream: 12 bytes, of its 10-byte header and 2 of its deflate data)
+    (gzip.compress(REVIEW_LINES.encode() * 50, mtime=1)[:12], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (bz2.compress(REVIEW_LINES.encode()), f"it is bzip2-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode()), f"it is xz-compressed: {UNCOMPRESSED}"),
-    (b"\x28\xb5\x2f\xfd\x20\x1c\xe1\x00" + REVIEW_LINES.encode(), f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (_zstd_frame(REVIEW_LINES.encode()), f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (_zstd_frame(REVIEW_LINES.encode())[:20], f"it is zstd-compressed: {UNCOMPRESSED}"),
     (_zipped("reviews.csv", REVIEW_LINES), "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
-], ids=["gzip", "gzip naming its file", "gzip cut short", "bzip2", "xz", "zstd", "zip"])
+    (_zipped("reviews.csv", REVIEW_LINES)[:36], "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
+], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
+        "zstd cut short", "zip", "zip cut short"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
                                           "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
@@ -2649,12 +2663,41 @@ def test_a_review_that_begins_as_compressed_data_does_is_answered(endpoint, serv
     ("\u8b1f\u0108 great food and nice staff\n", "utf-16-le"),  # 1F 8B 08 01: gzip's method and a valid flag too
     ("\u1f8b great food\ncold soup\n", "utf-16-be"),  # Greek's U+1F8B
     ("\u1f8b\u0800 great food and nice staff\n", "utf-16-be"),  # 1F 8B 08 00
+    # as short as gzip's header, or shorter than any gzip stream (18 bytes): a gzip header and nothing after it to tell
+    ("\u8b1f\u0108", "utf-16-le"),
+    ("\u8b1f\u0108 ok", "utf-16-le"),
+    ("\u8b1f\u0108 ok", "utf-16"),  # (no byte order mark: read as little-endian)
+    ("\u1f8b\u0800 ok", "utf-16-be"),
+    ("\u8b1f\u0108 nice!\n", "utf-16-le"),  # 16 bytes
 ])
 def test_a_utf16_review_that_begins_with_gzips_magic_bytes_is_answered(endpoint, served, reviews, charset):
     """A body whose first 2 bytes are gzip's magic was refused as gzip-compressed whatever it was: a charset=utf-16-le
     review whose first character is U+8B1F, a utf-16-be one starting with U+1F8B. Gzip is its header's method and
-    flags and the deflate data after them; these are answered as the text they are."""
-    code, _, response = endpoint.invoke(reviews.encode(charset), f"text/plain; charset={charset}", "application/json")
+    flags and the deflate data after them; these are answered as the text they are. One of 10 bytes or so, a gzip
+    header's whole length, had nothing after its header to tell it by, and was still refused."""
+    body = reviews.encode("utf-16-le" if charset == "utf-16" else charset)
+    code, _, response = endpoint.invoke(body, f"text/plain; charset={charset}", "application/json")
+    assert code == 200 and json.loads(response) == served[1].predict(reviews.splitlines()), response
+
+
+@pytest.mark.parametrize("reviews, charset", [
+    ("\ub528\ufd2f good food\ncold soup\n", "utf-16-le"),  # 28 B5 2F FD: zstd's magic
+    ("\ub528\ufd2f ok", "utf-16-le"),
+    ("\u28b5\u2ffd good food\ncold soup\n", "utf-16-be"),
+    ("\u28b5\u2ffd " + "good food, nice staff. " * 200 + "\n", "utf-16-be"),  # past its first "block" (9 KB)
+    ("\u4b50\u0403 good food\ncold soup\n", "utf-16-le"),  # 50 4B 03 04: zip's ("PK\\3\\4")
+    ("\u4b50\u0403 ok", "utf-16-le"),
+    ("\u504b\u0304 good food\ncold soup\n", "utf-16-be"),
+    ("\u4b50\u0403 ok", "utf-16"),  # (no byte order mark: read as little-endian)
+])
+def test_a_utf16_review_that_begins_with_zstds_or_zips_magic_bytes_is_answered(endpoint, served, reviews, charset):
+    """As gzip's (above): a UTF-16 review whose first two characters are zstd's magic bytes (28 B5 2F FD: U+B528
+    U+FD2F little-endian, U+28B5 U+2FFD big-endian) or a zip archive's (PK 03 04: U+4B50 U+0403, U+504B U+0304) was
+    refused as zstd-compressed or as a zip archive. Each is told by its structure after the magic (zstd: the frame's
+    header and its blocks' sizes; zip: its first member's local header and name); where the body is too short to
+    tell, by whether it reads as text in its charset. Real zstd and zip bodies are refused still (above)."""
+    body = reviews.encode("utf-16-le" if charset == "utf-16" else charset)
+    code, _, response = endpoint.invoke(body, f"text/plain; charset={charset}", "application/json")
     assert code == 200 and json.loads(response) == served[1].predict(reviews.splitlines()), response
 
 
