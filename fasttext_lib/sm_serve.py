@@ -289,8 +289,10 @@ _PROC = "/proc"
 
 def _process_start(pid):
     """What tells the process ``pid`` from another given the same pid later: its start time (clock ticks after boot,
-    field 22 of /proc/PID/stat), as text; None when no process has it. Where there is no /proc (not Linux), ``""`` for a
-    live pid: the pid alone names the process there."""
+    field 22 of /proc/PID/stat), as text; None when no live process has it: none, or one that has exited but is not
+    reaped yet (a zombie, state Z, or X as it goes), which keeps its pid and start time but no memory: its mark read as
+    a loaded worker's. Where there is no /proc (not Linux), ``""`` for a live pid: the pid alone names the process
+    there."""
     try:
         with open(os.path.join(_PROC, str(pid), "stat"), "rb") as file:
             stat = file.read()
@@ -300,7 +302,9 @@ def _process_start(pid):
         return "" if _alive(pid) else None
     # the fields after the command's name (field 2, in parentheses, which may hold spaces and parentheses): 3 to 52
     fields = stat[stat.rfind(b")") + 1:].split()
-    return fields[19].decode("ascii") if len(fields) > 19 else None
+    if len(fields) <= 19 or fields[0] in (b"Z", b"X"):  # (field 3: the state)
+        return None
+    return fields[19].decode("ascii")
 
 
 def _alive(pid):

@@ -3170,6 +3170,27 @@ def test_a_dead_workers_mark_under_a_pid_given_to_another_process_is_no_loaded_w
     assert sm_serve._loaded_workers("/models/a") == []
 
 
+def test_a_zombie_workers_mark_is_no_loaded_worker(tmp_path, monkeypatch):
+    """A worker that has exited but that its parent has not reaped yet (a zombie: /proc/PID/stat's state Z) keeps its
+    pid and its start time, so its mark that it held the bundle read as a live worker's, and model_fn's memory check
+    counted one worker too few among those loading it: it holds no memory. Here a real one: a child that leaves its
+    mark, exits without taking it back (os._exit: no atexit) and is waited for without being reaped (WNOWAIT)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    script = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]; from fasttext_lib import sm_serve; "
+              "sm_serve._mark_loaded(sys.argv[2]); os._exit(0)")
+    zombie = subprocess.Popen([sys.executable, "-c", script, str(tmp_path), "/models/a"])
+    try:
+        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # (exited; left unreaped)
+        with open(f"/proc/{zombie.pid}/stat", "rb") as stat:
+            assert stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+        assert os.listdir(sm_serve._loaded_marks("/models/a")) == [str(zombie.pid)]  # (its mark, left)
+        assert sm_serve._loaded_workers("/models/a") == []
+        monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "3")
+        assert sm_serve._workers_loading("/models/a")[:2] == (3, 0)
+    finally:
+        zombie.wait()
+
+
 def test_without_proc_a_mark_names_a_worker_by_its_pid_alone(tmp_path, monkeypatch):
     """Where there is no /proc (macOS) a mark holds no start time: a live process under its pid is counted, a dead
     one's is not, as before."""
