@@ -3191,6 +3191,52 @@ def test_a_zombie_workers_mark_is_no_loaded_worker(tmp_path, monkeypatch):
         zombie.wait()
 
 
+def test_a_workers_mark_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A mark was written in place (open, then write): a worker reading it in that instant found it empty (or part of
+    its start time), not its writer's, and counted one worker that held the bundle too few. It is written to a
+    temporary beside it and renamed into place whole: under its name there is nothing, then all of it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mark = os.path.join(sm_serve._loaded_marks("/models/a"), str(os.getpid()))
+    started = sm_serve._process_start(os.getpid())
+    replace, renamed = os.replace, []
+
+    def seen_at_the_rename(source, target):
+        renamed.append((os.path.exists(target), open(source).read(), target))
+        return replace(source, target)
+
+    monkeypatch.setattr(os, "replace", seen_at_the_rename)
+    sm_serve._mark_loaded("/models/a")
+    assert renamed == [(False, started, mark)]  # (nothing under its name until it was whole)
+    assert open(mark).read() == started and os.listdir(os.path.dirname(mark)) == [str(os.getpid())]
+
+
+def test_a_mark_s_temporary_left_by_a_killed_writer_is_no_worker_and_is_removed(tmp_path, monkeypatch):
+    """A worker killed while it wrote its mark leaves the temporary, part written: it is no loaded worker, and the next
+    worker that counts them removes it (a live writer's, which it holds locked, stays), so the folder can go with the
+    last mark."""
+    import fcntl
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    marks = sm_serve._loaded_marks("/models/a")
+    writer = subprocess.Popen(["sleep", "60"])  # (a live writer of a mark: its temporary, locked)
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # (a writer gone: the kernel dropped its lock)
+    os.makedirs(marks)
+    left, writing = (os.path.join(marks, f".{p}.fasttext-{p}-0123456789abcdef.tmp") for p in (dead.pid, writer.pid))
+    for temp in (left, writing):
+        with open(temp, "w") as file:
+            file.write(sm_serve._process_start(os.getpid())[:2])  # (part of a start time)
+    held = os.open(writing, os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert sm_serve._loaded_workers("/models/a") == []
+        assert os.listdir(marks) == [os.path.basename(writing)]
+    finally:
+        os.close(held)
+        writer.kill()
+        writer.wait()
+
+
 def test_without_proc_a_mark_names_a_worker_by_its_pid_alone(tmp_path, monkeypatch):
     """Where there is no /proc (macOS) a mark holds no start time: a live process under its pid is counted, a dead
     one's is not, as before."""
