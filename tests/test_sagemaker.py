@@ -2614,6 +2614,15 @@ REVIEW_LINES = "great food\nthe café was awful\n" * 3
 UNCOMPRESSED = "send it uncompressed; a Batch Transform job's compression_type='Gzip' has SageMaker decompress gzip input"
 
 
+def _zstd_frame(data):
+    """``data`` as one zstd frame (RFC 8878) of one raw block, as ``zstd -c`` writes incompressible data: the magic,
+    a frame header descriptor (0x20: a single segment, its content size in one byte), that size, the block's header
+    (the last block, raw, its size) and ``data``. (``zstd -d`` decodes it; built here, not by the zstd program, which
+    a machine may lack.)"""
+    assert len(data) < 256
+    return b"\x28\xb5\x2f\xfd\x20" + bytes([len(data)]) + (len(data) << 3 | 1).to_bytes(3, "little") + data
+
+
 def _gzipped_as_named(name, data):
     """``data`` gzipped as the gzip command does, its header naming the file (FNAME)."""
     out = io.BytesIO()
@@ -2626,11 +2635,16 @@ def _gzipped_as_named(name, data):
     (gzip.compress(REVIEW_LINES.encode(), mtime=1), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (gzip.compress(REVIEW_LINES.encode() * 50, mtime=1)[:24], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    # (shorter than any whole gzip stream: 12 bytes, of its 10-byte header and 2 of its deflate data)
+    (gzip.compress(REVIEW_LINES.encode() * 50, mtime=1)[:12], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (bz2.compress(REVIEW_LINES.encode()), f"it is bzip2-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode()), f"it is xz-compressed: {UNCOMPRESSED}"),
-    (b"\x28\xb5\x2f\xfd\x20\x1c\xe1\x00" + REVIEW_LINES.encode(), f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (_zstd_frame(REVIEW_LINES.encode()), f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (_zstd_frame(REVIEW_LINES.encode())[:20], f"it is zstd-compressed: {UNCOMPRESSED}"),
     (_zipped("reviews.csv", REVIEW_LINES), "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
-], ids=["gzip", "gzip naming its file", "gzip cut short", "bzip2", "xz", "zstd", "zip"])
+    (_zipped("reviews.csv", REVIEW_LINES)[:36], "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
+], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
+        "zstd cut short", "zip", "zip cut short"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
                                           "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
@@ -2656,12 +2670,41 @@ def test_a_review_that_begins_as_compressed_data_does_is_answered(endpoint, serv
     ("\u8b1f\u0108 great food and nice staff\n", "utf-16-le"),  # 1F 8B 08 01: gzip's method and a valid flag too
     ("\u1f8b great food\ncold soup\n", "utf-16-be"),  # Greek's U+1F8B
     ("\u1f8b\u0800 great food and nice staff\n", "utf-16-be"),  # 1F 8B 08 00
+    # as short as gzip's header, or shorter than any gzip stream (18 bytes): a gzip header and nothing after it to tell
+    ("\u8b1f\u0108", "utf-16-le"),
+    ("\u8b1f\u0108 ok", "utf-16-le"),
+    ("\u8b1f\u0108 ok", "utf-16"),  # (no byte order mark: read as little-endian)
+    ("\u1f8b\u0800 ok", "utf-16-be"),
+    ("\u8b1f\u0108 nice!\n", "utf-16-le"),  # 16 bytes
 ])
 def test_a_utf16_review_that_begins_with_gzips_magic_bytes_is_answered(endpoint, served, reviews, charset):
     """A body whose first 2 bytes are gzip's magic was refused as gzip-compressed whatever it was: a charset=utf-16-le
     review whose first character is U+8B1F, a utf-16-be one starting with U+1F8B. Gzip is its header's method and
-    flags and the deflate data after them; these are answered as the text they are."""
-    code, _, response = endpoint.invoke(reviews.encode(charset), f"text/plain; charset={charset}", "application/json")
+    flags and the deflate data after them; these are answered as the text they are. One of 10 bytes or so, a gzip
+    header's whole length, had nothing after its header to tell it by, and was still refused."""
+    body = reviews.encode("utf-16-le" if charset == "utf-16" else charset)
+    code, _, response = endpoint.invoke(body, f"text/plain; charset={charset}", "application/json")
+    assert code == 200 and json.loads(response) == served[1].predict(reviews.splitlines()), response
+
+
+@pytest.mark.parametrize("reviews, charset", [
+    ("\ub528\ufd2f good food\ncold soup\n", "utf-16-le"),  # 28 B5 2F FD: zstd's magic
+    ("\ub528\ufd2f ok", "utf-16-le"),
+    ("\u28b5\u2ffd good food\ncold soup\n", "utf-16-be"),
+    ("\u28b5\u2ffd " + "good food, nice staff. " * 200 + "\n", "utf-16-be"),  # past its first "block" (9 KB)
+    ("\u4b50\u0403 good food\ncold soup\n", "utf-16-le"),  # 50 4B 03 04: zip's ("PK\\3\\4")
+    ("\u4b50\u0403 ok", "utf-16-le"),
+    ("\u504b\u0304 good food\ncold soup\n", "utf-16-be"),
+    ("\u4b50\u0403 ok", "utf-16"),  # (no byte order mark: read as little-endian)
+])
+def test_a_utf16_review_that_begins_with_zstds_or_zips_magic_bytes_is_answered(endpoint, served, reviews, charset):
+    """As gzip's (above): a UTF-16 review whose first two characters are zstd's magic bytes (28 B5 2F FD: U+B528
+    U+FD2F little-endian, U+28B5 U+2FFD big-endian) or a zip archive's (PK 03 04: U+4B50 U+0403, U+504B U+0304) was
+    refused as zstd-compressed or as a zip archive. Each is told by its structure after the magic (zstd: the frame's
+    header and its blocks' sizes; zip: its first member's local header and name); where the body is too short to
+    tell, by whether it reads as text in its charset. Real zstd and zip bodies are refused still (above)."""
+    body = reviews.encode("utf-16-le" if charset == "utf-16" else charset)
+    code, _, response = endpoint.invoke(body, f"text/plain; charset={charset}", "application/json")
     assert code == 200 and json.loads(response) == served[1].predict(reviews.splitlines()), response
 
 
@@ -3132,6 +3175,73 @@ def test_a_dead_workers_mark_under_a_pid_given_to_another_process_is_no_loaded_w
             process.kill()
             process.wait()
     assert sm_serve._loaded_workers("/models/a") == []
+
+
+def test_a_zombie_workers_mark_is_no_loaded_worker(tmp_path, monkeypatch):
+    """A worker that has exited but that its parent has not reaped yet (a zombie: /proc/PID/stat's state Z) keeps its
+    pid and its start time, so its mark that it held the bundle read as a live worker's, and model_fn's memory check
+    counted one worker too few among those loading it: it holds no memory. Here a real one: a child that leaves its
+    mark, exits without taking it back (os._exit: no atexit) and is waited for without being reaped (WNOWAIT)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    script = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]; from fasttext_lib import sm_serve; "
+              "sm_serve._mark_loaded(sys.argv[2]); os._exit(0)")
+    zombie = subprocess.Popen([sys.executable, "-c", script, str(tmp_path), "/models/a"])
+    try:
+        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # (exited; left unreaped)
+        with open(f"/proc/{zombie.pid}/stat", "rb") as stat:
+            assert stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+        assert os.listdir(sm_serve._loaded_marks("/models/a")) == [str(zombie.pid)]  # (its mark, left)
+        assert sm_serve._loaded_workers("/models/a") == []
+        monkeypatch.setenv("SAGEMAKER_MODEL_SERVER_WORKERS", "3")
+        assert sm_serve._workers_loading("/models/a")[:2] == (3, 0)
+    finally:
+        zombie.wait()
+
+
+def test_a_workers_mark_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A mark was written in place (open, then write): a worker reading it in that instant found it empty (or part of
+    its start time), not its writer's, and counted one worker that held the bundle too few. It is written to a
+    temporary beside it and renamed into place whole: under its name there is nothing, then all of it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mark = os.path.join(sm_serve._loaded_marks("/models/a"), str(os.getpid()))
+    started = sm_serve._process_start(os.getpid())
+    replace, renamed = os.replace, []
+
+    def seen_at_the_rename(source, target):
+        renamed.append((os.path.exists(target), open(source).read(), target))
+        return replace(source, target)
+
+    monkeypatch.setattr(os, "replace", seen_at_the_rename)
+    sm_serve._mark_loaded("/models/a")
+    assert renamed == [(False, started, mark)]  # (nothing under its name until it was whole)
+    assert open(mark).read() == started and os.listdir(os.path.dirname(mark)) == [str(os.getpid())]
+
+
+def test_a_mark_s_temporary_left_by_a_killed_writer_is_no_worker_and_is_removed(tmp_path, monkeypatch):
+    """A worker killed while it wrote its mark leaves the temporary, part written: it is no loaded worker, and the next
+    worker that counts them removes it (a live writer's, which it holds locked, stays), so the folder can go with the
+    last mark."""
+    import fcntl
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    marks = sm_serve._loaded_marks("/models/a")
+    writer = subprocess.Popen(["sleep", "60"])  # (a live writer of a mark: its temporary, locked)
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # (a writer gone: the kernel dropped its lock)
+    os.makedirs(marks)
+    left, writing = (os.path.join(marks, f".{p}.fasttext-{p}-0123456789abcdef.tmp") for p in (dead.pid, writer.pid))
+    for temp in (left, writing):
+        with open(temp, "w") as file:
+            file.write(sm_serve._process_start(os.getpid())[:2])  # (part of a start time)
+    held = os.open(writing, os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert sm_serve._loaded_workers("/models/a") == []
+        assert os.listdir(marks) == [os.path.basename(writing)]
+    finally:
+        os.close(held)
+        writer.kill()
+        writer.wait()
 
 
 def test_without_proc_a_mark_names_a_worker_by_its_pid_alone(tmp_path, monkeypatch):
