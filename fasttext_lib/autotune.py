@@ -891,14 +891,14 @@ def _say_a_table_behind_its_bundle(uri, exc, sent):
     """A stop ``exc`` that came before S3 answered the trial table's upload to ``uri``, made after the bundle was
     published (which save_bundle_with_trials says): the table beside the bundle may still be the earlier run's (or
     none), where S3 had its request (``sent``: it may apply the PUT, or not), and is where it was not (the stop came
-    before the request went out, or once S3 had refused it: s3.sent_again_on_conflict's pause). The line said only the bundle's part (the CLI's), or, to the Python API's caller,
+    before the request went out). The line said only the bundle's part (the CLI's), or, to the Python API's caller,
     "stopped and cleaned up"."""
     if sent:
         note_what_a_stop_left(exc, f"the trial table {uri} may not hold this bundle's trials: its upload was waiting "
                                    f"for S3's answer when the stop came (S3 may still apply it)")
     else:
-        note_what_a_stop_left(exc, f"the trial table {uri} does not hold this bundle's trials: S3 had not applied "
-                                   f"its upload when the stop came")
+        note_what_a_stop_left(exc, f"the trial table {uri} does not hold this bundle's trials: the stop came before "
+                                   f"its upload was sent")
 
 
 def _trial_table(rows, ended):
