@@ -761,6 +761,7 @@ def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, 
             if not overwrite:
                 raise already_exists(where, hint)
         condition = {}
+
     def put():
         return client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
     try:  # (a create-only one answered 409 is sent again: the other save in flight may fail)
