@@ -390,16 +390,18 @@ def test_a_bundle_another_run_saves_at_output_while_this_one_trains_is_kept_and_
 
 
 def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_runs_model_too(sample_dir, s3_bucket,
-                                                                                              s3_proxy):
+                                                                                              s3_proxy, monkeypatch):
     """S3 answers a conditional PUT of config.json with 409 ConditionalRequestConflict while another one of the same
     key is in flight: another run was committing its bundle at --output at that moment. Without --overwrite this
     run may not replace it, so the save was refused "try again" and the model went with its staging folder. It is
     kept beside, as for a bundle already committed, and --output is left to the other run."""
     from fasttext_lib import storage
     from fasttext_lib.bundle_format import CONFIG
+    from fasttext_lib.storage import s3
 
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)  # (the one pause of both 409 retries: the manifest's too)
     out = f"{s3_bucket}/models/run1"
-    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: _commit's retries too)
+    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: its retries too)
     r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")
     s3_proxy.clear()
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1:] == [

@@ -2800,6 +2800,61 @@ def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_clea
                     f"--overwrite"), line
 
 
+def _stopped_in_the_conflict_pause(monkeypatch):
+    """A stop (Ctrl-C) raised by the pause before a create-only PUT S3 answered 409 is sent again: s3.CONFLICT_PAUSE,
+    set to a length no other sleep has, the one definition both such retries (s3's, sets') read."""
+    from fasttext_lib.storage import s3
+
+    pause, sleep = 0.0123, time.sleep
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", pause)
+
+    def stopping(seconds):
+        if seconds == pause:
+            raise KeyboardInterrupt
+        sleep(seconds)
+    monkeypatch.setattr(time, "sleep", stopping)
+
+
+def test_a_bundle_save_stopped_between_a_409_and_its_next_put_says_s3_refused_it_and_takes_its_files_back(
+        tmp_path, s3_bucket, proxy, monkeypatch):
+    """A save without overwrite whose config.json PUT S3 answered 409 (another save creating it at that moment), stopped
+    in the pause before the PUT is sent again. The line said "a bundle may still be created ... by this save (S3 had
+    not answered the PUT of its config.json)", and its files were kept for that PUT: S3 had answered it, refusing
+    it, and none was in flight. The files are taken back, and the line says what S3 answered."""
+    from fasttext_lib.bundle import publish_bundle
+    from fasttext_lib.stops import stop_message
+
+    _stopped_in_the_conflict_pause(monkeypatch)
+    dest = f"{s3_bucket}/models/raced"
+    proxy.fail("PUT", r"/models/raced/config\.json$", "409", nth=None)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        publish_bundle(dest, {"tag": "new"}, make_files(tmp_path, "new"), overwrite=False)
+    proxy.clear()
+    assert _bucket_keys(dest) == []
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but another write was creating {dest}/config.json at the same "
+        f"moment (S3 refused this run's PUT of it with 409, and it was waiting to send it again): it may be there now")
+
+
+def test_a_create_only_write_stopped_between_a_409_and_its_next_put_says_s3_refused_it(s3_bucket, proxy, monkeypatch):
+    """atomic_write without overwrite (a trial table, export-vectors) stopped in the pause after S3 answered its PUT
+    409: its line said the object "may still be created by its upload, under way when this run stopped", which S3
+    had refused."""
+    from fasttext_lib.stops import stop_message
+
+    _stopped_in_the_conflict_pause(monkeypatch)
+    table = f"{s3_bucket}/runs/trials.csv"
+    proxy.fail("PUT", r"/runs/trials\.csv$", "409", nth=None)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        with storage.atomic_write(table, "wb", overwrite=False) as f:
+            f.write(b"ours\n")
+    proxy.clear()
+    assert not storage.exists(table)
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but another write was creating {table} at the same moment (S3 "
+        f"refused this run's PUT of it with 409, and it was waiting to send it again): it may be there now")
+
+
 def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_object_it_may_leave(s3_bucket, proxy):
     """A replacing pair write to S3, Ctrl-C'd while S3 held the upload of a staging object (received whole, answered
     late: a slow S3). The stop deleted the staging keys (one not there yet), said "stopped and cleaned up", and exited
