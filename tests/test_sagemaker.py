@@ -1406,6 +1406,9 @@ def test_a_hyperparameter_given_in_both_spellings_with_different_values_is_refus
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
         "error: bad hyperparameter: --batch_size given twice, as --batch-size 64 and as --batch_size 128: give it "
         "once"), r.stdout + r.stderr
+    # one error line, and the job's failure reason, as every refusal of a hyperparameter
+    assert [line for line in r.stderr.splitlines() if "error" in line.lower()] == r.stderr.strip().splitlines()[-1:]
+    assert (tmp_path / "output" / "failure").read_text() == r.stderr.strip().splitlines()[-1]
 
 
 # (dashed value, underscored value, whether they differ once the hyperparameter reads them): the same meaning in two
