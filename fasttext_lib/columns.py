@@ -253,16 +253,17 @@ def prose_commas(row):
             and not all(c.lstrip("\ufeff").strip().lower() in HEADER_LABEL_NAMES | HEADER_TEXT_NAMES for c in row))
 
 
-def semicolon_header(line):
+def semicolon_header(line, separator=";"):
     """Is ``line`` the header row of a semicolon-separated table (``sentiment;review``: European Excel's CSV, pandas'
     ``to_csv(sep=";")``; ``"sentiment";"review"``: R's ``write.csv2``, ``quoting=csv.QUOTE_ALL``), column names a
     program writes (:func:`short_header`) and no comma or tab? Its names are read as a CSV reader reads them, quotes
-    and all: split at each semicolon, quoted names were no names (predict answered such a header as a review)."""
+    and all: split at each semicolon, quoted names were no names (predict answered such a header as a review).
+    ``separator``: another's (``label|text`` under Excel's ``sep=|``: serve_requests._separated_table)."""
     line = line.lstrip("\ufeff").strip()
-    if ";" not in line or any(c in line for c in ",\t"):
+    if separator not in line or any(c in line for c in ",\t"):
         return False
     try:
-        cells = next(csv.reader([line], delimiter=";"), [])  # (unquoted: line.split(";"), as it was)
+        cells = next(csv.reader([line], delimiter=separator), [])  # (unquoted: line.split(";"), as it was)
     except csv.Error:
         return False
     return len(cells) >= 2 and short_header(cells)

@@ -489,7 +489,7 @@ def jsonlines_texts(text):
     SingleRecord, a 400 that failed the job). A broken line is a 400 naming its line number (counted within
     this request: one Batch Transform mini-batch). A line without ``"source"`` is answered for its text keys
     (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
-    lines = _excel_sep_blank(text).split("\n")  # (a first line sep=,: blank, as predict reads any file's)
+    lines = _excel_sep_blank(text)[0].split("\n")  # (a first line sep=,: blank, as predict reads any file's)
     if in_batch_transform(os.environ):
         if lines[-1] == "":
             lines.pop()  # the final line's end only: each line before it was sent as a record
@@ -558,32 +558,55 @@ def plain_texts(text):
     """A ``text/plain`` body -> its reviews, one a line."""
     from .text import split_lines
 
-    texts = split_lines(_excel_sep_blank(text))
+    texts = split_lines(text)  # (every line a review, one that reads sep=; too: _excel_sep_blank)
     _refuse_lone_cr(texts)
     return texts
 
 
-def _excel_sep_blank(text):
-    """A ``text/plain``, ``text/csv`` or ``application/jsonlines`` body's ``text`` with its first line read as a blank
-    one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
-    line; another separator's (``sep=;``) is a 400, as predict refuses it. It was answered as a review (and over a
-    header row, that row too, each row whole; in JSON Lines, a 400), where predict reads the table under it. Alone
-    without its line end (a Batch Transform record of its own: SingleRecord) it is a blank line still: read as no line
-    at all, its request was a 400 that failed the job, where ``sep=,`` and its line end is answered as an empty
-    review. In Batch Transform another separator's is a blank line too: a mini-batch (SplitType=Line) may start
-    anywhere in the file, and the handler cannot tell whether its first line is the file's, so a review that reads
-    ``sep=;`` cut to a mini-batch's start was a 400 that failed the job; a semicolon table under it is still refused
-    by its rows (csv_request), as predict refuses the file."""
+def _excel_sep_blank(text, csv_body=False):
+    """``(text, judged)``: an ``application/jsonlines`` or ``text/csv`` (``csv_body``) body's ``text`` with its first
+    line read as a blank one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
+    line. It was answered as a review (and over a header row, that row too, each row whole; in JSON Lines, a 400), where
+    predict reads the table under it. Alone without its line end (a Batch Transform record of its own: SingleRecord) it
+    is a blank line still: read as no line at all, its request was a 400 that failed the job. (An unquoted ``sep=,`` is
+    two fields in CSV, no review a CSV writer writes: the review ``sep=,`` is written ``"sep=,"``, and read as it.)
+
+    Another separator's line (``sep=;``): in CSV it is Excel's only above a table of that separator
+    (:func:`_separated_table`), refused with predict's 400 (such a file is refused by predict); else it is a review
+    that reads ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered as one in its place, and no
+    row of the table under it: ``judged``, the text the table is judged by, has it blank (the same ``text`` else), so
+    that the rows under it are refused as a semicolon table as they are without it (csv_request). It was
+    a 400 at the endpoint and, in Batch Transform, an empty review's answer: a mini-batch (SplitType=Line) may start
+    anywhere in a file, and the handler cannot tell whether its first line is the file's. In JSON Lines no such line
+    is a review (nor JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where it may
+    be any line of the file. (text/plain reads no separator line: plain_texts.)"""
     from .lines import excel_sep_line
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"
     try:
-        return blanked if excel_sep_line(first, "request") else text
+        return (blanked, blanked) if excel_sep_line(first, "request") else (text, text)
     except FastTextError as exc:
-        if in_batch_transform(os.environ):  # (a mini-batch may start anywhere in the file: the docstring)
-            return blanked
+        if csv_body and not _separated_table(blanked, first[len("sep=")]):
+            return text, blanked
+        if in_batch_transform(os.environ) and not csv_body:  # (a mini-batch may start anywhere in the file)
+            return blanked, blanked
         raise RequestError(400, str(exc)) from None
+
+
+def _separated_table(text, separator):
+    """Is the ``text/csv`` body ``text`` (what is under a first line ``sep=;``) a table ``separator`` separates, as
+    Excel writes under that line: its first line that is not blank a header row of such a table
+    (columns.semicolon_header), and at least half of the lines after it in the look-ahead that are not blank with as
+    many separators (formats.semicolon_table's test of a header row)? Reviews under a review that reads ``sep=;``, a
+    few with a semicolon, are not."""
+    from .columns import semicolon_header
+
+    opening = _opening(text, "")
+    if opening is None or not semicolon_header(opening.first, separator):
+        return False
+    rows = [line for line in opening.following if line.strip()]
+    return 2 * sum(row.count(separator) >= opening.first.count(separator) for row in rows) >= len(rows)
 
 
 def _refuse_lone_cr(lines):
@@ -617,10 +640,10 @@ def csv_request(text, header):
     if header not in ("", "present", "absent"):
         raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-    text = _excel_sep_blank(text)
+    text, judged = _excel_sep_blank(text, csv_body=True)
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
-    opening = _opening(text, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
+    opening = _opening(judged, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
     delimiter = "\t" if header != "absent" and _tsv_with_header(opening) else ","
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
     semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None

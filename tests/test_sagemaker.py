@@ -1406,6 +1406,9 @@ def test_a_hyperparameter_given_in_both_spellings_with_different_values_is_refus
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1] == (
         "error: bad hyperparameter: --batch_size given twice, as --batch-size 64 and as --batch_size 128: give it "
         "once"), r.stdout + r.stderr
+    # one error line, and the job's failure reason, as every refusal of a hyperparameter
+    assert [line for line in r.stderr.splitlines() if "error" in line.lower()] == r.stderr.strip().splitlines()[-1:]
+    assert (tmp_path / "output" / "failure").read_text() == r.stderr.strip().splitlines()[-1]
 
 
 # (dashed value, underscored value, whether they differ once the hyperparameter reads them): the same meaning in two
@@ -5032,61 +5035,85 @@ def test_batch_transform_answers_every_line_of_excel_files_joined(served, monkey
         assert _served_answers(body, served, content_type) == expected, content_type
 
 
-@pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines"])
+@pytest.mark.parametrize("content_type", ["text/csv", "application/jsonlines"])
 def test_batch_transform_answers_a_record_of_excel_s_sep_line_alone_without_its_line_end(served, monkeypatch,
                                                                                        content_type):
     """With SingleRecord (and in a mini-batch of that line alone) each line is a request of its own, sent without its
     line end: a joined Excel file's ``sep=,`` line, read as a blank first line, was then no line at all, and its request
     a 400 ("request holds no review text") that failed the whole job, where with its line end it is answered as an
-    empty review, as every other blank line in Batch Transform."""
+    empty review, as every other blank line in Batch Transform. (text/plain reads no separator line: every line is a
+    review, the next tests.)"""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     with_its_end = _served_answers("sep=,\n", served, content_type)
     assert len(with_its_end) == 1 and str(served[1].predict([""])[0]) in str(with_its_end)  # (an empty review's)
     assert _served_answers("sep=,", served, content_type) == with_its_end
 
 
-def test_a_first_line_naming_another_separator_is_refused_by_the_endpoint_as_by_predict(tmp_path, bundle, served):
-    """Excel's ``sep=;`` first line: predict refuses the file with the conversion that reads it; the endpoint answered
-    the line, and every row, as reviews."""
-    body = "sep=;\nlabel;text\n2;great food\n1;cold soup\n"
+_SEMICOLON_ROWS_BY_CLASS = "".join(f"{1 + i % 2};review {i} of the food\n" for i in range(8))
+
+
+@pytest.mark.parametrize("body, says", [
+    ("sep=;\nlabel;text\n2;great food\n1;cold soup\n", "Excel's separator line sep=;"),
+    ("sep=;\r\nsentiment;review\r\npositive;great food\r\n", "Excel's separator line sep=;"),
+    ("sep=|\nlabel|text\n2|great food\n1|cold soup\n", "Excel's separator line sep=|"),
+    # headerless rows of the model's classes: refused by the rows, as they are without the line
+    ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "line 2 and the lines after it start with one of the model's classes"),
+], ids=["semicolons", "semicolons-crlf", "pipes", "headerless-semicolon-rows"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_predict(tmp_path, bundle, served,
+                                                                                     monkeypatch, body, says, batch):
+    """Excel's ``sep=;`` first line above a table that separator separates: predict refuses the file with the
+    conversion that reads it, and the endpoint and Batch Transform refuse the body alike (the endpoint answered the
+    line, and every row, as reviews; Batch Transform read the line as a blank one, and a table of pipes under it row by
+    row)."""
     answers, error = _predicted(tmp_path, bundle, body)
-    for content_type in ("text/csv", "text/plain"):
+    assert answers is None
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    for content_type in ("text/csv", "text/csv; header=present", "text/csv; header=absent"):
         with pytest.raises(sm_serve.RequestError) as caught:
             _served_answers(body, served, content_type)
-        assert caught.value.status_code == 400 and "Excel's separator line sep=;" in caught.value.message
         said = caught.value.message
-        assert said[said.index("Excel's"):] == error[error.index("Excel's"):]
-    assert answers is None
+        assert caught.value.status_code == 400 and says in said, (content_type, said)
+        if "Excel's" in says:
+            assert said[said.index("Excel's"):] == error[error.index("Excel's"):]
 
 
 @pytest.mark.parametrize("content_type, rest", [
-    ("text/csv", "2,great food\n1,cold soup\n"),
-    ("text/csv; header=present", "label,text\n2,great food\n1,cold soup\n"),
-    ("text/plain", "great food\ncold soup\n"),
-    ("application/jsonlines", '{"text": "great food"}\n{"text": "cold soup"}\n'),
+    ("text/csv", "great food\ncold soup; would not go again\nnever again\n"),
+    ("text/csv; header=absent", "great food\ncold soup\n"),
+    ("text/plain", "great food\ncold soup; would not go again\n"),
+    ("text/plain", "label;text\n2;great food\n1;cold soup\n"),  # (text/plain: every line a review, as it says)
 ])
-@pytest.mark.parametrize("separator", [";", "|", "x"])
-def test_batch_transform_answers_a_mini_batch_that_starts_with_another_separator_s_line(served, monkeypatch,
-                                                                                       content_type, rest, separator):
-    """In Batch Transform (SplitType=Line) every mini-batch's first line was judged as a file's first line: a review
-    that is literally ``sep=;`` (or ``sep=x``) cut to the start of a mini-batch, or sent alone (SingleRecord), was a
-    400 that failed the whole job. The handler cannot know whether a mini-batch starts the file, so the line is read
-    as ``sep=,`` is there: a blank line, answered as an empty review in its place (a semicolon table under it is still
-    refused by its rows: the next test)."""
-    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
-    for body in (f"sep={separator}\n{rest}", f"sep={separator}\r\n{rest}", f"sep={separator}"):
-        as_a_comma_s = body.replace(f"sep={separator}", "sep=,", 1)
-        assert _served_answers(body, served, content_type) == _served_answers(as_a_comma_s, served, content_type)
-    assert len(_served_answers(f"sep={separator}", served, content_type)) == 1
+@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=x", "sep=;\r"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_review_it_is(served, monkeypatch,
+                                                                                        content_type, rest, line,
+                                                                                        batch):
+    """A review that reads ``sep=;`` (or ``sep=x``) first in a body of reviews, one a line (a CSV writer leaves it
+    unquoted), or cut to the start of a Batch Transform mini-batch (SplitType=Line: the handler cannot know whether a
+    mini-batch starts the file), or sent alone (SingleRecord): the endpoint refused the body (400, "Excel's separator
+    line"), and Batch Transform answered the line as an empty review. It is Excel's only above a table of its separator
+    (the test before); else it is answered as the review it is, in its place, one answer a line."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    for body in (f"{line}\n{rest}", line):
+        reviews = [text.rstrip("\r") for text in body.splitlines()]
+        assert list(sm_serve.input_fn(body.encode(), content_type)) == reviews, body
+        assert _served_answers(body, served, content_type) == served[1].predict(reviews), body
 
 
-def test_batch_transform_still_refuses_a_semicolon_table_under_excel_s_sep_line(served, monkeypatch):
-    """A semicolon-separated table is refused by its rows (formats.semicolon_table), as predict refuses the file,
-    when Batch Transform reads its ``sep=;`` first line as a blank one."""
-    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
-    with pytest.raises(sm_serve.RequestError) as caught:
-        _served_answers("sep=;\nlabel;text\n2;great food\n1;cold soup\n", served)
-    assert caught.value.status_code == 400 and "semicolon" in caught.value.message
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_text_plain_answers_a_first_line_that_reads_sep_comma_as_the_review_it_is(served, monkeypatch, batch):
+    """text/plain is one review a line, a table's lines answered whole: Excel's ``sep=,`` read as a blank line there
+    kept no table's reading, and lost a review that reads ``sep=,`` (answered as an empty one). In CSV an unquoted
+    ``sep=,`` is two fields, Excel's line (a review that reads so is written quoted, and read as the review)."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    assert list(sm_serve.input_fn(b"sep=,\ngreat food\n", "text/plain")) == ["sep=,", "great food"]
+    assert list(sm_serve.input_fn(b"sep=,", "text/plain")) == ["sep=,"]
+    assert list(sm_serve.input_fn(b'"sep=,"\ngreat food\n', "text/csv")) == ["sep=,", "great food"]
+    assert list(sm_serve.input_fn(b"sep=,\ngreat food\n", "text/csv")) == ["", "great food"]
 
 
 @pytest.mark.parametrize("body", [
