@@ -666,22 +666,35 @@ def _reason_told(failure):
 
 def _exit_on_a_stop(status, child=None):
     """A stop while a failed or stopped worker tells the others (joining, in MXNet's C++) ends the process at once,
-    quietly (its line is out), with ``status``, and the ``child`` that tells them for it (_telling_child) if any.
-    Returns whether it does (not from another thread than the main one: nothing is done there)."""
+    quietly (its line is out), with ``status``, and the ``child`` that tells them for it (_telling_child) if any; a
+    stop this process ignores stays ignored (:func:`_stops_to_catch`). Returns whether a stop ends it (not from another
+    thread than the main one: nothing is done there; nor where every stop is ignored)."""
     import signal
-
-    from .stops import stopping_signals
 
     def end(signum):
         if child is not None:
             child.kill()
         _quiet_exit(status)
 
-    if _on_stops_in_c(end) is None:
+    caught = _stops_to_catch()
+    if not caught or _on_stops_in_c(end) is None:
         return False
-    for signum in stopping_signals():
+    for signum in caught:
         signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
     return True
+
+
+def _stops_to_catch():
+    """The stopping signals whose handlers a wait on the cluster replaces (:func:`_exit_on_a_stop`,
+    :func:`stops_told_as_it_joins`): those Python handles or leaves at their default. A signal ignored stays ignored (a
+    script's ``cmd &`` job has SIGINT ignored: a Ctrl-C meant for the script's foreground ended the wait to tell the
+    others, untold), and a handler set outside Python (``getsignal`` None) stays in place."""
+    import signal
+
+    from .stops import stopping_signals
+
+    return [signum for signum in stopping_signals()
+            if callable(signal.getsignal(signum)) or signal.getsignal(signum) == signal.SIG_DFL]
 
 
 def _quiet_exit(status):
@@ -744,8 +757,6 @@ def stops_told_as_it_joins(watch):
     and ignored signals are left as they are; ``watch`` None (no cluster) or outside the main thread: nothing done."""
     import signal
 
-    from .stops import stopping_signals
-
     held = []
     end = _on_stops_in_c(watch.stopped) if watch is not None else None
     if end is None:
@@ -753,9 +764,8 @@ def stops_told_as_it_joins(watch):
         return
     previous = {}
     try:
-        for signum in stopping_signals():
-            if callable(signal.getsignal(signum)) or signal.getsignal(signum) == signal.SIG_DFL:
-                previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
+        for signum in _stops_to_catch():
+            previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
         yield lambda: bool(held)
     finally:
         end()

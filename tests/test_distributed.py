@@ -791,6 +791,37 @@ def test_a_worker_told_from_another_thread_does_not_say_a_stop_ends_its_wait():
     assert ended.returncode == 2 and ended.stderr.splitlines() == [
         "note: waiting up to 1 s for the other workers to join the cluster, to tell them why this one ended"], ended
 
+
+def test_a_stop_the_worker_ignores_does_not_end_its_wait_to_tell_the_others():
+    """A worker started with SIGINT ignored (a script's ``cmd &`` background job: POSIX has it ignore SIGINT) waits to
+    tell the others why it failed: that wait put a handler on SIGINT too, and a Ctrl-C meant for the script's
+    foreground (or a ``kill -INT`` of its process group) ended the wait, untold. An ignored signal stays ignored; the
+    others it catches (SIGTERM here) still end the wait. (Its bound here 2 s; no other worker comes.)"""
+    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
+               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+    code = ("import os, signal, threading, time, fasttext_lib.cluster as c\n"
+            "c.FAILED_TELLS_FOR = 2\n"
+            "waiting, real_exit_on_a_stop = threading.Event(), c._exit_on_a_stop\n"
+            "def exit_on_a_stop(*args):\n"
+            "    caught = real_exit_on_a_stop(*args)\n"
+            "    waiting.set()\n"
+            "    return caught\n"
+            "def interrupt():\n"
+            "    waiting.wait()\n"
+            "    print('ignored' if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else 'handled', flush=True)\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(0.5)\n"
+            "    print('still waiting', flush=True)\n"
+            "c._exit_on_a_stop = exit_on_a_stop\n"
+            "threading.Thread(target=interrupt, daemon=True).start()\n"
+            "c.tell_the_others('error: --train: no such file: x', 2)\n")
+    ended = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert ended.returncode == 2 and ended.stdout.splitlines() == ["ignored", "still waiting"], ended
+    assert ended.stderr.splitlines() == ["note: waiting up to 2 s for the other workers to join the cluster, to tell "
+                                         "them why this one ended; a stop ends the wait"], ended
+
+
 def _stopped_while_joining(marker):
     """Code for a worker's sitecustomize that sends it a SIGTERM 2 s after it begins to join (its Watch made, then
     mx.kv.create: MXNet's C++, where the Python handler waits for the call to return), touching ``marker``."""
