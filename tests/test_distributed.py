@@ -685,8 +685,7 @@ def _stop_the_teller_then_end_the_sleeper(stop, marker, after):
             time.sleep(after)
             workers[1].send_signal(signal.SIGTERM)
             stopped.append(True)
-        if workers[1].poll() is not None and workers[0].poll() is None:
-            workers[0].kill()
+        _end_the_sleeper_once_the_second_ended(workers)
     return step
 
 
@@ -848,12 +847,9 @@ def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path,
     late = _before_joining("import time; time.sleep(20 if 'join' in %r else 600)" % others)  # (after the stop lands)
     slow = _probing_after_2_s(tmp_path / "slow", also=late)
 
-    def end_the_sleeper(workers):
-        if others == "never come" and workers[1].poll() is not None and workers[0].poll() is None:
-            workers[0].kill()
-
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
-    ended = run_workers(_common(sample_dir), outputs, deadline=60, while_running=end_the_sleeper,
+    ended = run_workers(_common(sample_dir), outputs, deadline=60,
+                        while_running=_end_the_sleeper_once_the_second_ended if others == "never come" else None,
                         env=[dict(slow, FASTTEXT_CLUSTER_TIMEOUT="600"), dict(stopped, FASTTEXT_CLUSTER_TIMEOUT="600")])
     (status, _, err), (stopped_status, _, stopped_err) = ended
     assert marker.exists()
@@ -898,12 +894,16 @@ def test_a_worker_stopped_in_the_exchange_of_addresses_after_its_push_tells_the_
     assert not any(out.exists() for out in outputs)
 
 
-def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells_the_others(sample_dir, tmp_path):
+@pytest.mark.parametrize("others", ["join later", "never come"])
+def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells_the_others(sample_dir, tmp_path,
+                                                                                           others):
     """``train()`` called from Python on the main thread, where SIGTERM has no Python handler (Python's default: the
     process ends by it): a SIGTERM inside mx.kv.create ended the worker there, untold, and the other, whose join
     then completed, waited for it in the exchange of addresses for FASTTEXT_CLUSTER_TIMEOUT. The stop is now held
     until the others are told it was stopped, then comes as it would have: the process ends by SIGTERM. (Its handler
-    is put back as it was: the Python default.)"""
+    is put back as it was: the Python default.) Where they never come, the held stop ends the process
+    STOPPED_TELLS_FOR seconds on (1 here) by SIGTERM too, after the stop's line: it exited 143, as no process
+    without a handler ends."""
     marker = tmp_path / "stopped"
     script = ("import signal\n"
               "from fasttext_lib.config import TrainConfig\n"
@@ -913,17 +913,31 @@ def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells
               "texts = [f'word{i % 7} other{i % 3} text' for i in range(200)]\n"
               "train(LabeledTexts(labels=[str(i % 2) for i in range(200)], texts=texts),\n"
               "      config=TrainConfig(kvstore='dist_sync', ctx='cpu'))\n")
-    stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker))
-    late = _probing_after_2_s(tmp_path / "slow", also=_before_joining("import time; time.sleep(20)"))
+    stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker)
+                                 + "fasttext_lib.cluster.STOPPED_TELLS_FOR = 1\n" * (others == "never come"))
+    late = _probing_after_2_s(tmp_path / "slow", also=_before_joining(
+        "import time; time.sleep(20 if 'join' in %r else 600)" % others))
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=90, programs=[None, [sys.executable, "-c", script]],
+                        while_running=_end_the_sleeper_once_the_second_ended if others == "never come" else None,
                         env=[dict(late, FASTTEXT_CLUSTER_TIMEOUT="600"), dict(stopped, FASTTEXT_CLUSTER_TIMEOUT="600")])
     (status, _, err), (stopped_status, _, stopped_err) = ended
     assert marker.exists()
-    assert stopped_status == -signal.SIGTERM and not _errors(stopped_err), stopped_err
-    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped before "
-                                            f"training" for rank in "01" if f"worker {rank}" in err], err
+    assert stopped_status == -signal.SIGTERM, stopped_err
+    if others == "join later":
+        assert not _errors(stopped_err), stopped_err
+        assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped "
+                                                f"before training" for rank in "01" if f"worker {rank}" in err], err
+    else:
+        assert _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], stopped_err
     assert not any(out.exists() for out in outputs)
+
+
+def _end_the_sleeper_once_the_second_ended(workers):
+    """``run_workers``' while_running: the first worker, which never comes (it sleeps), is killed once the second
+    has ended."""
+    if workers[1].poll() is not None and workers[0].poll() is None:
+        workers[0].kill()
 
 
 @pytest.mark.parametrize("ended_by", ["the bound", "a stop"])
