@@ -748,23 +748,32 @@ def test_a_usage_error_on_one_host_tells_the_others(sample_dir, tmp_path):
     assert not any(out.exists() for out in outputs)
 
 
-@pytest.mark.parametrize("environment, said, own", [
-    ({"OMP_NUM_THREADS": "abc"}, "environment variable OMP_NUM_THREADS='abc' is not a whole number", []),
-    ({"MXNET_CPU_WORKER_NTHREADS": "2000000000"}, "this process would start about", []),  # (above any kernel's)
-    ({"MXNET_ENGINE_TYPE": "garbage"}, "MXNet cannot start", []),
-    ({"OMP_NUM_THREADS": "abc"}, "argument --epochs: expected an integer, got 'zero'", ["--epochs", "zero"])],
-    ids=["a value MXNet aborts on", "more threads than the host allows", "no such engine", "and a usage error"])
+@pytest.mark.parametrize("environment, said, own, limit_mb", [
+    ({"OMP_NUM_THREADS": "abc"}, "environment variable OMP_NUM_THREADS='abc' is not a whole number", [], None),
+    ({"MXNET_CPU_WORKER_NTHREADS": "2000000000"}, "this process would start about", [], None),  # (above any kernel's)
+    ({"MXNET_ENGINE_TYPE": "garbage"}, "MXNet cannot start", [], None),
+    ({"OMP_NUM_THREADS": "abc"}, "argument --epochs: expected an integer, got 'zero'", ["--epochs", "zero"], None),
+    ({"OMP_NUM_THREADS": "2"}, "MXNet needs about 790 MB of address space to train (2 threads, joining its cluster), "
+                               "and this process may use 720 MB at most (ulimit -v)", [], 720)],
+    ids=["a value MXNet aborts on", "more threads than the host allows", "no such engine", "and a usage error",
+         "an address space too small for the join"])
 def test_a_worker_whose_environment_mxnet_cannot_start_in_tells_the_others(sample_dir, tmp_path, environment, said,
-                                                                         own):
+                                                                         own, limit_mb):
     """A worker whose MXNet cannot start (a value MXNet aborts on, more threads than the host allows, an engine that
     does not exist) ended in its line before it read anything, and could not join to tell the others (joining is
     MXNet's): they waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default). It now tells
     them from a child process whose MXNet starts (those settings left at MXNet's defaults, one thread each), and they
     end at once in one line naming it and its reason. (A usage error there too: importing MXNet to tell the others
-    aborted it, exit 134 and a C++ message under its line; it then told nobody.)"""
+    aborted it, exit 134 and a C++ message under its line; it then told nobody.) An address-space limit (``ulimit -v``,
+    here ``limit_mb``, set as the worker starts) that let MXNet start but not join (its threads and buffers): the
+    join aborted, or raised a traceback, and the others waited; it is now refused before the join, and the child,
+    whose one thread needs less, tells them."""
+    limited = {} if limit_mb is None else _probing_after_2_s(tmp_path / "limited", also=(
+        f"import resource\nresource.setrlimit(resource.RLIMIT_AS, ({limit_mb} << 20, {limit_mb} << 20))\n"))
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=90, each=[[], own],
-                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"}, {"FASTTEXT_CLUSTER_TIMEOUT": "600", **environment}])
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", **environment, **limited}])
     (status, _, err), (failed_status, _, failed_err) = ended
     assert failed_status == 2 and len(_errors(failed_err)) == 1, failed_err
     line = _errors(failed_err)[0]
