@@ -55,7 +55,9 @@ TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 # must fit: a lost worker is found much sooner, by PROBE_AFTER.
 DEFAULT_TIMEOUT = 1800
 PROBE_AFTER = 10  # seconds without a step before the other workers are asked whether they live
-STOPPED_TELLS_FOR = 60  # seconds a stopped worker waits to tell the others (tell_the_others): then it exits all the same
+# Seconds a stopped worker waits to tell the others (tell_the_others; a stop held while it joins:
+# stops_told_as_it_joins): then it exits all the same. Tests shorten it (a sitecustomize sets it in the workers).
+STOPPED_TELLS_FOR = 60
 # Seconds a failed worker waits for the others to join, to tell them its error (tell_the_others): they may still be
 # reading their data (minutes at Yelp size), but an instance that has failed must not wait FASTTEXT_CLUSTER_TIMEOUT
 # (30 min, billed) for others that may be gone. Past it they end on their own timeout, as before the telling.
@@ -245,6 +247,7 @@ class Watch:
         self.last = time.monotonic()
         self.scheduler_checked = False
         self.stop, self.stop_ends_at = None, None  # a stop while joining (stopped), and when it ends the process
+        self.stops_by_default = ()  # the stops held while joining whose disposition is the default (they end by it)
         self.stop_told = False  # introduce told the others of this one's stop
         self.told_stopped = []  # what was sent on this one's port as another worker's stop (tell_stopped), unchecked
         self.closed = threading.Event()
@@ -292,9 +295,13 @@ class Watch:
         self.stop = Interrupted(signum)
 
     def _end_stopped(self, stop):
+        """End the process in ``stop``'s line and status; by the signal itself where its disposition is the default (a
+        process without a handler for it, the Python API's SIGTERM: its parent sees it killed by the signal, as where
+        the join ends in time, not an exit status of 143)."""
         from .stops import stop_message
 
-        self.fail(stop_message(stop), status=stop.exit_status)
+        self.fail(stop_message(stop), status=stop.exit_status,
+                  signum=stop.signum if stop.signum in self.stops_by_default else None)
 
     def _answer(self):
         while not self.closed.is_set():  # a connection accepted is the answer: this process lives
@@ -359,10 +366,10 @@ class Watch:
             lost = [peer for peer in lost if not _answers(peer)]
         return lost
 
-    def fail(self, message, status=2):
-        """End this process now, with ``status``, from this thread: the main thread is blocked inside MXNet, which no
-        signal or exception reaches. Nothing is being written (the watch is armed only while the worker waits on the
-        cluster)."""
+    def fail(self, message, status=2, signum=None):
+        """End this process now, with ``status`` (or by ``signum``'s default action: :func:`_end_by`), from this
+        thread: the main thread is blocked inside MXNet, which no signal or exception reaches. Nothing is being written
+        (the watch is armed only while the worker waits on the cluster)."""
         if self.quiet_status is not None:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -375,7 +382,25 @@ class Watch:
             except Exception:  # the line is out; a report that fails must not keep the process alive
                 pass
         sys.stdout.flush()
+        if signum is not None:
+            _end_by(signum)
         os._exit(status)
+
+
+def _end_by(signum):
+    """End this process by ``signum``, its disposition put back to the default first, from any thread (Python's
+    ``signal.signal`` works in the main thread alone, which waits in MXNet's C++). Returns where that cannot be done
+    (no C library to call): the caller exits then."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None)
+        libc.signal.restype, libc.signal.argtypes = ctypes.c_void_p, (ctypes.c_int, ctypes.c_void_p)
+    except (OSError, AttributeError):
+        return
+    if libc.signal(int(signum), int(signal.SIG_DFL)) != ctypes.c_void_p(-1).value:  # (SIG_ERR: not put back)
+        os.kill(os.getpid(), signum)  # (delivered before kill returns, to this thread: no handler, so the process ends)
 
 
 def scheduler_port_taken(host, port):
@@ -666,22 +691,35 @@ def _reason_told(failure):
 
 def _exit_on_a_stop(status, child=None):
     """A stop while a failed or stopped worker tells the others (joining, in MXNet's C++) ends the process at once,
-    quietly (its line is out), with ``status``, and the ``child`` that tells them for it (_telling_child) if any.
-    Returns whether it does (not from another thread than the main one: nothing is done there)."""
+    quietly (its line is out), with ``status``, and the ``child`` that tells them for it (_telling_child) if any; a
+    stop this process ignores stays ignored (:func:`_stops_to_catch`). Returns whether a stop ends it (not from another
+    thread than the main one: nothing is done there; nor where every stop is ignored)."""
     import signal
-
-    from .stops import stopping_signals
 
     def end(signum):
         if child is not None:
             child.kill()
         _quiet_exit(status)
 
-    if _on_stops_in_c(end) is None:
+    caught = _stops_to_catch()
+    if not caught or _on_stops_in_c(end) is None:
         return False
-    for signum in stopping_signals():
+    for signum in caught:
         signal.signal(signum, lambda *_: None)  # (a Python handler: the C one writes the wakeup byte)
     return True
+
+
+def _stops_to_catch():
+    """The stopping signals whose handlers a wait on the cluster replaces (:func:`_exit_on_a_stop`,
+    :func:`stops_told_as_it_joins`): those Python handles or leaves at their default. A signal ignored stays ignored (a
+    script's ``cmd &`` job has SIGINT ignored: a Ctrl-C meant for the script's foreground ended the wait to tell the
+    others, untold), and a handler set outside Python (``getsignal`` None) stays in place."""
+    import signal
+
+    from .stops import stopping_signals
+
+    return [signum for signum in stopping_signals()
+            if callable(signal.getsignal(signum)) or signal.getsignal(signum) == signal.SIG_DFL]
 
 
 def _quiet_exit(status):
@@ -740,26 +778,28 @@ def stops_told_as_it_joins(watch):
     status if the join is not done within :data:`STOPPED_TELLS_FOR` seconds of the stop, or on a second stop.
     A stop whose handler is the default (SIGTERM in the Python API: it ended the process inside the join, untold, and
     the others waited for it as long) is held and told the same way, then comes as it would have: its default is put
-    back and the signal raised again, which ends the process by it. Handlers set outside Python (``getsignal`` None)
-    and ignored signals are left as they are; ``watch`` None (no cluster) or outside the main thread: nothing done."""
+    back and the signal raised again, which ends the process by it; where the watch ends the process (the join not
+    done in time), it ends by the signal too, after the stop's line (:meth:`Watch._end_stopped`). Handlers set outside
+    Python (``getsignal`` None) and ignored signals are left as they are (:func:`_stops_to_catch`); ``watch`` None (no
+    cluster) or outside the main thread: nothing done."""
     import signal
-
-    from .stops import stopping_signals
 
     held = []
     end = _on_stops_in_c(watch.stopped) if watch is not None else None
     if end is None:
         yield lambda: False
         return
-    previous = {}
+    previous, caught = {}, _stops_to_catch()
+    # (before a handler is set: a stop's byte comes only once it is, and the watch may end the process by it)
+    watch.stops_by_default = [signum for signum in caught if signal.getsignal(signum) == signal.SIG_DFL]
     try:
-        for signum in stopping_signals():
-            if callable(signal.getsignal(signum)) or signal.getsignal(signum) == signal.SIG_DFL:
-                previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
+        for signum in caught:
+            previous[signum] = signal.signal(signum, lambda signum, frame: held.append(signum))
         yield lambda: bool(held)
     finally:
         end()
         watch.stop = None  # (joined: the stop is the caller's from here, its cleanup not cut short by the watch)
+        watch.stops_by_default = ()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         if held and watch.peers and not watch.stop_told:  # (held in introduce's exchange, after this one's push)

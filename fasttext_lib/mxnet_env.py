@@ -14,7 +14,8 @@ import re
 import sys
 
 from .errors import FastTextError, reason_of
-from .process_limits import check_threads, env_threads as _env_threads, openmp_threads, usable_cpus as _usable_cpus
+from .process_limits import (check_threads, env_threads as _env_threads, joins_a_cluster, openmp_threads,
+                             usable_cpus as _usable_cpus)
 
 _INT = (r"\s*[+-]?\d+\s*", "a whole number")  # what C++'s >> reads (no 2.0, no 0x10), within the type's range
 _BOOL = (r"(?i:true|false|1|0)", "true, false, 1 or 0")
@@ -155,6 +156,13 @@ MIN_ADDRESS_SPACE = {"train": (540 << 20, 700 << 20), "evaluate": (530 << 20, 68
 # 8), and for the others OpenBLAS's, as many as the CPUs at most (they run no OpenMP operator: predict ran at 650
 # MB with OMP_NUM_THREADS=8 on 2 CPUs).
 THREAD_ADDRESS_SPACE = 8 << 20
+# What a cluster's worker needs beyond train's figure, to join it (mx.kv.create: ps-lite's and ZeroMQ's threads and
+# buffers; process_limits.joins_a_cluster). Measured as above, two workers on the built-in sample: the join aborted
+# (ZeroMQ's "Resource temporarily unavailable", exit 134) or raised that as an MXNetError traceback up to 580 MB with
+# one thread, 745 with two, after start_mxnet had passed, and the other workers waited FASTTEXT_CLUSTER_TIMEOUT; it
+# joined from 585 / 750. Refused below 630 / 790, ~45 MB over the largest crash: the error line comes before the join,
+# and the one-thread child that tells the others (cluster.tell_the_others) can join under a limit between the two.
+JOIN_ADDRESS_SPACE = 90 << 20
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
@@ -178,10 +186,13 @@ def check_address_space(command="train"):
     threads = max(openmp, blas) if command == "train" else blas
     one, two = MIN_ADDRESS_SPACE.get(command, MIN_ADDRESS_SPACE["train"])
     need = (one if max(openmp, blas) == 1 else two) + THREAD_ADDRESS_SPACE * max(0, threads - 2)
+    joining = joins_a_cluster(command)
+    need += JOIN_ADDRESS_SPACE if joining else 0
     if limit < need:
         raise FastTextError(f"MXNet needs about {need >> 20:,} MB of address space to {command} ({threads} "
-                            f"thread{'s' if threads != 1 else ''}), and this process may use {limit >> 20:,} MB at "
-                            f"most (ulimit -v): raise that limit (ulimit -v unlimited)")
+                            f"thread{'s' if threads != 1 else ''}{', joining its cluster' if joining else ''}), and "
+                            f"this process may use {limit >> 20:,} MB at most (ulimit -v): raise that limit "
+                            f"(ulimit -v unlimited)")
     _map_blas_buffers()
 
 

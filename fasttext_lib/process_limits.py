@@ -22,6 +22,16 @@ DEFAULT_OWN_THREADS = 1
 OPENBLAS_MAX_THREADS = 64
 # MXNet 1.9.1's defaults for its CPU engine's thread pools.
 MXNET_THREADS = {"MXNET_CPU_WORKER_NTHREADS": 1, "MXNET_CPU_PRIORITY_NTHREADS": 4}
+# The threads a cluster's worker starts as it joins (mx.kv.create: ps-lite's and ZeroMQ's; measured with MXNet 1.9.1,
+# 6 threads before the join, 10 after): one that cannot start aborted the join after start_mxnet had passed (ZeroMQ's
+# "Resource temporarily unavailable", exit 134), untold, and the other workers waited FASTTEXT_CLUSTER_TIMEOUT.
+JOIN_THREADS = 4
+
+
+def joins_a_cluster(command):
+    """Whether ``command`` in this process joins a parameter-server cluster: train in a cluster's worker
+    (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it)."""
+    return command == "train" and os.environ.get("DMLC_ROLE") == "worker"
 
 _CGROUP = "/proc/self/cgroup"
 _CGROUP_ROOTS = {"v2": "/sys/fs/cgroup", "v1": "/sys/fs/cgroup/pids"}
@@ -64,6 +74,9 @@ def threads_needed(command):
         threads += openmp - 1
         counts["OMP_NUM_THREADS"] = openmp
     what = [f"{name}={os.environ[name].strip()}" for name in counts if os.environ.get(name, "").strip()]
+    if joins_a_cluster(command):
+        threads += JOIN_THREADS
+        what.append(f"{JOIN_THREADS} to join its cluster")
     return threads, what
 
 

@@ -685,8 +685,7 @@ def _stop_the_teller_then_end_the_sleeper(stop, marker, after):
             time.sleep(after)
             workers[1].send_signal(signal.SIGTERM)
             stopped.append(True)
-        if workers[1].poll() is not None and workers[0].poll() is None:
-            workers[0].kill()
+        _end_the_sleeper_once_the_second_ended(workers)
     return step
 
 
@@ -749,23 +748,32 @@ def test_a_usage_error_on_one_host_tells_the_others(sample_dir, tmp_path):
     assert not any(out.exists() for out in outputs)
 
 
-@pytest.mark.parametrize("environment, said, own", [
-    ({"OMP_NUM_THREADS": "abc"}, "environment variable OMP_NUM_THREADS='abc' is not a whole number", []),
-    ({"MXNET_CPU_WORKER_NTHREADS": "2000000000"}, "this process would start about", []),  # (above any kernel's)
-    ({"MXNET_ENGINE_TYPE": "garbage"}, "MXNet cannot start", []),
-    ({"OMP_NUM_THREADS": "abc"}, "argument --epochs: expected an integer, got 'zero'", ["--epochs", "zero"])],
-    ids=["a value MXNet aborts on", "more threads than the host allows", "no such engine", "and a usage error"])
+@pytest.mark.parametrize("environment, said, own, limit_mb", [
+    ({"OMP_NUM_THREADS": "abc"}, "environment variable OMP_NUM_THREADS='abc' is not a whole number", [], None),
+    ({"MXNET_CPU_WORKER_NTHREADS": "2000000000"}, "this process would start about", [], None),  # (above any kernel's)
+    ({"MXNET_ENGINE_TYPE": "garbage"}, "MXNet cannot start", [], None),
+    ({"OMP_NUM_THREADS": "abc"}, "argument --epochs: expected an integer, got 'zero'", ["--epochs", "zero"], None),
+    ({"OMP_NUM_THREADS": "2"}, "MXNet needs about 790 MB of address space to train (2 threads, joining its cluster), "
+                               "and this process may use 720 MB at most (ulimit -v)", [], 720)],
+    ids=["a value MXNet aborts on", "more threads than the host allows", "no such engine", "and a usage error",
+         "an address space too small for the join"])
 def test_a_worker_whose_environment_mxnet_cannot_start_in_tells_the_others(sample_dir, tmp_path, environment, said,
-                                                                         own):
+                                                                         own, limit_mb):
     """A worker whose MXNet cannot start (a value MXNet aborts on, more threads than the host allows, an engine that
     does not exist) ended in its line before it read anything, and could not join to tell the others (joining is
     MXNet's): they waited for it in mx.kv.create for FASTTEXT_CLUSTER_TIMEOUT (30 minutes by default). It now tells
     them from a child process whose MXNet starts (those settings left at MXNet's defaults, one thread each), and they
     end at once in one line naming it and its reason. (A usage error there too: importing MXNet to tell the others
-    aborted it, exit 134 and a C++ message under its line; it then told nobody.)"""
+    aborted it, exit 134 and a C++ message under its line; it then told nobody.) An address-space limit (``ulimit -v``,
+    here ``limit_mb``, set as the worker starts) that let MXNet start but not join (its threads and buffers): the
+    join aborted, or raised a traceback, and the others waited; it is now refused before the join, and the child,
+    whose one thread needs less, tells them."""
+    limited = {} if limit_mb is None else _probing_after_2_s(tmp_path / "limited", also=(
+        f"import resource\nresource.setrlimit(resource.RLIMIT_AS, ({limit_mb} << 20, {limit_mb} << 20))\n"))
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=90, each=[[], own],
-                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"}, {"FASTTEXT_CLUSTER_TIMEOUT": "600", **environment}])
+                        env=[{"FASTTEXT_CLUSTER_TIMEOUT": "600"},
+                             {"FASTTEXT_CLUSTER_TIMEOUT": "600", **environment, **limited}])
     (status, _, err), (failed_status, _, failed_err) = ended
     assert failed_status == 2 and len(_errors(failed_err)) == 1, failed_err
     line = _errors(failed_err)[0]
@@ -790,6 +798,37 @@ def test_a_worker_told_from_another_thread_does_not_say_a_stop_ends_its_wait():
     ended = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert ended.returncode == 2 and ended.stderr.splitlines() == [
         "note: waiting up to 1 s for the other workers to join the cluster, to tell them why this one ended"], ended
+
+
+def test_a_stop_the_worker_ignores_does_not_end_its_wait_to_tell_the_others():
+    """A worker started with SIGINT ignored (a script's ``cmd &`` background job: POSIX has it ignore SIGINT) waits to
+    tell the others why it failed: that wait put a handler on SIGINT too, and a Ctrl-C meant for the script's
+    foreground (or a ``kill -INT`` of its process group) ended the wait, untold. An ignored signal stays ignored; the
+    others it catches (SIGTERM here) still end the wait. (Its bound here 2 s; no other worker comes.)"""
+    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
+               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+    code = ("import os, signal, threading, time, fasttext_lib.cluster as c\n"
+            "c.FAILED_TELLS_FOR = 2\n"
+            "waiting, real_exit_on_a_stop = threading.Event(), c._exit_on_a_stop\n"
+            "def exit_on_a_stop(*args):\n"
+            "    caught = real_exit_on_a_stop(*args)\n"
+            "    waiting.set()\n"
+            "    return caught\n"
+            "def interrupt():\n"
+            "    waiting.wait()\n"
+            "    print('ignored' if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else 'handled', flush=True)\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(0.5)\n"
+            "    print('still waiting', flush=True)\n"
+            "c._exit_on_a_stop = exit_on_a_stop\n"
+            "threading.Thread(target=interrupt, daemon=True).start()\n"
+            "c.tell_the_others('error: --train: no such file: x', 2)\n")
+    ended = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert ended.returncode == 2 and ended.stdout.splitlines() == ["ignored", "still waiting"], ended
+    assert ended.stderr.splitlines() == ["note: waiting up to 2 s for the other workers to join the cluster, to tell "
+                                         "them why this one ended; a stop ends the wait"], ended
+
 
 def _stopped_while_joining(marker):
     """Code for a worker's sitecustomize that sends it a SIGTERM 2 s after it begins to join (its Watch made, then
@@ -817,12 +856,9 @@ def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path,
     late = _before_joining("import time; time.sleep(20 if 'join' in %r else 600)" % others)  # (after the stop lands)
     slow = _probing_after_2_s(tmp_path / "slow", also=late)
 
-    def end_the_sleeper(workers):
-        if others == "never come" and workers[1].poll() is not None and workers[0].poll() is None:
-            workers[0].kill()
-
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
-    ended = run_workers(_common(sample_dir), outputs, deadline=60, while_running=end_the_sleeper,
+    ended = run_workers(_common(sample_dir), outputs, deadline=60,
+                        while_running=_end_the_sleeper_once_the_second_ended if others == "never come" else None,
                         env=[dict(slow, FASTTEXT_CLUSTER_TIMEOUT="600"), dict(stopped, FASTTEXT_CLUSTER_TIMEOUT="600")])
     (status, _, err), (stopped_status, _, stopped_err) = ended
     assert marker.exists()
@@ -867,12 +903,16 @@ def test_a_worker_stopped_in_the_exchange_of_addresses_after_its_push_tells_the_
     assert not any(out.exists() for out in outputs)
 
 
-def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells_the_others(sample_dir, tmp_path):
+@pytest.mark.parametrize("others", ["join later", "never come"])
+def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells_the_others(sample_dir, tmp_path,
+                                                                                           others):
     """``train()`` called from Python on the main thread, where SIGTERM has no Python handler (Python's default: the
     process ends by it): a SIGTERM inside mx.kv.create ended the worker there, untold, and the other, whose join
     then completed, waited for it in the exchange of addresses for FASTTEXT_CLUSTER_TIMEOUT. The stop is now held
     until the others are told it was stopped, then comes as it would have: the process ends by SIGTERM. (Its handler
-    is put back as it was: the Python default.)"""
+    is put back as it was: the Python default.) Where they never come, the held stop ends the process
+    STOPPED_TELLS_FOR seconds on (1 here) by SIGTERM too, after the stop's line: it exited 143, as no process
+    without a handler ends."""
     marker = tmp_path / "stopped"
     script = ("import signal\n"
               "from fasttext_lib.config import TrainConfig\n"
@@ -882,17 +922,31 @@ def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells
               "texts = [f'word{i % 7} other{i % 3} text' for i in range(200)]\n"
               "train(LabeledTexts(labels=[str(i % 2) for i in range(200)], texts=texts),\n"
               "      config=TrainConfig(kvstore='dist_sync', ctx='cpu'))\n")
-    stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker))
-    late = _probing_after_2_s(tmp_path / "slow", also=_before_joining("import time; time.sleep(20)"))
+    stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker)
+                                 + "fasttext_lib.cluster.STOPPED_TELLS_FOR = 1\n" * (others == "never come"))
+    late = _probing_after_2_s(tmp_path / "slow", also=_before_joining(
+        "import time; time.sleep(20 if 'join' in %r else 600)" % others))
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=90, programs=[None, [sys.executable, "-c", script]],
+                        while_running=_end_the_sleeper_once_the_second_ended if others == "never come" else None,
                         env=[dict(late, FASTTEXT_CLUSTER_TIMEOUT="600"), dict(stopped, FASTTEXT_CLUSTER_TIMEOUT="600")])
     (status, _, err), (stopped_status, _, stopped_err) = ended
     assert marker.exists()
-    assert stopped_status == -signal.SIGTERM and not _errors(stopped_err), stopped_err
-    assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped before "
-                                            f"training" for rank in "01" if f"worker {rank}" in err], err
+    assert stopped_status == -signal.SIGTERM, stopped_err
+    if others == "join later":
+        assert not _errors(stopped_err), stopped_err
+        assert status == 2 and _errors(err) == [f"error: worker {rank} (host {socket.gethostname()}) was stopped "
+                                                f"before training" for rank in "01" if f"worker {rank}" in err], err
+    else:
+        assert _errors(stopped_err) == ["error: terminated (SIGTERM); stopped and cleaned up"], stopped_err
     assert not any(out.exists() for out in outputs)
+
+
+def _end_the_sleeper_once_the_second_ended(workers):
+    """``run_workers``' while_running: the first worker, which never comes (it sleeps), is killed once the second
+    has ended."""
+    if workers[1].poll() is not None and workers[0].poll() is None:
+        workers[0].kill()
 
 
 @pytest.mark.parametrize("ended_by", ["the bound", "a stop"])

@@ -165,6 +165,26 @@ def test_a_containers_task_limit_counts_for_threads(tmp_path, monkeypatch, cgrou
         limits.check_threads("predict")
 
 
+def test_a_clusters_worker_counts_the_threads_of_its_join(tmp_path, monkeypatch):
+    """A cluster's worker (DMLC_ROLE=worker) starts ps-lite's and ZeroMQ's threads as it joins (mx.kv.create), after
+    MXNet has started: where the task limit left room for MXNet's threads but not for those, the join aborted
+    (ZeroMQ's 'Resource temporarily unavailable', exit 134), untold, and the other workers waited
+    FASTTEXT_CLUSTER_TIMEOUT. They are counted now, and the line comes before the join (the worker then tells the
+    others from a child process of one thread each, cluster.tell_the_others)."""
+    limits = fake_limits(tmp_path, monkeypatch, "0::/kubepods/pod1", limit=9, used=3)  # (room for 6 more)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.setenv(name, "1")
+    for name in limits.MXNET_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("DMLC_ROLE", raising=False)
+    limits.check_threads("train")  # (the main thread, the prefetcher, MXNet's 5: 6 more)
+    monkeypatch.setenv("DMLC_ROLE", "worker")
+    with pytest.raises(limits.FastTextError, match=r"would start about 10 more threads to train \(OMP_NUM_THREADS=1, "
+                                                   r"4 to join its cluster\), and it may start 6 more"):
+        limits.check_threads("train")
+    limits.check_threads("predict")  # (no cluster joined)
+
+
 def test_no_limit_that_can_be_read_checks_nothing(tmp_path, monkeypatch):
     limits = fake_limits(tmp_path, monkeypatch, "0::/kubepods/pod1", limit="max", used=3)
     monkeypatch.setenv("OMP_NUM_THREADS", "1000")
