@@ -46,8 +46,8 @@ _received = []
 
 @contextlib.contextmanager
 def stop_on_signals():
-    """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` (main thread only; elsewhere a no-op). A SIGHUP
-    that is ignored (``nohup``) stays ignored. Without this a hangup killed the run on the spot: no error line,
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` (main thread only; elsewhere a no-op). One that is
+    ignored (``nohup``'s SIGHUP, a background job's SIGINT) stays ignored. Without this a hangup killed the run on the spot: no error line,
     and a bundle's staging directory (800 MB with bigrams) left in TMPDIR for good. SIGXCPU, the soft ``ulimit -t``
     reached, killed the run so too (exit 152, no line); the kernel sends it again every CPU second, and SIGKILL at the
     hard limit, so the cleanup has until then.
@@ -75,7 +75,8 @@ def stop_on_signals():
         for other in stopping:
             if other != signal.SIGINT:
                 signal.signal(other, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if signal.SIGINT in stopping:  # (an ignored one stays ignored through the cleanup too)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         received.signum = signum
         raise Interrupted(signum)
 
@@ -86,7 +87,9 @@ def stop_on_signals():
         if received.signum is None or not (isinstance(unraisable.exc_value, Interrupted) or _half_made(unraisable)):
             previous_hook(unraisable)
 
-    stopping = stopping_signals()
+    # A signal ignored when the process started stays ignored (POSIX's convention: a background job's SIGINT, a
+    # SIGTERM its launcher ignored): handled here, a Ctrl-C meant for a script's foreground ended its `cmd &` training.
+    stopping = [s for s in stopping_signals() if signal.getsignal(s) is not signal.SIG_IGN]
     previous, received.arm = arm(), arm
     previous_hook, sys.unraisablehook = sys.unraisablehook, dropped
     try:

@@ -1660,18 +1660,29 @@ def test_ctrl_c_during_an_upload_to_an_endpoint_that_stopped_answering_exits_at_
     assert os.listdir(tmpdir) == []  # the staged file is gone too
 
 
-def test_a_hangup_that_nohup_ignores_stays_ignored():
-    """``nohup python -m fasttext_lib train ...``: SIGHUP is ignored on purpose; the run must not take it over."""
-    from fasttext_lib.stops import stop_on_signals
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+def test_a_stop_the_process_ignores_stays_ignored(sig):
+    """``nohup python -m fasttext_lib train ...``: SIGHUP is ignored on purpose; a script's ``cmd &`` job has SIGINT
+    ignored (a Ctrl-C meant for the script's foreground ended its training), a launcher may ignore SIGTERM: the run
+    must not take them over, nor give an ignored SIGINT Python's handler back when another signal stops it."""
+    from fasttext_lib.stops import Interrupted, stop_on_signals
 
-    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    other = signal.SIGTERM if sig != signal.SIGTERM else signal.SIGHUP
+    before = signal.signal(sig, signal.SIG_IGN)
     try:
         with stop_on_signals():
-            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
-            os.kill(os.getpid(), signal.SIGHUP)  # (ignored: nothing raised)
-        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert signal.getsignal(sig) == signal.SIG_IGN
+            os.kill(os.getpid(), sig)  # (ignored: nothing raised)
+        assert signal.getsignal(sig) == signal.SIG_IGN
+        with pytest.raises(Interrupted), stop_on_signals():
+            try:
+                os.kill(os.getpid(), other)  # (a stop it does handle: the cleanup after it keeps `sig` ignored)
+                time.sleep(5)
+            finally:
+                assert signal.getsignal(sig) == signal.SIG_IGN
+        assert signal.getsignal(sig) == signal.SIG_IGN
     finally:
-        signal.signal(signal.SIGHUP, before)
+        signal.signal(sig, before)
 
 
 def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monkeypatch):
