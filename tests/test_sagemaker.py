@@ -2680,6 +2680,9 @@ def test_a_review_that_begins_as_compressed_data_does_is_answered(endpoint, serv
     ("\u1f8b\u0804 ok, fine food", "utf-16-be"),
     ("\u8b1f\u0408 great food and nice staff\n", "utf-16-le"),
     ("\u1f8b\u0804\u98df\u7269\u5f88\u597d\u5403\uff0c\u670d\u52a1\u4e5f\u5f88\u597d\u3002\n", "utf-16-be"),
+    # (with a control character, so that reading as text cannot tell: its extra field's subfields do not fill it)
+    ("\u1f8b\u0804 great food\x1bnice staff\n", "utf-16-be"),
+    ("\u8b1f\u0408 great food\x1bnice staff, a good place\n", "utf-16-le"),
     # FNAME, FCOMMENT: a NUL-terminated name that CJK text, no NUL byte in it, never ends
     ("\u1f8b\u0808\u98df\u7269\u5f88\u597d\u5403\uff0c\u670d\u52a1\u4e5f\u5f88\u597d\u3002\n", "utf-16-be"),
     ("\u1f8b\u0810\u98df\u7269\u5f88\u597d\u5403\uff0c\u670d\u52a1\u4e5f\u5f88\u597d\u3002\n", "utf-16-be"),
