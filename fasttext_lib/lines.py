@@ -1,8 +1,9 @@
 """Files to lines: every reader's first stage.
 
 A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzip, bzip2 and xz are read
-transparently (recognized by their first bytes); zstd data, archives, workbooks, Parquet and text that is not UTF-8 are
-refused in one line that says how to convert them; a line is taken whole, up to :data:`MAX_LINE_BYTES`.
+transparently (recognized by their first bytes and the structure after them: :mod:`fasttext_lib.binary_data`); zstd
+data, archives, workbooks, Parquet and text that is not UTF-8 are refused in one line that says how to convert them; a
+line is taken whole, up to :data:`MAX_LINE_BYTES`.
 Excel's ``sep=,`` first line is dropped. Nothing here knows about classes or columns.
 """
 import bz2
@@ -14,17 +15,15 @@ import re
 import zlib
 
 from . import storage
+from .binary_data import PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, magic_kind
 from .errors import FastTextError
 
 
-_COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (zstd -c, pandas' compression="zstd")
-_ZIP_MAGIC, _PARQUET_MAGIC, _XLS_MAGIC = b"PK\x03\x04", b"PAR1", b"\xd0\xcf\x11\xe0"
 _DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
 def open_decompressed(uri):
-    """A binary stream of the file's text: gzip, bzip2 and xz are recognized by their magic bytes."""
+    """A binary stream of the file's text: gzip, bzip2 and xz are recognized as :func:`decompressed` tells them."""
     return decompressed(storage.open_read(uri, "rb"), uri)
 
 
@@ -79,42 +78,48 @@ class _Prepended(io.RawIOBase):
         super().close()
 
 
+# What a file may be text in (read as UTF-8, or told to convert from UTF-16: utf16_text) where its first bytes are those
+# of compressed data or an archive and what follows them is too short to tell (binary_data.binary_kind)
+_FILE_CHARSETS = ("utf-8", "utf-16-le", "utf-16-be")
+
+
 def decompressed(raw, name):
     """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2 or xz
-    data (``compression`` is then their name, else None); ``name`` is the file's, for errors."""
+    data (``compression`` is then their name, else None); ``name`` is the file's, for errors. zstd data, archives and
+    binary tables are refused. Gzip, xz, zstd, zip and .xls are told by their structure after their magic bytes
+    (binary_data.binary_kind, the endpoint's rule too), not by those alone: a UTF-16 file without a byte order mark
+    (with one, it starts FF FE or FE FF, no magic) whose first characters are U+B528 U+FD2F or U+4B50 U+0403 was
+    refused as zstd or a zip archive, one starting with U+8B1F read as gzip ("corrupt or truncated gzip data"); they
+    are read on as the UTF-16 text they are, and refused as such (utf16_text: with the iconv that converts them)."""
     if not hasattr(raw, "peek"):
         raw = io.BufferedReader(raw)
     head = raw.peek(6)[:6]
     if len(head) < 6:  # peek reads once: a pipe's first write can be shorter than xz's magic (gzip sent as
         head = raw.read(6)  # b"\x1f" then the rest was read as text). Read up to it, and give it back.
         raw = io.BufferedReader(_Prepended(head, raw))
-    if head.startswith(_ZIP_MAGIC):
+    kind = magic_kind(head)
+    if kind in TOLD_BY_STRUCTURE:  # (read whole, not peeked: a pipe's first write may end before what tells)
+        probe = raw.read(PROBE_BYTES)
+        raw = io.BufferedReader(_Prepended(probe, raw))
+        kind = binary_kind(probe, _FILE_CHARSETS, whole=len(probe) < PROBE_BYTES)
+    if kind == "zip":
         what = _zip_contents(raw.peek(512))
         raw.close()
         raise FastTextError(f"{name}: {what}")
-    if head.startswith((_PARQUET_MAGIC, _XLS_MAGIC)):
+    if kind in ("parquet", "xls"):
         raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
         raise FastTextError(f"{name}: " + (
             "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
-            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if head.startswith(_PARQUET_MAGIC) else
+            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if kind == "parquet" else
             "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
             "pd.read_excel(path).to_csv(new_path, index=False))"))
-    if head.startswith(_ZSTD_MAGIC):
+    if kind == "zstd":
         raw.close()
         raise FastTextError(f"{name}: {_zstd_hint(name)}")
-    for magic, kind in _COMPRESSED:
-        if head.startswith(magic):
-            opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
-            return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
+    if kind in ("gzip", "bzip2", "xz"):
+        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+        return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
-
-
-def binary_kind(head):
-    """What data that starts with ``head`` is when its first bytes are those of a compressed stream, an archive or a
-    binary table, as :func:`decompressed` tells them: ``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``, ``"zip"``,
-    ``"parquet"`` or ``"xls"``; else None. (For what is refused anyway: ``BZh`` and ``PAR1`` may begin text.)"""
-    kinds = _COMPRESSED + ((_ZSTD_MAGIC, "zstd"), (_ZIP_MAGIC, "zip"), (_PARQUET_MAGIC, "parquet"), (_XLS_MAGIC, "xls"))
-    return next((kind for magic, kind in kinds if bytes(head).startswith(magic)), None)
 
 
 def _zstd_hint(uri):

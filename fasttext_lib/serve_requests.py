@@ -30,7 +30,6 @@ import io
 import itertools
 import json
 import os
-import re
 from typing import NamedTuple
 
 from .columns import HEADER_LOOKAHEAD
@@ -194,134 +193,19 @@ def body_text(body, charset, limit):
 
 
 def _binary_body(body, charset):
-    """`` (it is ...: send ...)`` for a body (bytes) that is compressed data, an archive or a binary table
-    (:func:`_binary_kind`), else ``""``, whatever the charset: a bzip2 or zstd body was told it "reads as
-    Windows-1252: send charset=windows-1252", and under latin-1 (which decodes every byte) each, gzip too, was asked
-    whether it was UTF-16 text, as a zip archive was. (The endpoint gets the bytes as sent: no Content-Encoding is
-    undone.)"""
-    kind = _binary_kind(body, charset)
+    """`` (it is ...: send ...)`` for a body (bytes) that is compressed data, an archive or a binary table (by its
+    structure, not its magic bytes alone: binary_data.binary_kind, the file readers' rule too), else ``""``, whatever
+    the charset: a bzip2 or zstd body was told it "reads as Windows-1252: send charset=windows-1252", and under
+    latin-1 (which decodes every byte) each, gzip too, was asked whether it was UTF-16 text, as a zip archive was.
+    (The endpoint gets the bytes as sent: no Content-Encoding is undone.)"""
+    from .binary_data import binary_kind
+
+    kind = binary_kind(body, (charset,))
     if kind in ("gzip", "bzip2", "xz", "zstd"):
         return (f" (it is {kind}-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' has "
                 f"SageMaker decompress gzip input)")
     what = {"zip": "a zip archive", "parquet": "a Parquet file", "xls": "an Excel workbook (.xls)"}.get(kind)
     return f" (it is {what}: send the reviews it holds as text, JSON or CSV)" if what else ""
-
-
-def _binary_kind(body, charset):
-    """What ``body`` is by its first bytes (lines.binary_kind), where what follows them bears it out; else None. Text
-    may begin with some of those bytes: ``BZh`` and ``PAR1`` a review in any charset (bzip2 is told by its block's magic
-    too, Parquet by the same four bytes at its end), and a UTF-16 review gzip's, zstd's or zip's (U+8B1F, U+B528
-    U+FD2F, U+4B50 U+0403 little-endian...): each is told by its own structure after them (:func:`_gzip_start`,
-    :func:`_zstd_start`, :func:`_zip_start`), and a body too short for that to tell, by whether it reads as text in
-    ``charset`` (:func:`_reads_as_text`)."""
-    from .lines import binary_kind
-
-    kind = binary_kind(body[:8])
-    if kind == "bzip2":
-        return kind if re.match(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)", body) else None
-    if kind == "parquet":
-        return kind if len(body) >= 8 and body.endswith(b"PAR1") else None
-    told = {"gzip": _gzip_start, "zstd": _zstd_start, "zip": _zip_start}.get(kind)
-    started = told(body) if told else kind is not None
-    if started is None:
-        started = not _reads_as_text(body, charset)
-    return kind if started else None
-
-
-def _reads_as_text(body, charset):
-    """Does ``body`` decode in ``charset`` to characters text holds, none a control character but a tab or a line end?
-    Asked of a body that starts as gzip, zstd or zip data does and is too short to tell by more. The start of such
-    data, cut short, reads so in UTF-16 alone, and seldom there: UTF-8 refuses gzip's and zstd's bytes, UTF-32 finds
-    code points past U+10FFFF, UTF-8 and single-byte charsets read a header's bytes as control characters (gzip's 1F,
-    zip's 03 04, the zero bytes of zstd's frame header); in UTF-16 a header most often has a NUL or a control character
-    still (gzip's, little-endian: U+0008). One that has none reads as the text it decodes to: the price of answering
-    a UTF-16 review of a few characters that begins with those bytes."""
-    import unicodedata
-
-    try:
-        text = body.decode(charset)
-    except ValueError:  # (UnicodeDecodeError, or a codec's plain UnicodeError)
-        return False
-    return not any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text)
-
-
-# A gzip stream's fewest bytes: its 10-byte header, 2 of deflate data (an empty final block), its 8-byte trailer
-_GZIP_SMALLEST = 18
-# How much of a body that starts as gzip does is inflated to tell it from text (and the most it may inflate to)
-_GZIP_PROBE_BYTES = 1 << 16
-
-
-def _gzip_start(body):
-    """Does ``body``, which starts with gzip's magic bytes 1F 8B, start gzip data? Its header's method is 8 (deflate),
-    no reserved flag is set, and zlib reads the header's fields and the first deflate data after them without an error
-    (data cut short is gzip still). Text can start with those two bytes: a charset=utf-16-le review whose first
-    character is U+8B1F, a utf-16-be one's U+1F8B (Greek), and was refused as gzip; text that also passes all this is
-    within gzip's header (a few characters), or has made deflate's codes of its bytes, which text all but never does.
-    None (too short to tell) for a body shorter than any gzip stream: no gzip whole, and nothing after its header for
-    zlib to read, so a UTF-16 review of a few characters with a gzip header's bytes was refused. The line is there, not
-    at a whole stream's end (a trailer read): a real gzip body cut short past it has deflate data, which zlib tells as
-    gzip's, and is refused under every charset; one cut within it (its header, and 7 bytes more at most) is refused
-    unless it reads as text in its charset (:func:`_reads_as_text`), not read as a review of garbage."""
-    import zlib
-
-    if body[2:3] not in (b"", b"\x08") or len(body) > 3 and body[3] & 0xE0:
-        return False
-    if len(body) < _GZIP_SMALLEST:
-        return None
-    try:
-        zlib.decompressobj(wbits=31).decompress(body[:_GZIP_PROBE_BYTES], _GZIP_PROBE_BYTES)
-    except zlib.error:
-        return False
-    return True
-
-
-# A zstd block's largest size (RFC 8878's Block_Maximum_Size: this, or the frame's window where that is smaller)
-_ZSTD_BLOCK_MAX = 128 * 1024
-
-
-def _zstd_start(body):
-    """Does ``body``, which starts with zstd's magic bytes 28 B5 2F FD, start a zstd frame (RFC 8878)? Its frame
-    header's reserved bit is clear, and each block header the body holds, up to the frame's last block, has a block
-    type zstd has and a size within the frame's largest block; None (too short to tell) where the body ends before the
-    last block: a UTF-16 review starting with U+B528 U+FD2F (U+28B5 U+2FFD big-endian) was refused as zstd, and its
-    text read as block headers gives a block far too large within a few characters, or (big-endian) a first block of a
-    few KB past a short review's end."""
-    if len(body) < 5:
-        return None
-    descriptor = body[4]
-    if descriptor & 0x08:
-        return False
-    single_segment = bool(descriptor & 0x20)
-    content_size_bytes = (int(single_segment), 2, 4, 8)[descriptor >> 6]
-    at = 5 + (not single_segment) + (0, 1, 2, 4)[descriptor & 3] + content_size_bytes
-    if len(body) < at:
-        return None
-    if single_segment:  # (its window is its content's size; a 2-byte size counts from 256)
-        window = int.from_bytes(body[at - content_size_bytes:at], "little") + (256 if content_size_bytes == 2 else 0)
-    else:  # (the window descriptor: an exponent and an eighth of its power as mantissa)
-        window = (8 + (body[5] & 7)) << ((body[5] >> 3) + 7)
-    while at + 3 <= len(body):
-        header = int.from_bytes(body[at:at + 3], "little")
-        kind, size = header >> 1 & 3, header >> 3
-        if kind == 3 or size > min(window, _ZSTD_BLOCK_MAX):  # (3: reserved)
-            return False
-        if header & 1:  # (the frame's last block)
-            return True
-        at += 3 + (1 if kind == 1 else size)  # (an RLE block holds one byte; a raw or compressed one, its size)
-    return None
-
-
-def _zip_start(body):
-    """Does ``body``, which starts with a zip archive's magic bytes (``PK\\3\\4``), start a zip archive? Its first
-    member's local header (30 bytes) gives its name's length, and the name after it has no NUL byte (a UTF-16 review
-    starting with U+4B50 U+0403, or U+504B U+0304 big-endian, was refused as a zip archive: text with any ASCII
-    character in it has a NUL byte in UTF-16); None (too short to tell) where the body ends before the name does."""
-    if len(body) < 30:
-        return None
-    name_end = 30 + int.from_bytes(body[26:28], "little")
-    if b"\x00" in body[30:name_end]:
-        return False
-    return True if len(body) >= name_end else None
 
 
 def _undecoded_place(body, charset, exc):

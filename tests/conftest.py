@@ -600,3 +600,32 @@ def stopped_at_a_put(event, write, key=""):
     wait_for_abandoned_transfers()
     assert fired == [event]
     return raised.value
+
+
+def zstd_frame(data):
+    """``data`` as one zstd frame (RFC 8878) of one raw block, as ``zstd -c`` writes incompressible data: the magic,
+    a frame header descriptor (0x20: a single segment, its content size in one byte), that size, the block's header
+    (the last block, raw, its size) and ``data``. (``zstd -d`` decodes it; built here, not by the zstd program, which
+    a machine may lack.)"""
+    assert len(data) < 256
+    return b"\x28\xb5\x2f\xfd\x20" + bytes([len(data)]) + (len(data) << 3 | 1).to_bytes(3, "little") + data
+
+
+def ole2_header():
+    """The 512-byte header of an OLE2 compound file (MS-CFB 2.2), an Excel 97-2003 .xls workbook's start: its magic,
+    a zero CLSID, minor version 0x3E, major version 3, byte order FE FF, sector shift 9 (512 bytes), mini sector shift
+    6, and the rest zero (its tables, not read)."""
+    head = (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(16) + b"\x3e\x00\x03\x00\xfe\xff\x09\x00\x06\x00")
+    return head + bytes(512 - len(head))
+
+
+def gzipped_with_extra(data):
+    """``data`` gzipped as bgzip (BGZF) writes it: its header's extra field (FEXTRA) one subfield, ``BC`` and the
+    block's size less one, then raw deflate data and gzip's trailer."""
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    deflated = compressor.compress(data) + compressor.flush()
+    size = 18 + len(deflated) + 8  # (the fixed header 12, the subfield 6)
+    header = b"\x1f\x8b\x08\x04" + bytes(4) + b"\x00\xff" + b"\x06\x00" + b"BC\x02\x00" + (size - 1).to_bytes(2, "little")
+    return header + deflated + zlib.crc32(data).to_bytes(4, "little") + len(data).to_bytes(4, "little")

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from conftest import cli_in_process
+from conftest import cli_in_process, gzipped_with_extra, ole2_header, zstd_frame
 from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.writers import write_fasttext
@@ -134,13 +134,13 @@ def _tar(p, mode, data):
     # df.to_parquet(path): its first bytes read as "not UTF-8 text (byte 0x15 at column 5; ...)"
     ("train.parquet", lambda p, data: p.write_bytes(b"PAR1\x15\x04\x15\x80\x01" + data + b"\x00\x00PAR1"),
      r"is a Parquet file, not text; convert it to CSV first \(pandas: pd\.read_parquet\(path\)\.to_csv\(new_path"),
-    ("reviews.xls", lambda p, data: p.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504) + data),
+    ("reviews.xls", lambda p, data: p.write_bytes(ole2_header() + data),
      r"is an Excel workbook \(\.xls\), not text"),
     # zstd -c train.csv > ...: "not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
     ("train.csv.zst", lambda p, data: _zstd(p, data), r"is zstd-compressed, which this program does not read; "
                                                      r"decompress it first \(zstd -d .*train\.csv\.zst\) and give "
                                                      r"that file \(gzip, bzip2 and xz files are read directly\)"),
-    ("t", lambda p, data: p.write_bytes(b"\x28\xb5\x2f\xfd\x00\x58\x01\x02" + data),
+    ("t", lambda p, data: p.write_bytes(zstd_frame(data)),
      r"is zstd-compressed, .*\(zstd -d .*/t -o new\.txt\)"),
 ])
 def test_archives_and_binary_table_formats_are_named_with_how_to_convert(tmp_path, name, write, expected):
@@ -152,14 +152,14 @@ def test_archives_and_binary_table_formats_are_named_with_how_to_convert(tmp_pat
 
 
 def _zstd(p, data):
-    """``data`` compressed by the zstd program, or where it is missing, its frame's magic and then ``data``."""
+    """``data`` compressed by the zstd program, or where it is missing, in a frame of one raw block."""
     import shutil
     import subprocess
 
     if shutil.which("zstd"):
         p.write_bytes(subprocess.run(["zstd", "-q", "-c"], input=data, capture_output=True, check=True).stdout)
     else:
-        p.write_bytes(b"\x28\xb5\x2f\xfd\x00\x58" + data)
+        p.write_bytes(zstd_frame(data))
 
 
 def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, monkeypatch):
@@ -167,7 +167,49 @@ def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, m
     from fasttext_lib.lines import decompressed
 
     with pytest.raises(FastTextError, match=r"^stdin: is zstd-compressed, .*\(pipe it through zstd -dc\)"):
-        decompressed(io.BytesIO(b"\x28\xb5\x2f\xfd\x00\x58\x01\x02junk"), "stdin")
+        decompressed(io.BytesIO(zstd_frame(b"junk")), "stdin")
+
+
+@pytest.mark.parametrize("start, encoding", [
+    ("\ub528\ufd2f", "utf-16-le"),  # 28 B5 2F FD: zstd's magic ("is zstd-compressed ...")
+    ("\u28b5\u2ffd", "utf-16-be"),
+    ("\u4b50\u0403", "utf-16-le"),  # PK 03 04: a zip archive's ("is a zip archive; unzip it first ...")
+    ("\u504b\u0304", "utf-16-be"),
+    ("\u8b1f", "utf-16-le"),  # 1F 8B: gzip's ("corrupt or truncated gzip data (Unknown compression method)")
+    ("\u1f8b\u0804", "utf-16-be"),  # 1F 8B 08 04: gzip's method and FEXTRA flag ("... ended before the end-of-stream")
+    ("\ufd37\u7a58\u5a00", "utf-16-be"),  # FD 37 7A 58 5A 00: xz's ("corrupt or truncated xz data")
+    ("\ud0cf\u11e0", "utf-16-be"),  # D0 CF 11 E0: an .xls workbook's ("is an Excel workbook (.xls)")
+])
+def test_a_utf16_file_that_begins_with_a_compressed_formats_magic_bytes_is_named_utf16(tmp_path, start, encoding):
+    """A UTF-16 file without a byte order mark (with one it starts FF FE or FE FF: no format's magic) whose first
+    characters are a compressed format's or an archive's magic bytes was refused as that format, or opened as gzip or
+    xz and refused as corrupt: neither said what it was nor how to convert it. Each format is told by its structure
+    after its magic (binary_data.binary_kind, the endpoint's rule): these are said to be UTF-16 text, with the iconv
+    that converts them, by training's reader and by predict's, from a file or piped in."""
+    p = tmp_path / "u.csv"
+    p.write_bytes((start + " " + "".join(ROWS)).encode(encoding))
+    said = (rf"1: not a text file this program reads: it is UTF-16 text \(no byte order mark\); convert it to UTF-8 "
+            rf"first, e.g. .*iconv -f UTF-16{encoding[-2:].upper()} -t UTF-8")
+    with pytest.raises(FastTextError, match=f"^{p}:{said}"):
+        read_labeled(str(p))
+    _tiny_model(tmp_path / "m")
+    for got in (cli_in_process("predict", "--model", tmp_path / "m", "--input", p),
+                cli_in_process("predict", "--model", tmp_path / "m", input=p.read_bytes())):
+        assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+        assert re.search(said, got.stderr), got.stderr
+
+
+@pytest.mark.parametrize("write", [
+    lambda p, data: p.write_bytes(gzipped_with_extra(data)),  # bgzip's: an extra field (FEXTRA)
+    lambda p, data: p.write_bytes(gzip.compress(data, mtime=0)),
+    lambda p, data: p.write_bytes(lzma.compress(data)),
+    lambda p, data: p.write_bytes(bz2.compress(data)),
+], ids=["bgzip", "gzip", "xz", "bzip2"])
+def test_compressed_files_told_by_their_structure_are_read(tmp_path, write):
+    p = tmp_path / "train.csv.gz"
+    write(p, "".join(ROWS * 40).encode())
+    data = read_labeled(str(p))
+    assert data.labels[:3] == ["1", "2", "1"] and data.texts[:2] == ["bad food", "great food"] and len(data.texts) == 120
 
 
 def _zip(p, members):
@@ -678,7 +720,7 @@ def test_multi_label_lines_say_how_to_train_on_them(tmp_path):
 
 
 @pytest.mark.parametrize("data, command", [
-    (b"\x28\xb5\x2f\xfd\x00\x58\x01\x02junk", "zstd -d reviews.zst"),
+    (zstd_frame(b"junk"), "zstd -d reviews.zst"),
     ("reviews, with a BOM\n".encode("utf-16"), "iconv -f UTF-16 -t UTF-8 reviews.zst > new.csv"),
 ])
 def test_an_s3_object_to_convert_first_is_told_to_be_copied_down(s3_bucket, data, command):

@@ -34,7 +34,8 @@ import zipfile
 import pytest
 
 from conftest import (ROOT, UNRESUMABLE_BEFORE_READING, as_an_older_writer_left_it, edit_checkpoint, exit_modules_probe,
-                      free_port, machine_with_memory, modules_at_exit, staged_only_site)
+                      free_port, gzipped_with_extra, machine_with_memory, modules_at_exit, ole2_header,
+                      staged_only_site, zstd_frame)
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -2617,15 +2618,6 @@ REVIEW_LINES = "great food\nthe café was awful\n" * 3
 UNCOMPRESSED = "send it uncompressed; a Batch Transform job's compression_type='Gzip' has SageMaker decompress gzip input"
 
 
-def _zstd_frame(data):
-    """``data`` as one zstd frame (RFC 8878) of one raw block, as ``zstd -c`` writes incompressible data: the magic,
-    a frame header descriptor (0x20: a single segment, its content size in one byte), that size, the block's header
-    (the last block, raw, its size) and ``data``. (``zstd -d`` decodes it; built here, not by the zstd program, which
-    a machine may lack.)"""
-    assert len(data) < 256
-    return b"\x28\xb5\x2f\xfd\x20" + bytes([len(data)]) + (len(data) << 3 | 1).to_bytes(3, "little") + data
-
-
 def _gzipped_as_named(name, data):
     """``data`` gzipped as the gzip command does, its header naming the file (FNAME)."""
     out = io.BytesIO()
@@ -2642,12 +2634,19 @@ def _gzipped_as_named(name, data):
     (gzip.compress(REVIEW_LINES.encode() * 50, mtime=1)[:12], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (bz2.compress(REVIEW_LINES.encode()), f"it is bzip2-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode()), f"it is xz-compressed: {UNCOMPRESSED}"),
-    (_zstd_frame(REVIEW_LINES.encode()), f"it is zstd-compressed: {UNCOMPRESSED}"),
-    (_zstd_frame(REVIEW_LINES.encode())[:20], f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (zstd_frame(REVIEW_LINES.encode()), f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (zstd_frame(REVIEW_LINES.encode())[:20], f"it is zstd-compressed: {UNCOMPRESSED}"),
     (_zipped("reviews.csv", REVIEW_LINES), "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
     (_zipped("reviews.csv", REVIEW_LINES)[:36], "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
+    (gzipped_with_extra(REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (gzipped_with_extra(REVIEW_LINES.encode() * 50)[:28], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode() * 50)[:30], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (lzma.compress(REVIEW_LINES.encode())[:12], f"it is xz-compressed: {UNCOMPRESSED}"),
+    (ole2_header() + REVIEW_LINES.encode(), "it is an Excel workbook (.xls): send the reviews it holds as text, JSON or CSV"),
 ], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
-        "zstd cut short", "zip", "zip cut short"])
+        "zstd cut short", "zip", "zip cut short", "gzip with an extra field (bgzip's)",
+        "gzip with an extra field cut short past its header", "gzip naming its file cut short past its header",
+        "xz cut short past its header", "xls"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
                                           "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
@@ -2679,12 +2678,24 @@ def test_a_review_that_begins_as_compressed_data_does_is_answered(endpoint, serv
     ("\u8b1f\u0108 ok", "utf-16"),  # (no byte order mark: read as little-endian)
     ("\u1f8b\u0800 ok", "utf-16-be"),
     ("\u8b1f\u0108 nice!\n", "utf-16-le"),  # 16 bytes
+    # 1F 8B 08 04: the FEXTRA flag, whose length (XLEN) the text gives: thousands of bytes, past the body's end
+    ("\u1f8b\u0804 great food and nice staff\n", "utf-16-be"),
+    ("\u1f8b\u0804 ok, fine food", "utf-16-be"),
+    ("\u8b1f\u0408 great food and nice staff\n", "utf-16-le"),
+    ("\u1f8b\u0804\u98df\u7269\u5f88\u597d\u5403\uff0c\u670d\u52a1\u4e5f\u5f88\u597d\u3002\n", "utf-16-be"),
+    # (with a control character, so that reading as text cannot tell: its extra field's subfields do not fill it)
+    ("\u1f8b\u0804 great food\x1bnice staff\n", "utf-16-be"),
+    ("\u8b1f\u0408 great food\x1bnice staff, a good place\n", "utf-16-le"),
+    # FNAME, FCOMMENT: a NUL-terminated name that CJK text, no NUL byte in it, never ends
+    ("\u1f8b\u0808\u98df\u7269\u5f88\u597d\u5403\uff0c\u670d\u52a1\u4e5f\u5f88\u597d\u3002\n", "utf-16-be"),
+    ("\u1f8b\u0810\u98df\u7269\u5f88\u597d\u5403\uff0c\u670d\u52a1\u4e5f\u5f88\u597d\u3002\n", "utf-16-be"),
 ])
 def test_a_utf16_review_that_begins_with_gzips_magic_bytes_is_answered(endpoint, served, reviews, charset):
     """A body whose first 2 bytes are gzip's magic was refused as gzip-compressed whatever it was: a charset=utf-16-le
     review whose first character is U+8B1F, a utf-16-be one starting with U+1F8B. Gzip is its header's method and
     flags and the deflate data after them; these are answered as the text they are. One of 10 bytes or so, a gzip
-    header's whole length, had nothing after its header to tell it by, and was still refused."""
+    header's whole length, had nothing after its header to tell it by, and was still refused; so was one whose flags
+    (FEXTRA, FNAME, FCOMMENT) have the text make the header longer than the body (binary_data._gzip_header_end)."""
     body = reviews.encode("utf-16-le" if charset == "utf-16" else charset)
     code, _, response = endpoint.invoke(body, f"text/plain; charset={charset}", "application/json")
     assert code == 200 and json.loads(response) == served[1].predict(reviews.splitlines()), response
@@ -2699,13 +2710,19 @@ def test_a_utf16_review_that_begins_with_gzips_magic_bytes_is_answered(endpoint,
     ("\u4b50\u0403 ok", "utf-16-le"),
     ("\u504b\u0304 good food\ncold soup\n", "utf-16-be"),
     ("\u4b50\u0403 ok", "utf-16"),  # (no byte order mark: read as little-endian)
+    ("\ufd37\u7a58\u5a00 good food\ncold soup\n", "utf-16-be"),  # FD 37 7A 58 5A 00: xz's
+    ("\u37fd\u587aZ good food\ncold soup\n", "utf-16-le"),
+    ("\ud0cf\u11e0 good food\ncold soup\n", "utf-16-be"),  # D0 CF 11 E0: an .xls workbook's (OLE2)
+    ("\ucfd0\ue011 good food and nice staff, a fine place to eat\ncold soup\n", "utf-16-le"),
 ])
-def test_a_utf16_review_that_begins_with_zstds_or_zips_magic_bytes_is_answered(endpoint, served, reviews, charset):
+def test_a_utf16_review_that_begins_with_zstds_zips_xzs_or_xlss_magic_bytes_is_answered(endpoint, served, reviews,
+                                                                                         charset):
     """As gzip's (above): a UTF-16 review whose first two characters are zstd's magic bytes (28 B5 2F FD: U+B528
-    U+FD2F little-endian, U+28B5 U+2FFD big-endian) or a zip archive's (PK 03 04: U+4B50 U+0403, U+504B U+0304) was
-    refused as zstd-compressed or as a zip archive. Each is told by its structure after the magic (zstd: the frame's
-    header and its blocks' sizes; zip: its first member's local header and name); where the body is too short to
-    tell, by whether it reads as text in its charset. Real zstd and zip bodies are refused still (above)."""
+    U+FD2F little-endian, U+28B5 U+2FFD big-endian), a zip archive's (PK 03 04: U+4B50 U+0403, U+504B U+0304), xz's or
+    an .xls workbook's was refused as zstd- or xz-compressed, a zip archive or a workbook. Each is told by its
+    structure after the magic (zstd: the frame's header and its blocks' sizes; zip: its first member's local header
+    and name; xz: its stream flags' CRC32; xls: its header's byte order and sector shifts); where the body is too
+    short to tell, by whether it reads as text in its charset. Real ones are refused still (above)."""
     body = reviews.encode("utf-16-le" if charset == "utf-16" else charset)
     code, _, response = endpoint.invoke(body, f"text/plain; charset={charset}", "application/json")
     assert code == 200 and json.loads(response) == served[1].predict(reviews.splitlines()), response

@@ -1,0 +1,212 @@
+"""What bytes are when they start as compressed data, an archive or a binary table does: the one rule of the file
+readers (:func:`fasttext_lib.lines.decompressed`) and of the endpoint (``serve_requests``: a request's body).
+
+A format's magic bytes alone do not tell it: text may begin with them. ``BZh`` and ``PAR1`` are ASCII; gzip's, zstd's,
+zip's, xz's and an .xls workbook's read as UTF-16 text (1F 8B is U+8B1F little-endian, U+1F8B big-endian; 28 B5 2F FD
+is U+B528 U+FD2F; PK 03 04 is U+4B50 U+0403; D0 CF 11 E0 is Hangul). So each is told by its own structure after its
+magic (:func:`binary_kind`), and data too short for that to tell by whether it reads as text (:func:`_reads_as_text`).
+Standard library only: the endpoint imports this without the training stack."""
+import codecs
+import re
+import unicodedata
+import zlib
+
+
+_MAGICS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
+           (b"PK\x03\x04", "zip"), (b"PAR1", "parquet"), (b"\xd0\xcf\x11\xe0", "xls"))
+# What text may begin with that is told by its structure after the magic (bzip2 and Parquet by :func:`binary_kind`
+# only where the data is whole: a file is told them by its magic, as ever)
+TOLD_BY_STRUCTURE = frozenset({"gzip", "zstd", "zip", "xz", "xls"})
+# How much of the data's start is read to tell it: gzip's probe of deflate data, zstd's blocks
+PROBE_BYTES = 1 << 16
+
+
+def magic_kind(head):
+    """``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``, ``"zip"``, ``"parquet"`` or ``"xls"``: the format whose magic
+    bytes ``head`` starts with; else None."""
+    return next((kind for magic, kind in _MAGICS if bytes(head[:len(magic)]) == magic), None)
+
+
+def binary_kind(body, charsets, whole=True):
+    """What ``body`` is by its first bytes (:func:`magic_kind`), where what follows them bears it out; else None.
+    ``charsets``: those the data may be text in. ``whole``: ``body`` is all of the data (a request's body), else its
+    first bytes (a file's first :data:`PROBE_BYTES`). ``BZh`` and ``PAR1`` may begin a review in any charset: bzip2 is
+    told by its block's magic too, Parquet by the same four bytes at its end (where ``whole``, else by their magic).
+    Gzip, zstd, zip, xz and xls are told by their structure (:func:`_gzip_start`, :func:`_zstd_start`,
+    :func:`_zip_start`, :func:`_xz_start`, :func:`_ole2_start`); data too short for that to tell, by whether it reads
+    as text in one of ``charsets``."""
+    kind = magic_kind(body)
+    if kind not in TOLD_BY_STRUCTURE and not whole:
+        return kind
+    if kind == "bzip2":
+        return kind if re.match(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)", body) else None
+    if kind == "parquet":
+        return kind if len(body) >= 8 and body.endswith(b"PAR1") else None
+    told = {"gzip": _gzip_start, "zstd": _zstd_start, "zip": _zip_start, "xz": _xz_start, "xls": _ole2_start}.get(kind)
+    started = told(body) if told else kind is not None
+    if started is None:
+        started = not any(_reads_as_text(body, charset, whole) for charset in charsets)
+    return kind if started else None
+
+
+def _reads_as_text(body, charset, whole=True):
+    """Does ``body`` decode in ``charset`` to characters text holds, none a control character but a tab or a line end?
+    (Where not ``whole``, a character cut short at its end is left undecoded.) Asked of data that starts as gzip,
+    zstd, zip, xz or xls data does and is too short to tell by more. The start of such data, cut short, reads so in
+    UTF-16 alone, and seldom there: UTF-8 refuses gzip's and zstd's bytes, UTF-32 finds code points past U+10FFFF,
+    UTF-8 and single-byte charsets read a header's bytes as control characters (gzip's 1F, zip's 03 04, the zero bytes
+    of zstd's frame header); in UTF-16 a header most often has a NUL or a control character still (gzip's,
+    little-endian: U+0008). One that has none reads as the text it decodes to: the price of answering a UTF-16 review
+    of a few characters that begins with those bytes."""
+    try:
+        # (not an incremental decoder for whole data: UTF-16's refuses data without a byte order mark, which
+        # bytes.decode reads as little-endian)
+        text = body.decode(charset) if whole else codecs.getincrementaldecoder(charset)().decode(body)
+    except ValueError:  # (UnicodeDecodeError, or a codec's plain UnicodeError)
+        return False
+    return not any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text)
+
+
+# A gzip header's fixed part (RFC 1952: magic, method, flags, mtime, extra flags, OS), and the fewest bytes after a
+# header that hold its deflate data's start for zlib to read (a stream's: 2 of an empty final block, its 8-byte trailer)
+_GZIP_FIXED, _GZIP_AFTER_HEADER = 10, 8
+_FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 2, 4, 8, 16
+
+
+def _gzip_start(body):
+    """Does ``body``, which starts with gzip's magic bytes 1F 8B, start gzip data? Its header's method is 8 (deflate),
+    no reserved flag is set, its extra field's subfields fill the field (:func:`_gzip_header_end`), and zlib reads
+    the header and the first deflate data after it without an error (data cut short is gzip still). Text can start
+    with those two bytes: a charset=utf-16-le review whose first character is U+8B1F, a utf-16-be one's U+1F8B (Greek),
+    and was refused as gzip; text that also passes all this is within gzip's header, or has made deflate's codes of its
+    bytes, which text all but never does.
+
+    None (too short to tell) where the body ends within its header or less than 8 bytes after it: no gzip whole, and
+    nothing after its header for zlib to read. A header's flags can make it long: FEXTRA's length (XLEN) and FNAME's
+    and FCOMMENT's NUL-terminated strings come from the bytes after them, and in a UTF-16 review from its text (an XLEN
+    of thousands of bytes; a name with no NUL in CJK text), so zlib never reached deflate data to fail on. The line is
+    there, at the header's end: a real gzip body whole, or cut short past its header, has deflate data that zlib
+    tells as gzip's (or the header's CRC, FHCRC, that zlib checks), and is refused under every charset; one cut within
+    its header (in its file name, say) is refused unless it reads as text in its charset (:func:`_reads_as_text`),
+    not read as a review of garbage. A name's bytes alone cannot tell: a name is any bytes but NUL (latin-1)."""
+    if body[2:3] not in (b"", b"\x08") or len(body) > 3 and body[3] & 0xE0:
+        return False
+    end = _gzip_header_end(body) if len(body) >= _GZIP_FIXED else None
+    if end is False:
+        return False
+    if end is None or len(body) < end + _GZIP_AFTER_HEADER:
+        return None
+    probe = end + PROBE_BYTES
+    try:
+        zlib.decompressobj(wbits=31).decompress(body[:probe], PROBE_BYTES)
+    except zlib.error:
+        return False
+    return True
+
+
+def _gzip_header_end(body):
+    """Where the gzip header that ``body`` starts with ends (its fixed part, then the fields its flags name: FEXTRA,
+    FNAME, FCOMMENT, FHCRC); None where the body ends within it; False where its extra field is no series of subfields
+    that fill it (SI1 SI2 LEN and LEN bytes each, RFC 1952 2.3.1.1), as a UTF-16 text's bytes read as one seldom are."""
+    flags, at = body[3], _GZIP_FIXED
+    if flags & _FEXTRA:
+        if len(body) < at + 2:
+            return None
+        end = at + 2 + int.from_bytes(body[at:at + 2], "little")
+        at += 2
+        while at < end:  # (each subfield's length is checked against the field's, whether or not the body holds it)
+            if at + 4 > end:
+                return False
+            if at + 4 > len(body):
+                return None
+            at += 4 + int.from_bytes(body[at + 2:at + 4], "little")
+        if at != end:
+            return False
+    for flag in (_FNAME, _FCOMMENT):
+        if flags & flag:
+            nul = body.find(b"\x00", at)
+            if nul < 0:
+                return None
+            at = nul + 1
+    at += 2 if flags & _FHCRC else 0
+    return at if at <= len(body) else None
+
+
+# A zstd block's largest size (RFC 8878's Block_Maximum_Size: this, or the frame's window where that is smaller)
+_ZSTD_BLOCK_MAX = 128 * 1024
+
+
+def _zstd_start(body):
+    """Does ``body``, which starts with zstd's magic bytes 28 B5 2F FD, start a zstd frame (RFC 8878)? Its frame
+    header's reserved bit is clear, and each block header the body holds, up to the frame's last block, has a block
+    type zstd has and a size within the frame's largest block; None (too short to tell) where the body ends before the
+    last block: a UTF-16 review starting with U+B528 U+FD2F (U+28B5 U+2FFD big-endian) was refused as zstd, and its
+    text read as block headers gives a block far too large within a few characters, or (big-endian) a first block of a
+    few KB past a short review's end."""
+    if len(body) < 5:
+        return None
+    descriptor = body[4]
+    if descriptor & 0x08:
+        return False
+    single_segment = bool(descriptor & 0x20)
+    content_size_bytes = (int(single_segment), 2, 4, 8)[descriptor >> 6]
+    at = 5 + (not single_segment) + (0, 1, 2, 4)[descriptor & 3] + content_size_bytes
+    if len(body) < at:
+        return None
+    if single_segment:  # (its window is its content's size; a 2-byte size counts from 256)
+        window = int.from_bytes(body[at - content_size_bytes:at], "little") + (256 if content_size_bytes == 2 else 0)
+    else:  # (the window descriptor: an exponent and an eighth of its power as mantissa)
+        window = (8 + (body[5] & 7)) << ((body[5] >> 3) + 7)
+    while at + 3 <= len(body):
+        header = int.from_bytes(body[at:at + 3], "little")
+        kind, size = header >> 1 & 3, header >> 3
+        if kind == 3 or size > min(window, _ZSTD_BLOCK_MAX):  # (3: reserved)
+            return False
+        if header & 1:  # (the frame's last block)
+            return True
+        at += 3 + (1 if kind == 1 else size)  # (an RLE block holds one byte; a raw or compressed one, its size)
+    return None
+
+
+def _zip_start(body):
+    """Does ``body``, which starts with a zip archive's magic bytes (``PK\\3\\4``), start a zip archive? Its first
+    member's local header (30 bytes) gives its name's length, and the name after it has no NUL byte (a UTF-16 review
+    starting with U+4B50 U+0403, or U+504B U+0304 big-endian, was refused as a zip archive: text with any ASCII
+    character in it has a NUL byte in UTF-16); None (too short to tell) where the body ends before the name does."""
+    if len(body) < 30:
+        return None
+    name_end = 30 + int.from_bytes(body[26:28], "little")
+    if b"\x00" in body[30:name_end]:
+        return False
+    return True if len(body) >= name_end else None
+
+
+def _xz_start(body):
+    """Does ``body``, which starts with xz's magic bytes (FD 37 7A 58 5A 00), start an xz stream? Its stream header's
+    flags (2 bytes: a zero byte, then the check's type in the low 4 bits) are followed by their CRC32, as liblzma
+    requires; None (too short to tell) where the body ends before that CRC. UTF-16 text's bytes give those by chance
+    once in 2**32."""
+    flags = body[6:8]
+    if flags[:1] not in (b"", b"\x00") or len(flags) == 2 and flags[1] & 0xF0:
+        return False
+    if len(body) < 12:
+        return None
+    return zlib.crc32(flags) == int.from_bytes(body[8:12], "little")
+
+
+# An OLE2 compound file's header (MS-CFB 2.2: Excel 97-2003's .xls): its whole 8-byte magic, then at 28 its byte order
+# FE FF, at 30 its sector shift (9: 512-byte sectors, version 3; 12: 4096, version 4), at 32 its mini sector shift 6
+_OLE2_MAGIC, _OLE2_HEADER = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", 34
+
+
+def _ole2_start(body):
+    """Does ``body``, which starts with an OLE2 compound file's first magic bytes (D0 CF 11 E0), start one (an .xls
+    workbook)? The fixed fields of its header are there (:data:`_OLE2_MAGIC`); None (too short to tell) where the
+    body ends before them. A UTF-16 review starting with U+CFD0 U+E011 (Hangul, little-endian) or U+D0CF U+11E0
+    (big-endian) was refused as an Excel workbook."""
+    fields = ((0, (_OLE2_MAGIC,)), (28, (b"\xfe\xff",)), (30, (b"\x09\x00", b"\x0c\x00")), (32, (b"\x06\x00",)))
+    for at, values in fields:
+        given = body[at:at + len(values[0])]
+        if not any(value.startswith(given) for value in values):
+            return False
+    return True if len(body) >= _OLE2_HEADER else None
