@@ -5103,6 +5103,23 @@ def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_revi
         assert _served_answers(body, served, content_type) == served[1].predict(reviews), body
 
 
+@pytest.mark.parametrize("rest", ["label,text\n2,great food\n1,cold soup\n", "text\ngreat food\ncold soup\n"],
+                         ids=["comma-table", "one-column"])
+@pytest.mark.parametrize("content_type", ["text/csv", "text/csv; header=present"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_excel_s_line_naming_another_separator_above_a_header_row_is_read_as_sep_comma(served, monkeypatch, rest,
+                                                                                     content_type, batch):
+    """``sep=;`` above a header row of no semicolon table (a comma table, or one column: a tool that writes the line
+    its locale's Excel reads) is Excel's line, a blank one as ``sep=,`` is: read as the first row, a review, the
+    header under it was answered as a review too, and each row whole (``2,great food``, its class a word of it);
+    with ``header=present``, ``sep=;`` was taken for the header and ``label,text`` answered."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = f"sep=;\n{rest}"
+    assert list(sm_serve.input_fn(body.encode(), content_type)) == ["great food", "cold soup"]
+    assert _served_answers(body, served, content_type) == _served_answers(f"sep=,\n{rest}", served, content_type)
+
+
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_text_plain_answers_a_first_line_that_reads_sep_comma_as_the_review_it_is(served, monkeypatch, batch):
     """text/plain is one review a line, a table's lines answered whole: Excel's ``sep=,`` read as a blank line there
