@@ -5056,9 +5056,14 @@ _SEMICOLON_ROWS_BY_CLASS = "".join(f"{1 + i % 2};review {i} of the food\n" for i
     ("sep=;\nlabel;text\n2;great food\n1;cold soup\n", "Excel's separator line sep=;"),
     ("sep=;\r\nsentiment;review\r\npositive;great food\r\n", "Excel's separator line sep=;"),
     ("sep=|\nlabel|text\n2|great food\n1|cold soup\n", "Excel's separator line sep=|"),
+    # column names training does not know (a German Excel's export; names of several words): a table all the same
+    ("sep=;\nTitel;Bewertung;Sterne\n" + "".join(f"t{i};super Produkt, gerne wieder;{1 + i % 5}\n" for i in range(6)),
+     "Excel's separator line sep=;"),
+    ("sep=;\nCustomer Review Text;Overall Rating\n" + "".join(f"review {i} of the food;{1 + i % 5}\n" for i in range(6)),
+     "Excel's separator line sep=;"),
     # headerless rows of the model's classes: refused by the rows, as they are without the line
     ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "line 2 and the lines after it start with one of the model's classes"),
-], ids=["semicolons", "semicolons-crlf", "pipes", "headerless-semicolon-rows"])
+], ids=["semicolons", "semicolons-crlf", "pipes", "names-not-known", "names-of-words", "headerless-semicolon-rows"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_predict(tmp_path, bundle, served,
                                                                                      monkeypatch, body, says, batch):
