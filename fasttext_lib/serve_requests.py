@@ -447,8 +447,9 @@ def plain_texts(text):
     return texts
 
 
-def _excel_sep_blank(text, csv_body=False):
-    """``(text, judged)``: an ``application/jsonlines`` or ``text/csv`` (``csv_body``) body's ``text`` with its first
+def _excel_sep_blank(text, csv_header=None):
+    """``(text, judged)``: an ``application/jsonlines`` or ``text/csv`` (``csv_header``: its Content-Type's ``header``
+    parameter) body's ``text`` with its first
     line read as a blank one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
     line. It was answered as a review (and over a header row, that row too, each row whole; in JSON Lines, a 400), where
     predict reads the table under it. Alone without its line end (a Batch Transform record of its own: SingleRecord) it
@@ -459,7 +460,10 @@ def _excel_sep_blank(text, csv_body=False):
     (:func:`_separated_table`), refused with predict's 400 (such a file is refused by predict); else it is a review
     that reads ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered as one in its place, and no
     row of the table under it: ``judged``, the text the table is judged by, has it blank (the same ``text`` else), so
-    that the rows under it are refused as a semicolon table as they are without it (csv_request). It was
+    that the rows under it are refused as a semicolon table as they are without it (csv_request). Above a header row
+    (not told ``header=absent``: :func:`_header_row_under`) it is Excel's still, a blank line as ``sep=,`` is: no review
+    reads ``sep=;`` above a header, and read as the first row, the header under it (``label,text``, a one-column
+    ``text``) was answered as a review, and each row whole, its class a word of it. It was
     a 400 at the endpoint and, in Batch Transform, an empty review's answer: a mini-batch (SplitType=Line) may start
     anywhere in a file, and the handler cannot tell whether its first line is the file's. In JSON Lines no such line
     is a review (nor JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where it may
@@ -471,26 +475,43 @@ def _excel_sep_blank(text, csv_body=False):
     try:
         return (blanked, blanked) if excel_sep_line(first, "request") else (text, text)
     except FastTextError as exc:
-        if csv_body and not _separated_table(blanked, first[len("sep=")]):
-            return text, blanked
-        if in_batch_transform(os.environ) and not csv_body:  # (a mini-batch may start anywhere in the file)
+        if csv_header is not None and not _separated_table(blanked, first[len("sep=")]):
+            return (blanked if csv_header != "absent" and _header_row_under(blanked) else text), blanked
+        if in_batch_transform(os.environ) and csv_header is None:  # (a mini-batch may start anywhere in the file)
             return blanked, blanked
         raise RequestError(400, str(exc)) from None
 
 
 def _separated_table(text, separator):
     """Is the ``text/csv`` body ``text`` (what is under a first line ``sep=;``) a table ``separator`` separates, as
-    Excel writes under that line: its first line that is not blank a header row of such a table
-    (columns.semicolon_header), and at least half of the lines after it in the look-ahead that are not blank with as
+    Excel writes under that line: its first line that is not blank a header row of such a table, of names training
+    knows or not (columns.separated_names: ``Titel;Bewertung;Sterne`` was answered line by line, each row whole, where
+    predict refuses the file), and at least half of the lines after it in the look-ahead that are not blank with as
     many separators (formats.semicolon_table's test of a header row)? Reviews under a review that reads ``sep=;``, a
     few with a semicolon, are not."""
-    from .columns import semicolon_header
+    from .columns import separated_names
 
     opening = _opening(text, "")
-    if opening is None or not semicolon_header(opening.first, separator):
+    if opening is None or not separated_names(opening.first, separator):
         return False
     rows = [line for line in opening.following if line.strip()]
     return 2 * sum(row.count(separator) >= opening.first.count(separator) for row in rows) >= len(rows)
+
+
+def _header_row_under(text):
+    """Is the first line of the ``text/csv`` body ``text`` that is not blank (what is under a first line ``sep=;`` that
+    is above no table of its separator) a header row, as the body is read with no ``header`` declared (the look-ahead:
+    :func:`_opening`, :func:`_csv_header_row`)?"""
+    opening = _opening(text, "")
+    if opening is None:
+        return False
+    delimiter = "\t" if _tsv_with_header(opening) else ","
+    try:
+        records, names, start, blank, fell_back = _csv_records("\n".join([opening.first, *opening.following]) + "\n",
+                                                               "", delimiter)
+        return _header_row_repeated(records, names, start, blank, "", delimiter, fell_back)[1] is not None
+    except RequestError:  # (rows no CSV reader reads: no header row over them)
+        return False
 
 
 def _refuse_lone_cr(lines):
@@ -524,7 +545,7 @@ def csv_request(text, header):
     if header not in ("", "present", "absent"):
         raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-    text, judged = _excel_sep_blank(text, csv_body=True)
+    text, judged = _excel_sep_blank(text, header)
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     opening = _opening(judged, header)  # (the lines predict judges a file by: one rule of both, on the same lines)

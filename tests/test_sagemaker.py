@@ -5073,9 +5073,14 @@ _SEMICOLON_ROWS_BY_CLASS = "".join(f"{1 + i % 2};review {i} of the food\n" for i
     ("sep=;\nlabel;text\n2;great food\n1;cold soup\n", "Excel's separator line sep=;"),
     ("sep=;\r\nsentiment;review\r\npositive;great food\r\n", "Excel's separator line sep=;"),
     ("sep=|\nlabel|text\n2|great food\n1|cold soup\n", "Excel's separator line sep=|"),
+    # column names training does not know (a German Excel's export; names of several words): a table all the same
+    ("sep=;\nTitel;Bewertung;Sterne\n" + "".join(f"t{i};super Produkt, gerne wieder;{1 + i % 5}\n" for i in range(6)),
+     "Excel's separator line sep=;"),
+    ("sep=;\nCustomer Review Text;Overall Rating\n" + "".join(f"review {i} of the food;{1 + i % 5}\n" for i in range(6)),
+     "Excel's separator line sep=;"),
     # headerless rows of the model's classes: refused by the rows, as they are without the line
     ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "line 2 and the lines after it start with one of the model's classes"),
-], ids=["semicolons", "semicolons-crlf", "pipes", "headerless-semicolon-rows"])
+], ids=["semicolons", "semicolons-crlf", "pipes", "names-not-known", "names-of-words", "headerless-semicolon-rows"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_predict(tmp_path, bundle, served,
                                                                                      monkeypatch, body, says, batch):
@@ -5118,6 +5123,23 @@ def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_revi
         reviews = [text.rstrip("\r") for text in body.splitlines()]
         assert list(sm_serve.input_fn(body.encode(), content_type)) == reviews, body
         assert _served_answers(body, served, content_type) == served[1].predict(reviews), body
+
+
+@pytest.mark.parametrize("rest", ["label,text\n2,great food\n1,cold soup\n", "text\ngreat food\ncold soup\n"],
+                         ids=["comma-table", "one-column"])
+@pytest.mark.parametrize("content_type", ["text/csv", "text/csv; header=present"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_excel_s_line_naming_another_separator_above_a_header_row_is_read_as_sep_comma(served, monkeypatch, rest,
+                                                                                     content_type, batch):
+    """``sep=;`` above a header row of no semicolon table (a comma table, or one column: a tool that writes the line
+    its locale's Excel reads) is Excel's line, a blank one as ``sep=,`` is: read as the first row, a review, the
+    header under it was answered as a review too, and each row whole (``2,great food``, its class a word of it);
+    with ``header=present``, ``sep=;`` was taken for the header and ``label,text`` answered."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = f"sep=;\n{rest}"
+    assert list(sm_serve.input_fn(body.encode(), content_type)) == ["great food", "cold soup"]
+    assert _served_answers(body, served, content_type) == _served_answers(f"sep=,\n{rest}", served, content_type)
 
 
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
