@@ -2643,10 +2643,16 @@ def _gzipped_as_named(name, data):
     (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode() * 50)[:30], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode())[:12], f"it is xz-compressed: {UNCOMPRESSED}"),
     (ole2_header() + REVIEW_LINES.encode(), "it is an Excel workbook (.xls): send the reviews it holds as text, JSON or CSV"),
+    # too short to tell by structure, and no UTF-16 text (latin-1 reads zstd's 5 bytes as "(µ/ý$", UTF-32 gzip's 4 as
+    # unassigned U+88B1F; UTF-16 a header naming its file with a private-use character): refused still
+    (zstd_frame(REVIEW_LINES.encode())[:5], f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (gzip.compress(REVIEW_LINES.encode(), mtime=1)[:4], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (bytes.fromhex("1f8b080800f1536502ff726576696577"), f"it is gzip-compressed: {UNCOMPRESSED}"),
 ], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
         "zstd cut short", "zip", "zip cut short", "gzip with an extra field (bgzip's)",
         "gzip with an extra field cut short past its header", "gzip naming its file cut short past its header",
-        "xz cut short past its header", "xls"])
+        "xz cut short past its header", "xls", "zstd cut to its frame's first byte", "gzip cut to 4 bytes",
+        "gzip cut within the file name its header holds"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
                                           "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
