@@ -3270,6 +3270,17 @@ def test_a_mark_s_temporary_left_by_a_killed_writer_is_no_worker_and_is_removed(
         writer.wait()
 
 
+@pytest.mark.parametrize("state, live", [("S", True), ("R", True), ("Z", False), ("X", False), ("x", False)])
+def test_a_process_dead_by_its_proc_state_has_no_start_time(tmp_path, monkeypatch, state, live):
+    """/proc/PID/stat's state: Z (a zombie, above), X (dead, as it goes) and x (dead on kernels 2.6.33-3.13) are no
+    live worker; a command name with spaces and parentheses is read past (field 2)."""
+    (tmp_path / "4321").mkdir()
+    fields = [state, *[str(n) for n in range(4, 22)], "987654", "0"]  # fields 3-23: the start time is field 22
+    (tmp_path / "4321" / "stat").write_text(f"4321 (python (a b) c) {' '.join(fields)}\n")
+    monkeypatch.setattr(sm_serve, "_PROC", str(tmp_path))
+    assert sm_serve._process_start(4321) == ("987654" if live else None)
+
+
 def test_without_proc_a_mark_names_a_worker_by_its_pid_alone(tmp_path, monkeypatch):
     """Where there is no /proc (macOS) a mark holds no start time: a live process under its pid is counted, a dead
     one's is not, as before."""
