@@ -359,7 +359,7 @@ def test_a_bundle_another_run_saves_at_output_while_this_one_trains_is_kept_and_
 
 
 def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_runs_model_too(sample_dir, s3_bucket,
-                                                                                              s3_proxy):
+                                                                                              s3_proxy, monkeypatch):
     """S3 answers a conditional PUT of config.json with 409 ConditionalRequestConflict while another one of the same
     key is in flight: another run was committing its bundle at --output at that moment. Without --overwrite this
     run may not replace it, so the save was refused "try again" and the model went with its staging folder. It is
@@ -367,6 +367,9 @@ def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_
     from fasttext_lib import storage
     from fasttext_lib.bundle_format import CONFIG
 
+    from fasttext_lib.storage import s3
+
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)  # (the PUT's attempts, not their pauses, are under test)
     out = f"{s3_bucket}/models/run1"
     s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: _commit's retries too)
     r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")
@@ -402,7 +405,7 @@ def test_a_trial_table_another_autotune_run_is_putting_in_place_at_the_same_mome
 
 
 def test_a_409_at_the_bundles_put_whose_other_save_did_not_land_saves_this_runs_model_at_output(sample_dir, s3_bucket,
-                                                                                                s3_proxy):
+                                                                                                s3_proxy, monkeypatch):
     """S3's 409 ConditionalRequestConflict asks to try again: the conditional PUT in flight beside this one may still
     fail. Taken at once for a bundle another run had put there, this run's model went to --output.1 under a line
     saying --output was written by another run, and --output stayed empty. The PUT is tried again: S3 answers it as
@@ -410,6 +413,9 @@ def test_a_409_at_the_bundles_put_whose_other_save_did_not_land_saves_this_runs_
     from fasttext_lib import storage
     from fasttext_lib.bundle_format import CONFIG
 
+    from fasttext_lib.storage import s3
+
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)  # (the PUT sent again, not its pause, is under test)
     out = f"{s3_bucket}/models/run1"
     s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=1)  # (the first attempt alone)
     r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")

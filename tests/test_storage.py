@@ -1420,6 +1420,26 @@ def test_check_writable_s3(s3_bucket, proxy):
         storage.check_writable(f"{s3_bucket}/models/new")
 
 
+def test_a_put_answered_409_is_sent_again_after_the_conflict_pause(tmp_path, s3_bucket, proxy, monkeypatch):
+    """S3's 409 ConditionalRequestConflict (another create of the key in flight) asks to try again: a single file's
+    create-only PUT and a set's manifest PUT are sent again :data:`s3.CONFLICT_PAUSE` (1 s) later, one constant for
+    both. Other tests shorten it, their attempts under test; here the real pause is what is asked for (recorded, not
+    waited). The manifest's pause was sets' own copy of the number: a shorter one set in s3 left it at a second."""
+    import types
+
+    from fasttext_lib.storage import s3
+
+    paused = []
+    monkeypatch.setattr(s3, "time", types.SimpleNamespace(**{**vars(time), "sleep": paused.append}))
+    proxy.fail("PUT", r"/runs/one\.csv$", "409", nth=1)
+    with storage.atomic_write(f"{s3_bucket}/runs/one.csv", "wb", overwrite=False) as f:
+        f.write(b"ours\n")
+    assert paused == [1] and storage.read_bytes(f"{s3_bucket}/runs/one.csv") == b"ours\n"
+    proxy.fail("PUT", r"/models/run/config\.json$", "409", nth=1)
+    storage.publish(f"{s3_bucket}/models/run", make_files(tmp_path, "new"), MANIFEST, {"tag": "new"}, overwrite=False)
+    assert paused == [1, 1] and load_tag(f"{s3_bucket}/models/run", tmp_path) == "new"
+
+
 def test_killed_s3_publish_leaves_orphans_removed_after_the_grace_period(tmp_path, s3_bucket, monkeypatch):
     dest = f"{s3_bucket}/models/run"
     storage.publish(dest, make_files(tmp_path, "old"), MANIFEST, {"tag": "old"})

@@ -474,6 +474,13 @@ CONFLICT_ATTEMPTS = 3  # create-only PUTs answered 409 (another create of the ke
 CONFLICT_PAUSE = 1  # seconds apart
 
 
+def pause_after_a_conflict():
+    """The wait before a PUT answered 409 is sent again, a single file's here or a set's manifest (sets._commit):
+    :data:`CONFLICT_PAUSE`, read as it is now (sets imported the number itself, so a shorter one set here, as tests
+    do, left its pauses at a second)."""
+    time.sleep(CONFLICT_PAUSE)
+
+
 class BeingWritten(AlreadyExists):
     """A create-only write S3 answered 409 ConditionalRequestConflict: another create of that key was in flight at that
     moment, and it may not be replaced once done. An AlreadyExists, so a caller that keeps its work beside a taken
@@ -779,7 +786,7 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
                     raise already_exists(uri, replace_with(overwrite_as)) from None
                 if code in ("ConditionalRequestConflict", "409"):  # another create of the key in flight: S3 asks to
                     if attempt < CONFLICT_ATTEMPTS - 1:  # try again (it may fail; done, ours is refused 412)
-                        time.sleep(CONFLICT_PAUSE)
+                        pause_after_a_conflict()
                         continue
                     raise BeingWritten(f"{uri} was being written by someone else at the same time; try again") from None
                 if code not in ("NotImplemented", "501"):

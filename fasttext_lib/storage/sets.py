@@ -63,10 +63,10 @@ import tempfile
 import time
 
 from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
-from .s3 import (CONFLICT_PAUSE, _CREDENTIALS_REFUSED, BeingWritten, Damaged, SetChanged, _bucket_exists,
-                 _bucket_listable, _endpoint_only, _is_missing, _keeps_versions, _key, _may_delete, _operation_members,
-                 _status, already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3,
-                 upload_file)
+from .s3 import (_CREDENTIALS_REFUSED, BeingWritten, Damaged, SetChanged, _bucket_exists, _bucket_listable,
+                 _endpoint_only, _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status,
+                 already_exists, get_s3_object, is_forbidden, is_s3, join, pause_after_a_conflict, s3_client, s3_errors,
+                 split_s3, upload_file)
 from .files import (LOOP, _why_no_file, cannot_read, check_name_lengths, check_replaceable, exists, hash_file,
                     is_a_loop, refuse_existing, why_not_written, write_target)
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
@@ -829,7 +829,7 @@ def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, o
             if not (overwrite and listable or conflict) or attempt == _COMMIT_ATTEMPTS - 1:
                 raise
             if conflict:  # (S3's 409 asks to try again: the PUT in flight beside ours may fail; once it is done, the
-                time.sleep(CONFLICT_PAUSE)  # same If-None-Match PUT lands, or is refused 412 as a set there)
+                pause_after_a_conflict()  # same If-None-Match PUT lands, or is refused 412 as a set there)
                 continue
             replaced = old, read
             old, read, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
