@@ -2299,6 +2299,7 @@ def test_an_object_replaced_mid_read_is_an_error_not_a_stitched_file(s3_bucket, 
 
 
 @pytest.mark.parametrize("action", ["cut", "close"])  # the body ended by a reset, or short of its length by a close
+@pytest.mark.usefixtures("no_pause_between_smart_open_rereads")
 def test_an_object_replaced_between_a_cut_read_and_its_resumption_is_an_error_not_a_stitched_file(s3_bucket, proxy,
                                                                                                  action):
     """smart_open asks for the rest of a body cut midway (Range) with the same If-Match as the first GET: an object
