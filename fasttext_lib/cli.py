@@ -58,22 +58,47 @@ def _positive_int(text):
 class _Once:
     """An option that takes one value (argparse's store, store_const, store_true, store_false) given twice with
     different values is a usage error: argparse kept the last, so ``train --train a --train b`` trained on b without a
-    word. The same value twice is no conflict. (Options meant to repeat, ``action="append"``, are not of this kind.)"""
+    word. The same value twice is no conflict. (Options meant to repeat, ``action="append"``, are not of this kind.)
+    ``compared_as`` (an ``add_argument`` keyword): what a value (as ``type`` read it) means where the value is read
+    later (``--label-names``: label_names.from_option), so two that mean the same are the same value."""
+
+    def __init__(self, *args, compared_as=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.compared_as = compared_as
 
     def __call__(self, parser, namespace, values, option_string=None):
         value = self.const if isinstance(self, argparse._StoreConstAction) else values
         typed = " ".join(parser.typed)  # (as the user wrote it: --lr 2, read as 2.0)
         given = (option_string, value, typed, self)
         earlier = parser.given_once.setdefault(self.dest, given)
-        if not _same(earlier[1], value):
+        if not _same(earlier[1], value, self.compared_as):
             parser.error(_given_twice(earlier, given))
         super().__call__(parser, namespace, values, option_string)
 
 
-def _same(first, second):
+def _same(first, second, compared_as=None):
     """Two values of one option read as the same; NaN as NaN (``--lr nan`` given once was "given twice, as nan and as
-    nan", as NaN is unequal to itself; its refusal as a setting is TrainConfig's)."""
-    return first == second or (first != first and second != second)
+    nan", as NaN is unequal to itself; its refusal as a setting is TrainConfig's); or meaning the same (``compared_as``:
+    only asked of two that differ, so that a value given once imports nothing more)."""
+    if first == second or (first != first and second != second):
+        return True
+    return compared_as is not None and compared_as(first) == compared_as(second)
+
+
+def label_names_meant(spec):
+    """What a ``--label-names`` value means, as ``compared_as`` (label_names.option_meaning: ``none`` and ``None``,
+    ``1=a,2=b`` and ``2=b, 1=a`` are one). (Imported when asked: the parser is built without the library.)"""
+    from .label_names import option_meaning
+
+    return option_meaning(spec)
+
+
+def column_meant(name):
+    """A ``--label-column`` value as its column is found in a header (columns.folded_name: ``Text`` and ``text`` are
+    one), as ``compared_as``; None (no column named) as None."""
+    from .columns import folded_name
+
+    return None if name is None else folded_name(str(name).strip())
 
 
 def _given_twice(earlier, later):
@@ -210,7 +235,7 @@ PREDICT_CTX_HELP = "where to predict: cpu (default), gpu or gpu:N"
 def add_column_arguments(parser):
     """``--label-column`` and ``--text-column``: which columns of a CSV file with a header row to read (a table with
     more than a class and a text, whose names training does not know: columns.Columns)."""
-    parser.add_argument("--label-column", metavar="NAME",
+    parser.add_argument("--label-column", metavar="NAME", compared_as=column_meant,
                         help="the class column of a CSV or TSV with a header row, or the class key of JSON Lines "
                              "(default: the one column named as a class: label, sentiment, stars, rating, overall, ...)")
     parser.add_argument("--text-column", metavar="NAME", action="append",
@@ -264,7 +289,7 @@ def build_parser():
     t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
                    help="keep the chosen trial's model, trained on --train only (fastText's way), instead of training the "
                         "chosen setting again on --train and the validation data together (the default, within the budget)")
-    t.add_argument("--label-names", metavar="SPEC",
+    t.add_argument("--label-names", metavar="SPEC", compared_as=label_names_meant,
                    help="what the classes mean, stored in the bundle and shown in predictions: a file (local or s3://; "
                         "classes.txt lines, id=name lines or JSON), a known dataset (ag_news, dbpedia, ...), or "
                         "1=negative,2=positive; 'none': raw labels. Default: <stem>.classes.txt or classes.txt "

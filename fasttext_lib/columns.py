@@ -253,16 +253,17 @@ def prose_commas(row):
             and not all(c.lstrip("\ufeff").strip().lower() in HEADER_LABEL_NAMES | HEADER_TEXT_NAMES for c in row))
 
 
-def semicolon_header(line):
+def semicolon_header(line, separator=";"):
     """Is ``line`` the header row of a semicolon-separated table (``sentiment;review``: European Excel's CSV, pandas'
     ``to_csv(sep=";")``; ``"sentiment";"review"``: R's ``write.csv2``, ``quoting=csv.QUOTE_ALL``), column names a
     program writes (:func:`short_header`) and no comma or tab? Its names are read as a CSV reader reads them, quotes
-    and all: split at each semicolon, quoted names were no names (predict answered such a header as a review)."""
+    and all: split at each semicolon, quoted names were no names (predict answered such a header as a review).
+    ``separator``: another's (``label|text`` under Excel's ``sep=|``: serve_requests._separated_table)."""
     line = line.lstrip("\ufeff").strip()
-    if ";" not in line or any(c in line for c in ",\t"):
+    if separator not in line or any(c in line for c in ",\t"):
         return False
     try:
-        cells = next(csv.reader([line], delimiter=";"), [])  # (unquoted: line.split(";"), as it was)
+        cells = next(csv.reader([line], delimiter=separator), [])  # (unquoted: line.split(";"), as it was)
     except csv.Error:
         return False
     return len(cells) >= 2 and short_header(cells)
@@ -472,7 +473,7 @@ def chosen_columns(header, choice, rows, uri, keys=False):
     ``--validation`` beside a training table's ``--label-column``), says so."""
     names = [c.lstrip("\ufeff").strip() for c in header]
     lowered = [n.lower() for n in names]
-    folded = [_folded_name(n) for n in names]
+    folded = [folded_name(n) for n in names]
     shown = ",".join(names)
     where, column = ("its objects' keys", "key") if keys else ("the header row", "column")
     label_setting, text_setting = choice.given_as
@@ -480,7 +481,7 @@ def chosen_columns(header, choice, rows, uri, keys=False):
                     f"read with them needs one")
 
     def find(name, flag):
-        hits = [i for i, n in enumerate(folded) if n == _folded_name(name)]
+        hits = [i for i, n in enumerate(folded) if n == folded_name(name)]
         if not hits and not keys and _reads_as_record(names, rows):  # no header (1,cold soup; positive,great ...)
             raise FastTextError(f"{uri}: {as_given(flag, name)}: the file has no header row to find it in (its first line is a "
                                 f"record: {_shortened(shown)}); {needs_header}")
@@ -534,9 +535,10 @@ def _spilled_text(header, label_col):
     return list(range(1, len(header)))
 
 
-def _folded_name(name):
+def folded_name(name):
     """``name`` as a column name is matched: without case, and in NFC (a header a Mac wrote, catégorie as e + U+0301,
-    was no column of the name typed as U+00E9, and the error showed the two alike)."""
+    was no column of the name typed as U+00E9, and the error showed the two alike). Two column settings' values are
+    compared so too (cli.column_meant: ``Text`` and ``text`` given for one are no two columns)."""
     return nfc(name).lower()
 
 

@@ -326,12 +326,35 @@ def from_option(spec):
 
     A local file or ``s3://`` URI (``~``: the home folder), a dataset of :data:`KNOWN`, or an inline mapping, in that
     order."""
+    return _read_option(spec, _explicit_file)
+
+
+def option_meaning(spec):
+    """What a ``--label-names`` value (the job's ``label_names``) means, to tell two values of it apart (cli._Once:
+    ``none`` and ``None``, ``1=a,2=b`` and ``2=b, 1=a``, ``ag_news`` and its pairs were refused as two values): the
+    mapping :func:`from_option` reads, but of a file its path (read later, once: not while the options are parsed);
+    a value it refuses is itself (the refusal comes when it is read)."""
+    def where(path):
+        return ("file", path if storage.is_s3(path) else os.path.realpath(path))
+
+    try:
+        return _read_option(spec, where)
+    except FastTextError:
+        return ("refused", str(spec))
+
+
+def _explicit_file(path):
+    names = read_file(path)
+    return DatasetNames(names, title=names.title)
+
+
+def _read_option(spec, file_read):
+    """:func:`from_option`, a names file read by ``file_read(its path)``."""
     spec = str(storage.expand_home(spec))  # (~: the home folder's, as the readers read it)
     if spec.strip().lower() in NONE_WORDS:
         return {}
     if _is_file(spec):
-        names = read_file(spec)
-        return DatasetNames(names, title=names.title)
+        return file_read(spec)
     if spec.strip() in KNOWN:
         return dict(KNOWN[spec.strip()])
     if "=" in spec or spec.strip().startswith("{"):

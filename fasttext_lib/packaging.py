@@ -22,7 +22,7 @@ import zlib
 
 from . import storage
 from .errors import FastTextError, refuse_standard_output
-from .stops import note_written, telling_stops
+from .stops import note_what_a_stop_came_after, note_written, telling_stops
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 TRAINING_ENTRY_POINT = "fasttext_lib/entry_point.py"  # relative to the source_dir
@@ -146,11 +146,19 @@ def pack_model(bundle, dest, requirements=SERVING_REQUIREMENTS):
         # written over the bundle's config.json (or params), the archive destroyed the model it packs
         refuse_a_file_of(str(dest), str(bundle), [name for name, _ in members], "write model.tar.gz elsewhere")
         code = stage_source_dir(os.path.join(tmp, CODE_DIR), requirements)
-        with storage.atomic_write(str(dest), "wb") as f:
-            with tarfile.open(fileobj=f, mode="w:gz") as tar:
-                for name, path in members:
-                    tar.add(path, arcname=name, filter=_normalize_member)
-                tar.add(code, arcname=CODE_DIR, filter=_normalize_member)
+        written = []  # (on S3: the archive, once S3 answered its upload)
+        try:
+            with storage.atomic_write(str(dest), "wb", written=written) as f:
+                with tarfile.open(fileobj=f, mode="w:gz") as tar:
+                    for name, path in members:
+                        tar.add(path, arcname=name, filter=_normalize_member)
+                    tar.add(code, arcname=CODE_DIR, filter=_normalize_member)
+        except KeyboardInterrupt as stop:
+            # a Stop once S3 has the archive (as the write's staging folder goes): the cell's "once packed" line,
+            # where atomic_write's own "stopped after <dest> was written" is the only line of another caller
+            if written and not note_written():
+                note_what_a_stop_came_after(stop, f"{dest} was written")
+            raise
         note_written()  # (a Stop as the staging folder goes: the archive is in place)
     return str(dest)
 

@@ -175,7 +175,7 @@ def body_text(body, charset, limit):
     else:
         body = bytes(body)
         text_codec(charset)
-        binary = _binary_body(body)
+        binary = _binary_body(body, charset)
         if binary:  # (before decoding: what a charset makes of such bytes says nothing useful)
             raise RequestError(400, f"request body is not valid {charset} text{binary}")
         try:
@@ -193,20 +193,13 @@ def body_text(body, charset, limit):
     return text
 
 
-def _binary_body(body):
-    """`` (it is ...: send ...)`` for a body (bytes) that is compressed data, an archive or a binary table by its first
-    bytes (lines.binary_kind), else ``""``, whatever the charset: a bzip2 or zstd body was told it "reads as
+def _binary_body(body, charset):
+    """`` (it is ...: send ...)`` for a body (bytes) that is compressed data, an archive or a binary table
+    (:func:`_binary_kind`), else ``""``, whatever the charset: a bzip2 or zstd body was told it "reads as
     Windows-1252: send charset=windows-1252", and under latin-1 (which decodes every byte) each, gzip too, was asked
     whether it was UTF-16 text, as a zip archive was. (The endpoint gets the bytes as sent: no Content-Encoding is
-    undone.) ``BZh`` and ``PAR1`` may begin a review: bzip2 is told by its block's magic too, Parquet by the same four
-    bytes at its end; so may gzip's two bytes, told by its header and data (:func:`_gzip_start`)."""
-    from .lines import binary_kind
-
-    kind = binary_kind(body[:8])
-    if (kind == "bzip2" and not re.match(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)", body)
-            or kind == "gzip" and not _gzip_start(body)
-            or kind == "parquet" and not (len(body) >= 8 and body.endswith(b"PAR1"))):
-        kind = None
+    undone.)"""
+    kind = _binary_kind(body, charset)
     if kind in ("gzip", "bzip2", "xz", "zstd"):
         return (f" (it is {kind}-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' has "
                 f"SageMaker decompress gzip input)")
@@ -214,6 +207,46 @@ def _binary_body(body):
     return f" (it is {what}: send the reviews it holds as text, JSON or CSV)" if what else ""
 
 
+def _binary_kind(body, charset):
+    """What ``body`` is by its first bytes (lines.binary_kind), where what follows them bears it out; else None. Text
+    may begin with some of those bytes: ``BZh`` and ``PAR1`` a review in any charset (bzip2 is told by its block's magic
+    too, Parquet by the same four bytes at its end), and a UTF-16 review gzip's, zstd's or zip's (U+8B1F, U+B528
+    U+FD2F, U+4B50 U+0403 little-endian...): each is told by its own structure after them (:func:`_gzip_start`,
+    :func:`_zstd_start`, :func:`_zip_start`), and a body too short for that to tell, by whether it reads as text in
+    ``charset`` (:func:`_reads_as_text`)."""
+    from .lines import binary_kind
+
+    kind = binary_kind(body[:8])
+    if kind == "bzip2":
+        return kind if re.match(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)", body) else None
+    if kind == "parquet":
+        return kind if len(body) >= 8 and body.endswith(b"PAR1") else None
+    told = {"gzip": _gzip_start, "zstd": _zstd_start, "zip": _zip_start}.get(kind)
+    started = told(body) if told else kind is not None
+    if started is None:
+        started = not _reads_as_text(body, charset)
+    return kind if started else None
+
+
+def _reads_as_text(body, charset):
+    """Does ``body`` decode in ``charset`` to characters text holds, none a control character but a tab or a line end?
+    Asked of a body that starts as gzip, zstd or zip data does and is too short to tell by more. The start of such
+    data, cut short, reads so in UTF-16 alone, and seldom there: UTF-8 refuses gzip's and zstd's bytes, UTF-32 finds
+    code points past U+10FFFF, UTF-8 and single-byte charsets read a header's bytes as control characters (gzip's 1F,
+    zip's 03 04, the zero bytes of zstd's frame header); in UTF-16 a header most often has a NUL or a control character
+    still (gzip's, little-endian: U+0008). One that has none reads as the text it decodes to: the price of answering
+    a UTF-16 review of a few characters that begins with those bytes."""
+    import unicodedata
+
+    try:
+        text = body.decode(charset)
+    except ValueError:  # (UnicodeDecodeError, or a codec's plain UnicodeError)
+        return False
+    return not any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text)
+
+
+# A gzip stream's fewest bytes: its 10-byte header, 2 of deflate data (an empty final block), its 8-byte trailer
+_GZIP_SMALLEST = 18
 # How much of a body that starts as gzip does is inflated to tell it from text (and the most it may inflate to)
 _GZIP_PROBE_BYTES = 1 << 16
 
@@ -223,16 +256,72 @@ def _gzip_start(body):
     no reserved flag is set, and zlib reads the header's fields and the first deflate data after them without an error
     (data cut short is gzip still). Text can start with those two bytes: a charset=utf-16-le review whose first
     character is U+8B1F, a utf-16-be one's U+1F8B (Greek), and was refused as gzip; text that also passes all this is
-    within gzip's header (a few characters), or has made deflate's codes of its bytes, which text all but never does."""
+    within gzip's header (a few characters), or has made deflate's codes of its bytes, which text all but never does.
+    None (too short to tell) for a body shorter than any gzip stream: no gzip whole, and nothing after its header for
+    zlib to read, so a UTF-16 review of a few characters with a gzip header's bytes was refused. The line is there, not
+    at a whole stream's end (a trailer read): a real gzip body cut short past it has deflate data, which zlib tells as
+    gzip's, and is refused under every charset; one cut within it (its header, and 7 bytes more at most) is refused
+    unless it reads as text in its charset (:func:`_reads_as_text`), not read as a review of garbage."""
     import zlib
 
-    if len(body) < 4 or body[2] != 8 or body[3] & 0xE0:
+    if body[2:3] not in (b"", b"\x08") or len(body) > 3 and body[3] & 0xE0:
         return False
+    if len(body) < _GZIP_SMALLEST:
+        return None
     try:
         zlib.decompressobj(wbits=31).decompress(body[:_GZIP_PROBE_BYTES], _GZIP_PROBE_BYTES)
     except zlib.error:
         return False
     return True
+
+
+# A zstd block's largest size (RFC 8878's Block_Maximum_Size: this, or the frame's window where that is smaller)
+_ZSTD_BLOCK_MAX = 128 * 1024
+
+
+def _zstd_start(body):
+    """Does ``body``, which starts with zstd's magic bytes 28 B5 2F FD, start a zstd frame (RFC 8878)? Its frame
+    header's reserved bit is clear, and each block header the body holds, up to the frame's last block, has a block
+    type zstd has and a size within the frame's largest block; None (too short to tell) where the body ends before the
+    last block: a UTF-16 review starting with U+B528 U+FD2F (U+28B5 U+2FFD big-endian) was refused as zstd, and its
+    text read as block headers gives a block far too large within a few characters, or (big-endian) a first block of a
+    few KB past a short review's end."""
+    if len(body) < 5:
+        return None
+    descriptor = body[4]
+    if descriptor & 0x08:
+        return False
+    single_segment = bool(descriptor & 0x20)
+    content_size_bytes = (int(single_segment), 2, 4, 8)[descriptor >> 6]
+    at = 5 + (not single_segment) + (0, 1, 2, 4)[descriptor & 3] + content_size_bytes
+    if len(body) < at:
+        return None
+    if single_segment:  # (its window is its content's size; a 2-byte size counts from 256)
+        window = int.from_bytes(body[at - content_size_bytes:at], "little") + (256 if content_size_bytes == 2 else 0)
+    else:  # (the window descriptor: an exponent and an eighth of its power as mantissa)
+        window = (8 + (body[5] & 7)) << ((body[5] >> 3) + 7)
+    while at + 3 <= len(body):
+        header = int.from_bytes(body[at:at + 3], "little")
+        kind, size = header >> 1 & 3, header >> 3
+        if kind == 3 or size > min(window, _ZSTD_BLOCK_MAX):  # (3: reserved)
+            return False
+        if header & 1:  # (the frame's last block)
+            return True
+        at += 3 + (1 if kind == 1 else size)  # (an RLE block holds one byte; a raw or compressed one, its size)
+    return None
+
+
+def _zip_start(body):
+    """Does ``body``, which starts with a zip archive's magic bytes (``PK\\3\\4``), start a zip archive? Its first
+    member's local header (30 bytes) gives its name's length, and the name after it has no NUL byte (a UTF-16 review
+    starting with U+4B50 U+0403, or U+504B U+0304 big-endian, was refused as a zip archive: text with any ASCII
+    character in it has a NUL byte in UTF-16); None (too short to tell) where the body ends before the name does."""
+    if len(body) < 30:
+        return None
+    name_end = 30 + int.from_bytes(body[26:28], "little")
+    if b"\x00" in body[30:name_end]:
+        return False
+    return True if len(body) >= name_end else None
 
 
 def _undecoded_place(body, charset, exc):
@@ -400,7 +489,7 @@ def jsonlines_texts(text):
     SingleRecord, a 400 that failed the job). A broken line is a 400 naming its line number (counted within
     this request: one Batch Transform mini-batch). A line without ``"source"`` is answered for its text keys
     (``{"stars": 5.0, "text": "..."}``: the Yelp dataset's lines)."""
-    lines = _excel_sep_blank(text).split("\n")  # (a first line sep=,: blank, as predict reads any file's)
+    lines = _excel_sep_blank(text)[0].split("\n")  # (a first line sep=,: blank, as predict reads any file's)
     if in_batch_transform(os.environ):
         if lines[-1] == "":
             lines.pop()  # the final line's end only: each line before it was sent as a record
@@ -469,32 +558,55 @@ def plain_texts(text):
     """A ``text/plain`` body -> its reviews, one a line."""
     from .text import split_lines
 
-    texts = split_lines(_excel_sep_blank(text))
+    texts = split_lines(text)  # (every line a review, one that reads sep=; too: _excel_sep_blank)
     _refuse_lone_cr(texts)
     return texts
 
 
-def _excel_sep_blank(text):
-    """A ``text/plain``, ``text/csv`` or ``application/jsonlines`` body's ``text`` with its first line read as a blank
-    one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
-    line; another separator's (``sep=;``) is a 400, as predict refuses it. It was answered as a review (and over a
-    header row, that row too, each row whole; in JSON Lines, a 400), where predict reads the table under it. Alone
-    without its line end (a Batch Transform record of its own: SingleRecord) it is a blank line still: read as no line
-    at all, its request was a 400 that failed the job, where ``sep=,`` and its line end is answered as an empty
-    review. In Batch Transform another separator's is a blank line too: a mini-batch (SplitType=Line) may start
-    anywhere in the file, and the handler cannot tell whether its first line is the file's, so a review that reads
-    ``sep=;`` cut to a mini-batch's start was a 400 that failed the job; a semicolon table under it is still refused
-    by its rows (csv_request), as predict refuses the file."""
+def _excel_sep_blank(text, csv_body=False):
+    """``(text, judged)``: an ``application/jsonlines`` or ``text/csv`` (``csv_body``) body's ``text`` with its first
+    line read as a blank one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
+    line. It was answered as a review (and over a header row, that row too, each row whole; in JSON Lines, a 400), where
+    predict reads the table under it. Alone without its line end (a Batch Transform record of its own: SingleRecord) it
+    is a blank line still: read as no line at all, its request was a 400 that failed the job. (An unquoted ``sep=,`` is
+    two fields in CSV, no review a CSV writer writes: the review ``sep=,`` is written ``"sep=,"``, and read as it.)
+
+    Another separator's line (``sep=;``): in CSV it is Excel's only above a table of that separator
+    (:func:`_separated_table`), refused with predict's 400 (such a file is refused by predict); else it is a review
+    that reads ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered as one in its place, and no
+    row of the table under it: ``judged``, the text the table is judged by, has it blank (the same ``text`` else), so
+    that the rows under it are refused as a semicolon table as they are without it (csv_request). It was
+    a 400 at the endpoint and, in Batch Transform, an empty review's answer: a mini-batch (SplitType=Line) may start
+    anywhere in a file, and the handler cannot tell whether its first line is the file's. In JSON Lines no such line
+    is a review (nor JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where it may
+    be any line of the file. (text/plain reads no separator line: plain_texts.)"""
     from .lines import excel_sep_line
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"
     try:
-        return blanked if excel_sep_line(first, "request") else text
+        return (blanked, blanked) if excel_sep_line(first, "request") else (text, text)
     except FastTextError as exc:
-        if in_batch_transform(os.environ):  # (a mini-batch may start anywhere in the file: the docstring)
-            return blanked
+        if csv_body and not _separated_table(blanked, first[len("sep=")]):
+            return text, blanked
+        if in_batch_transform(os.environ) and not csv_body:  # (a mini-batch may start anywhere in the file)
+            return blanked, blanked
         raise RequestError(400, str(exc)) from None
+
+
+def _separated_table(text, separator):
+    """Is the ``text/csv`` body ``text`` (what is under a first line ``sep=;``) a table ``separator`` separates, as
+    Excel writes under that line: its first line that is not blank a header row of such a table
+    (columns.semicolon_header), and at least half of the lines after it in the look-ahead that are not blank with as
+    many separators (formats.semicolon_table's test of a header row)? Reviews under a review that reads ``sep=;``, a
+    few with a semicolon, are not."""
+    from .columns import semicolon_header
+
+    opening = _opening(text, "")
+    if opening is None or not semicolon_header(opening.first, separator):
+        return False
+    rows = [line for line in opening.following if line.strip()]
+    return 2 * sum(row.count(separator) >= opening.first.count(separator) for row in rows) >= len(rows)
 
 
 def _refuse_lone_cr(lines):
@@ -528,10 +640,10 @@ def csv_request(text, header):
     if header not in ("", "present", "absent"):
         raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-    text = _excel_sep_blank(text)
+    text, judged = _excel_sep_blank(text, csv_body=True)
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
-    opening = _opening(text, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
+    opening = _opening(judged, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
     delimiter = "\t" if header != "absent" and _tsv_with_header(opening) else ","
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
     semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None

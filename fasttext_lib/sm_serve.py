@@ -36,7 +36,8 @@ tests/test_architecture.py checks it.
 """
 import os
 
-from .errors import lone_surrogate_message
+from . import storage
+from .errors import FastTextError, lone_surrogate_message
 from .lines import without_line_boms
 from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
                            max_response_bytes, model_server_workers)
@@ -260,12 +261,17 @@ def _loaded_marks(model_dir):
 
 
 def _loaded_workers(model_dir):
-    """The pids of the other live processes that loaded the bundle in ``model_dir`` (:func:`_mark_loaded`)."""
+    """The pids of the other live processes that loaded the bundle in ``model_dir`` (:func:`_mark_loaded`). The
+    temporary of a mark whose writer was killed while writing it (:func:`_mark_loaded`) is none, and is removed here:
+    it stayed for good, and the folder with it."""
     try:  # (gettempdir raises where there is no temporary folder: no marks)
         directory = _loaded_marks(model_dir)
         names = os.listdir(directory)
     except OSError:
         return []
+    for name in names:  # (a mark's temporary, ".<pid>.fasttext-<pid>-<hex>.tmp": removed once no writer holds it)
+        if storage.is_temporary_of(name, os.path.join(directory, name[1:].split(".", 1)[0])):
+            storage.remove_dead_temporary(os.path.join(directory, name))
     pids = [int(name) for name in names if name.isdigit() and int(name) != os.getpid()]
     return sorted(pid for pid in pids if _marked_by(os.path.join(directory, str(pid)), pid))
 
@@ -289,8 +295,10 @@ _PROC = "/proc"
 
 def _process_start(pid):
     """What tells the process ``pid`` from another given the same pid later: its start time (clock ticks after boot,
-    field 22 of /proc/PID/stat), as text; None when no process has it. Where there is no /proc (not Linux), ``""`` for a
-    live pid: the pid alone names the process there."""
+    field 22 of /proc/PID/stat), as text; None when no live process has it: none, or one that has exited but is not
+    reaped yet (a zombie, state Z, or X as it goes), which keeps its pid and start time but no memory: its mark read as
+    a loaded worker's. Where there is no /proc (not Linux), ``""`` for a live pid: the pid alone names the process
+    there."""
     try:
         with open(os.path.join(_PROC, str(pid), "stat"), "rb") as file:
             stat = file.read()
@@ -300,7 +308,9 @@ def _process_start(pid):
         return "" if _alive(pid) else None
     # the fields after the command's name (field 2, in parentheses, which may hold spaces and parentheses): 3 to 52
     fields = stat[stat.rfind(b")") + 1:].split()
-    return fields[19].decode("ascii") if len(fields) > 19 else None
+    if len(fields) <= 19 or fields[0] in (b"Z", b"X"):  # (field 3: the state)
+        return None
+    return fields[19].decode("ascii")
 
 
 def _alive(pid):
@@ -316,16 +326,15 @@ def _alive(pid):
 def _mark_loaded(model_dir):
     """Leave word that this process holds the bundle in ``model_dir`` (a file named by its pid, holding its start time:
     :func:`_marked_by`); nothing where the temporary folder cannot be written (the check then counts every worker, as
-    at start-up)."""
+    at start-up). The mark is written whole or not at all (storage.atomic_local_file: a temporary renamed into place):
+    written in place, a worker reading it in that instant found it empty, no worker's, and counted one too few."""
     import atexit
 
     try:  # (gettempdir itself raises where no temporary folder can be written: a read-only file system)
-        directory = _loaded_marks(model_dir)
-        mark = os.path.join(directory, str(os.getpid()))
-        os.makedirs(directory, exist_ok=True)
-        with open(mark, "w", encoding="ascii") as file:
+        mark = os.path.join(_loaded_marks(model_dir), str(os.getpid()))
+        with storage.atomic_local_file(mark, "w") as file:
             file.write(_process_start(os.getpid()) or "")
-    except OSError:
+    except (OSError, FastTextError):  # (FastTextError: atomic_local_file's, for an OSError)
         return
     atexit.register(_unmark_loaded, mark)
 

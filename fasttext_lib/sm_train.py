@@ -45,7 +45,7 @@ import re
 import sys
 from typing import NamedTuple
 
-from .cli import OnceParser
+from .cli import OnceParser, column_meant, label_names_meant
 from .config import CONFIG_FIELDS, NONE_WORDS, TrainConfig, add_config_arguments
 from .errors import SETTINGS_AS_HYPERPARAMETERS, FastTextError, settings_said_as
 from .stops import failure_reason, job_failure_file
@@ -93,14 +93,10 @@ def _checkpoint_dir(text):
     return "" if str(text).strip().lower() in NONE_WORDS else str(text)
 
 
-# Each hyperparameter's value is read into one form per meaning (cli._Once compares two spellings' values so read):
-# label-names=none with label_names=None (the toolkit's "") was refused as two values.
-
-def _label_names(text):
-    """``label_names``: any spelling of "no value" (``none``, ``None``, ``null``, ``""``) is ``none``, no names
-    (label_names.from_option), not even a names file's; anything else is read once the data is there."""
-    return "none" if str(text).strip().lower() in NONE_WORDS else str(text)
-
+# Each hyperparameter's value is read into one form per meaning (cli._Once compares two spellings' values so read),
+# or compared as what it means where it is read later (compared_as: label_names, the column names): label-names=none
+# with label_names=None (the toolkit's ""), label_names 1=a,2=b with 2=b, 1=a (the toolkit writes a dict's pairs
+# sorted), text_column Text with text were refused as two values.
 
 def _column_name(text):
     """``label_column``: a name, stripped as the columns are matched (columns.csv_columns); None: none given."""
@@ -126,6 +122,11 @@ def _column_names(text):
         if isinstance(listed, (list, tuple)) and listed and all(isinstance(n, str) for n in listed):
             names = [n for name in listed for n in name.split(",")]
     return ",".join(n.strip() for n in names if n.strip())
+
+
+def _columns_meant(names):
+    """A ``text_column`` value (:func:`_column_names`) as its columns are found, in order (cli.column_meant)."""
+    return None if names is None else tuple(column_meant(name) for name in names.split(","))
 
 
 # The hyperparameters the job reads several values of, and as what (any other takes one string, number or boolean):
@@ -154,13 +155,15 @@ def build_parser():
     p.add_argument("--format", default="auto", choices=FORMATS,
                    type=lambda text: "auto" if str(text).strip().lower() in NONE_WORDS else text)
     p.add_argument("--label-column", "--label_column", dest="label_column", default=None, type=_column_name,
+                   compared_as=column_meant,
                    help="the class column of CSV or TSV channels with a header row, or JSON Lines' class key "
                         "(default: the one named as a class)")
     p.add_argument("--text-column", "--text_column", dest="text_column", default=None, type=_column_names,
+                   compared_as=_columns_meant,
                    help="their text column(s), NAME or NAME,NAME (default: those named as text, and prose)")
     p.add_argument("--checkpoint-dir", "--checkpoint_dir", dest="checkpoint_dir", type=_checkpoint_dir, default=None,
                    help=f"local dir or s3:// URI; default {SAGEMAKER_CHECKPOINT_DIR} when it exists; 'none' disables")
-    p.add_argument("--label-names", "--label_names", dest="label_names", default=None, type=_label_names,
+    p.add_argument("--label-names", "--label_names", dest="label_names", default=None, compared_as=label_names_meant,
                    help="what the classes mean: 1=negative,2=positive, a known dataset (ag_news, ...), an s3:// "
                         "names file, or none; default: a classes.txt / *.classes.txt file in the train channel, else "
                         "in the test channel")

@@ -152,6 +152,7 @@ class _Received:
         self.where = None  # a kept_stops block's (epoch, step), as train noted it (note_progress), or a caller's line
         self.told = False  # where is a caller's line (note_stop_line): train's epoch and step are not the call's
         self.done = None  # the caller's line for a Stop once its write is done (note_stop_line's, note_written)
+        self.line = None  # the caller's line before that (note_stop_line's): note_written_undone's
         self.late_note = None  # what a stop not told on its way out is to carry (tell_a_late_stop)
 
     def tell_a_late_stop(self, exc):
@@ -358,16 +359,29 @@ def note_stop_line(line, done=None):
     if it were the call's. ``done``: the line from the moment the call's write is done (:func:`note_written`).
     Outside such a block (the CLI's :func:`stop_on_signals`): nothing."""
     if _received and _received[-1].plain:
-        _received[-1].where, _received[-1].told, _received[-1].done = line, True, done
+        _received[-1].where, _received[-1].told, _received[-1].done, _received[-1].line = line, True, done, line
 
 
 def note_written():
     """The write of the innermost :func:`telling_stops` call is done (a bundle's config.json in place, a file and its
     record): a Stop from here on is said as its ``done`` line, not as one that left the earlier files as they were.
     Told only once the call returned, a Stop as its staging folder went, or as it said what it replaced, said that
-    nothing was written. Elsewhere (the CLI, a call with no such line): nothing."""
+    nothing was written. Elsewhere (the CLI, a call with no such line): nothing. Returns whether it was noted (else a
+    caller says what was written its own way: :func:`note_what_a_stop_came_after`)."""
     if _received and _received[-1].plain and _received[-1].done is not None:
         _received[-1].where = _received[-1].done
+        return True
+    return False
+
+
+def note_written_undone():
+    """The write :func:`note_written` said done was undone after all: a stop that came just after that note, before
+    the write's last step, had its files put back (storage.atomic, a set of local files: 04's word vectors and their
+    record, noted done as they were in place). Its Stop is said as the call's line again (the earlier files as they
+    were), where its ``done`` line said the new ones were written. Elsewhere, or not noted done: nothing."""
+    received = _received[-1] if _received else None
+    if received is not None and received.plain and received.done is not None and received.where == received.done:
+        received.where = received.line
 
 
 def tell_a_late_stop(note):

@@ -616,14 +616,17 @@ class Workspace:
 
 def _whose(bundle, run_name, bucket):
     """What names the bundle ``s3://B/PREFIX/models/RUN_NAME`` among run_name's in the workspace's ``bucket``: its
-    prefix, ``exp1`` (``runs/a``: ``runs-a``), after its bucket where that is another (``B-exp1``); the bucket alone
-    where it has no prefix; shortened where long (:func:`_fitting`)."""
+    prefix, ``exp1`` (``runs/a``: ``runs-a``; ``runs\\a`` too: a copy's name is one in the folder itself, which a
+    backslash, Windows' separator, is not to written_record.is_kept_name, so such a copy was never removed), after its
+    bucket where that is another (``B-exp1``); the bucket alone where it has no prefix; shortened where long
+    (:func:`_fitting`)."""
     try:
         other, key = storage.split_s3(bundle)
     except FastTextError:  # (a record edited by hand: the files are kept under a name of no bundle, never the save failed)
         return "other"
     prefix = key[:-len(f"models/{run_name}")].strip("/")
-    return _fitting("-".join(part for part in [other if other != bucket else "", *prefix.split("/")] if part) or other)
+    parts = prefix.replace("\\", "/").split("/")
+    return _fitting("-".join(part for part in [other if other != bucket else "", *parts] if part) or other)
 
 
 # The most bytes of _whose's name: a prefix may have 1,024, a file name 255 (a longer copy's name failed the save).

@@ -201,6 +201,37 @@ def test_a_nan_given_once_is_not_given_twice():
     assert "error: --lr given twice, as nan and as 0.1: give it once" in r.stderr
 
 
+@pytest.mark.parametrize("option, first, second", [
+    ("--label-names", "none", "None"), ("--label-names", "", "NULL"), ("--label-names", "1=a,2=b", "2=b, 1=a"),
+    ("--label-names", '{"1": "a", "2": "b"}', "1=a,2=b"), ("--label-names", "ag_news", "1=World,2=Sports,3=Business,4=Sci/Tech"),
+    ("--label-names", "names.txt", "./names.txt"), ("--label-column", "Stars", " stars"),
+], ids=["none-None", "empty-NULL", "pairs-reordered", "json-and-pairs", "dataset-and-its-pairs", "one-file-two-paths",
+        "column-case"])
+def test_two_values_of_an_option_that_mean_the_same_are_no_conflict(option, first, second, tmp_path, monkeypatch):
+    """``--label-names none --label-names None`` (both "no names", as label_names.from_option reads them) was refused as
+    given twice; so were the same pairs reordered, and one column named in two cases (columns are found without case):
+    two values are compared as the option's value is read, a file by where it is (not read while parsing)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "names.txt").write_text("1=a\n2=b\n")
+    args = build_parser().parse_args(["train", "--train", "t", "--output", "o", option, first, option, second])
+    assert getattr(args, option[2:].replace("-", "_")) == second
+
+
+@pytest.mark.parametrize("option, first, second", [
+    ("--label-names", "1=a,2=b", "2=a,1=b"), ("--label-names", "none", "names.txt"), ("--label-names", "ag_news", "dbpedia"),
+    ("--label-names", "names.txt", "other.txt"), ("--label-column", "stars", "rating"),
+], ids=["pairs-swapped", "none-and-a-file", "two-datasets", "two-files", "two-columns"])
+def test_two_values_of_an_option_that_mean_different_things_are_still_refused(option, first, second, tmp_path,
+                                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "names.txt").write_text("1=a\n2=b\n")
+    (tmp_path / "other.txt").write_text("1=a\n2=b\n")  # (the same names, another file: read later, not compared)
+    r = cli_in_process("train", "--train", "t", "--output", "o", option, first, option, second)
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr == (
+        f"error: {option} given twice, as {first} and as {second}: give it once (see python -m fasttext_lib train "
+        f"--help)\n")
+
+
 def test_options_meant_to_repeat_still_repeat():
     args = build_parser().parse_args(["train", "--train", "t", "--output", "o", "--text-column", "a",
                                       "--text-column", "b", "--overwrite", "--overwrite"])
@@ -366,12 +397,11 @@ def test_a_bundle_another_run_is_putting_in_place_at_the_same_moment_keeps_this_
     kept beside, as for a bundle already committed, and --output is left to the other run."""
     from fasttext_lib import storage
     from fasttext_lib.bundle_format import CONFIG
-
     from fasttext_lib.storage import s3
 
-    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)  # (the PUT's attempts, not their pauses, are under test)
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)  # (the one pause of both 409 retries: the manifest's too)
     out = f"{s3_bucket}/models/run1"
-    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: _commit's retries too)
+    s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=None)  # (every attempt: its retries too)
     r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")
     s3_proxy.clear()
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1:] == [
@@ -405,7 +435,7 @@ def test_a_trial_table_another_autotune_run_is_putting_in_place_at_the_same_mome
 
 
 def test_a_409_at_the_bundles_put_whose_other_save_did_not_land_saves_this_runs_model_at_output(sample_dir, s3_bucket,
-                                                                                                s3_proxy, monkeypatch):
+                                                                                                s3_proxy):
     """S3's 409 ConditionalRequestConflict asks to try again: the conditional PUT in flight beside this one may still
     fail. Taken at once for a bundle another run had put there, this run's model went to --output.1 under a line
     saying --output was written by another run, and --output stayed empty. The PUT is tried again: S3 answers it as
@@ -413,9 +443,6 @@ def test_a_409_at_the_bundles_put_whose_other_save_did_not_land_saves_this_runs_
     from fasttext_lib import storage
     from fasttext_lib.bundle_format import CONFIG
 
-    from fasttext_lib.storage import s3
-
-    monkeypatch.setattr(s3, "CONFLICT_PAUSE", 0.01)  # (the PUT sent again, not its pause, is under test)
     out = f"{s3_bucket}/models/run1"
     s3_proxy.fail("PUT", r"/models/run1/config\.json$", "409", nth=1)  # (the first attempt alone)
     r = cli_in_process("train", "--train", sample_dir / "train.csv", "--output", out, *FAST, "--seed", "7")

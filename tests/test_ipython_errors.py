@@ -572,6 +572,20 @@ def _stopped_once_in_place(monkeypatch, owner, name):
     monkeypatch.setattr(owner, name, then_stopped)
 
 
+def _04_cell(tmp_path, s3_bucket):
+    """A Workspace, and two bundles saved to its models/ (seeds 0 and 1), for 04's cells."""
+    from conftest import make_splits
+    from fasttext_lib.bundle import save_bundle
+    from fasttext_lib.config import TrainConfig
+    from fasttext_lib.train import train
+    from fasttext_lib.workspace import Workspace
+
+    splits = make_splits(100, 20, seed=0)
+    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
+    return ws, [save_bundle(train(*splits, TrainConfig(epochs=1, ngrams=1, buckets=100, seed=seed, progress=False)),
+                            f"{ws.models}/m{seed}") for seed in (0, 1)]
+
+
 @pytest.mark.parametrize("stop", ["while", "once"])
 @pytest.mark.parametrize("cell", ["save_word_vectors", "pack_model"])
 def test_a_stop_during_04s_vectors_or_pack_is_one_line_saying_what_was_written(shell, capsys, monkeypatch, tmp_path,
@@ -580,18 +594,10 @@ def test_a_stop_during_04s_vectors_or_pack_is_one_line_saying_what_was_written(s
     (the bundle fetched, tarred and uploaded: minutes at Yelp size) showed IPython's traceback. It is one line now,
     saying that the earlier file is as it was, or, once the new one is in place (its record written, its staging
     folder going), that it was written; nothing half-written is left either way, locally or on S3."""
-    from conftest import make_splits
     from fasttext_lib import inference_files, packaging, stops, vec_files
-    from fasttext_lib.bundle import save_bundle
-    from fasttext_lib.config import TrainConfig
     from fasttext_lib.predict import Predictor
-    from fasttext_lib.train import train
-    from fasttext_lib.workspace import Workspace
 
-    splits = make_splits(100, 20, seed=0)
-    ws = Workspace(s3_bucket[len("s3://"):], "p", str(tmp_path / "out"))
-    bundles = [save_bundle(train(*splits, TrainConfig(epochs=1, ngrams=1, buckets=100, seed=seed, progress=False)),
-                           f"{ws.models}/m{seed}") for seed in (0, 1)]
+    ws, bundles = _04_cell(tmp_path, s3_bucket)
     folder, archive = tmp_path / "out" / "sample", f"{ws.base}/sagemaker/sample/model.tar.gz"
     predictors = [Predictor.load(b) for b in bundles]
     if cell == "save_word_vectors":
@@ -639,6 +645,50 @@ def test_a_stop_during_04s_vectors_or_pack_is_one_line_saying_what_was_written(s
         assert set(after[1]) == set(before[1]) and after[1] != before[1]
     _bug_keeps_its_traceback(shell, capsys, monkeypatch, *(
         (vec_files, "compressing") if cell == "save_word_vectors" else (packaging, "_normalize_member")), code)
+
+
+def test_a_stop_just_after_04s_vectors_were_noted_written_whose_files_are_put_back_says_so(
+        shell, capsys, monkeypatch, tmp_path, s3_bucket):
+    """A Stop in the few bytecodes between the vectors' note that they are written (stops.note_written, called as the
+    set is in place) and the set's last step: the .vec and its record were put back, and the line said "once the
+    word vectors were written". It is the cell's line of a Stop while writing them now: the earlier files are as
+    they were."""
+    from fasttext_lib import inference_files
+    from fasttext_lib.predict import Predictor
+
+    ws, bundles = _04_cell(tmp_path, s3_bucket)
+    ws.save_word_vectors(Predictor.load(bundles[0]), "sample")
+    folder = tmp_path / "out" / "sample"
+    before = _files(folder)
+    _stopped_once_in_place(monkeypatch, inference_files, "note_written")
+    shell.user_ns.update(ws=ws, predictor=Predictor.load(bundles[1]))
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "ws.save_word_vectors(predictor, 'sample')")
+    monkeypatch.undo()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert _files(folder) == before
+    assert out.strip() == (f"error: stopped by the user while writing the word vectors to {folder}/04_word_vectors.vec; "
+                           f"the earlier file there, if any, is as it was; run the cell again to write them"), out
+
+
+def test_a_stop_once_pack_models_upload_is_answered_is_the_cells_once_packed_line(shell, capsys, monkeypatch, tmp_path,
+                                                                                 s3_bucket):
+    """04's deploy cell's pack_model to S3, stopped once S3 had answered the archive's upload, before the write's last
+    steps (its staging folder going): the line was atomic_write's "interrupted (SIGINT); stopped after
+    s3://.../model.tar.gz was written", where the cell's other Stops say "stopped by the user ...". It is the cell's
+    "once packed" line now (the archive is there)."""
+    from fasttext_lib import packaging, storage
+
+    ws, bundles = _04_cell(tmp_path, s3_bucket)
+    archive = f"{ws.base}/sagemaker/sample/model.tar.gz"
+    _stopped_once_in_place(monkeypatch, storage.atomic, "upload_file")
+    shell.user_ns.update(pack_model=packaging.pack_model, bundle=bundles[1], archive=archive)
+    notebook_errors.show_errors_as_lines()
+    result, out = run(shell, capsys, "pack_model(bundle, archive)")
+    monkeypatch.undo()
+    assert not result.success and type(result.error_in_exec) is KeyboardInterrupt, out
+    assert out.strip() == f"error: stopped by the user once the bundle {bundles[1]} was packed into {archive}", out
+    assert storage.exists(archive)
 
 
 @pytest.mark.parametrize("after", ["04_written.json", "the file"])

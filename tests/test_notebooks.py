@@ -1891,6 +1891,39 @@ def test_02_saved_again_to_a_bundle_whose_history_was_kept_aside_removes_its_own
                               "history.exp3.png", "history.png"]
 
 
+def test_02_a_copy_kept_of_a_prefix_with_a_backslash_is_removed_by_its_bundles_next_save(tmp_path, s3_bucket, capsys):
+    """A prefix holding a backslash (``a\\b``, S3 takes it) named the copies of its bundle's history kept aside
+    ``history.a\\b.csv``, which the record named but no save removed: a copy's name is one in the folder itself, and
+    one with a backslash (Windows' separator) is not (written_record.is_kept_name), so the record's entry was dropped
+    as it was read. The backslash is named as a slash is now (``history.a-b.csv``), and the bundle's next save
+    removes its copies, as any other prefix's."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.workspace import Workspace
+
+    out = str(tmp_path / "out")
+    _, other, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
+    slashed = Workspace(s3_bucket[len("s3://"):], "a\\b", out)
+    run = tmp_path / "out" / "sample"
+    for ws in (slashed, other):  # the other prefix's save keeps a\b's history aside
+        ws.save_run(trained, "sample", fig)
+    assert sorted(p.name for p in run.glob("history.*")) == [
+        "history.a-b.csv", "history.a-b.png", "history.csv", "history.png"]
+    capsys.readouterr()
+    slashed.save_run(trained, "sample", fig)
+    plt.close(fig)
+    err = capsys.readouterr().err.splitlines()
+    assert f"removed history.a-b.csv and history.a-b.png from {out}/sample: notebook 02's history's files of " \
+        f"{slashed.model('sample')} kept aside when another bucket's or prefix's save replaced them, older than this " \
+        f"save's" in err, err
+    assert sorted(p.name for p in run.glob("history.*")) == [  # (exp2's, kept by this save: still there)
+        "history.csv", "history.exp2.csv", "history.exp2.png", "history.png"]
+    assert sorted(json.loads((run / "history_written.json").read_bytes())["files"]) == [
+        "history.csv", "history.exp2.csv", "history.exp2.png", "history.png"]
+
+
 def test_02_a_copys_name_of_no_record_is_noted_once_whichever_bucket_named_it(tmp_path, s3_bucket, capsys):
     """exp1's save noted a file of a copy's name of no record ("not recorded as kept (yours?)") at every save of exp1's
     bundle, the same line each time; and looked only for names a save in exp1's own bucket gives its copies

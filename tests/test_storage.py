@@ -1422,9 +1422,9 @@ def test_check_writable_s3(s3_bucket, proxy):
 
 def test_a_put_answered_409_is_sent_again_after_the_conflict_pause(tmp_path, s3_bucket, proxy, monkeypatch):
     """S3's 409 ConditionalRequestConflict (another create of the key in flight) asks to try again: a single file's
-    create-only PUT and a set's manifest PUT are sent again :data:`s3.CONFLICT_PAUSE` (1 s) later, one constant for
-    both. Other tests shorten it, their attempts under test; here the real pause is what is asked for (recorded, not
-    waited). The manifest's pause was sets' own copy of the number: a shorter one set in s3 left it at a second."""
+    create-only PUT and a set's manifest PUT are sent again :data:`s3.CONFLICT_PAUSE` (1 s) later
+    (s3.sent_again_on_conflict). Other tests shorten it, their attempts under test; here the real pause is what is
+    asked for, recorded, not waited."""
     import types
 
     from fasttext_lib.storage import s3
@@ -2819,6 +2819,61 @@ def test_a_create_only_pair_stopped_while_s3_holds_a_create_does_not_say_it_clea
     assert line == (f"interrupted (SIGINT); stopped and cleaned up, but {test} may still be created by its upload, "
                     f"under way when this run stopped: delete it if it is there, or run the command again with "
                     f"--overwrite"), line
+
+
+def _stopped_in_the_conflict_pause(monkeypatch):
+    """A stop (Ctrl-C) raised by the pause before a create-only PUT S3 answered 409 is sent again: s3.CONFLICT_PAUSE,
+    set to a length no other sleep has, the one definition both such retries (s3's, sets') read."""
+    from fasttext_lib.storage import s3
+
+    pause, sleep = 0.0123, time.sleep
+    monkeypatch.setattr(s3, "CONFLICT_PAUSE", pause)
+
+    def stopping(seconds):
+        if seconds == pause:
+            raise KeyboardInterrupt
+        sleep(seconds)
+    monkeypatch.setattr(time, "sleep", stopping)
+
+
+def test_a_bundle_save_stopped_between_a_409_and_its_next_put_says_s3_refused_it_and_takes_its_files_back(
+        tmp_path, s3_bucket, proxy, monkeypatch):
+    """A save without overwrite whose config.json PUT S3 answered 409 (another save creating it at that moment), stopped
+    in the pause before the PUT is sent again. The line said "a bundle may still be created ... by this save (S3 had
+    not answered the PUT of its config.json)", and its files were kept for that PUT: S3 had answered it, refusing
+    it, and none was in flight. The files are taken back, and the line says what S3 answered."""
+    from fasttext_lib.bundle import publish_bundle
+    from fasttext_lib.stops import stop_message
+
+    _stopped_in_the_conflict_pause(monkeypatch)
+    dest = f"{s3_bucket}/models/raced"
+    proxy.fail("PUT", r"/models/raced/config\.json$", "409", nth=None)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        publish_bundle(dest, {"tag": "new"}, make_files(tmp_path, "new"), overwrite=False)
+    proxy.clear()
+    assert _bucket_keys(dest) == []
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but another write was creating {dest}/config.json at the same "
+        f"moment (S3 refused this run's PUT of it with 409, and it was waiting to send it again): it may be there now")
+
+
+def test_a_create_only_write_stopped_between_a_409_and_its_next_put_says_s3_refused_it(s3_bucket, proxy, monkeypatch):
+    """atomic_write without overwrite (a trial table, export-vectors) stopped in the pause after S3 answered its PUT
+    409: its line said the object "may still be created by its upload, under way when this run stopped", which S3
+    had refused."""
+    from fasttext_lib.stops import stop_message
+
+    _stopped_in_the_conflict_pause(monkeypatch)
+    table = f"{s3_bucket}/runs/trials.csv"
+    proxy.fail("PUT", r"/runs/trials\.csv$", "409", nth=None)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        with storage.atomic_write(table, "wb", overwrite=False) as f:
+            f.write(b"ours\n")
+    proxy.clear()
+    assert not storage.exists(table)
+    assert stop_message(stopped.value) == (
+        f"interrupted (SIGINT); stopped and cleaned up, but another write was creating {table} at the same moment (S3 "
+        f"refused this run's PUT of it with 409, and it was waiting to send it again): it may be there now")
 
 
 def test_a_pair_write_stopped_while_s3_holds_a_staging_upload_names_the_staging_object_it_may_leave(s3_bucket, proxy):

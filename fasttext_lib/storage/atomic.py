@@ -17,7 +17,7 @@ import time
 
 from ..errors import FastTextError, could_not_remove
 from ..stops import (DefaultStopsHeld, later_stops_held, note_what_a_stop_came_after, note_what_a_stop_cleaned_up,
-                     note_what_a_stop_could_not_remove, note_what_a_stop_left)
+                     note_what_a_stop_could_not_remove, note_what_a_stop_left, note_written_undone)
 from .s3 import (OVERWRITE_FLAG, AlreadyExists, _Transfer, _upload_new, already_exists, is_s3, replace_with,
                  rerun_to_replace, run_again_with, s3_client, s3_errors, split_s3, upload_file)
 from .files import _NO_LOCKS as _NO_FILE_LOCKS, check_replaceable, directories_locked, why_not_written, write_target
@@ -697,6 +697,8 @@ def _put_back(failure, kept, placing, rerun):
         _say_left(failure, not_removed, not_put_back, rerun)
         raise
     _say_left(failure, not_removed, not_put_back, rerun)
+    if to_take_back and isinstance(failure, KeyboardInterrupt):  # (a stop just after the caller noted them written)
+        note_written_undone()
 
 
 def _holds(path, new):

@@ -471,14 +471,57 @@ class AlreadyExists(FastTextError):
 
 
 CONFLICT_ATTEMPTS = 3  # create-only PUTs answered 409 (another create of the key in flight) are sent this often
-CONFLICT_PAUSE = 1  # seconds apart
+CONFLICT_PAUSE = 1  # seconds apart (read as this module's attribute, so that a test may shorten it)
 
 
-def pause_after_a_conflict():
-    """The wait before a PUT answered 409 is sent again, a single file's here or a set's manifest (sets._commit):
-    :data:`CONFLICT_PAUSE`, read as it is now (sets imported the number itself, so a shorter one set here, as tests
-    do, left its pauses at a second)."""
-    time.sleep(CONFLICT_PAUSE)
+def sent_again_on_conflict(send, uri, transfer=None):
+    """``send()``, a create-only PUT (``If-None-Match``) of ``uri``, sent again while S3 answers it 409
+    ConditionalRequestConflict: another create of the key was in flight, which may still fail (once it is done, ours
+    lands, or is refused 412). :data:`CONFLICT_ATTEMPTS` times in all, :data:`CONFLICT_PAUSE` apart; the last 409 is
+    raised as S3's error, like any other. The one such loop: _upload_new's objects', a set's manifest's (sets).
+
+    A stop during a pause came while no request of this write was in flight: S3 had answered the last one, refusing
+    it, so nothing of this run's is written by it, now or later (:func:`stopped_with_nothing_in_flight`; ``transfer``,
+    the write's, no longer ``creating``). It was told as a PUT S3 had not answered ("may still be created"), and a
+    set's files were kept for it. Its line says another write was creating ``uri`` meanwhile. Unless an attempt was
+    one botocore had sent again (its first try's answer lost: that one may still land): then it is told as before."""
+    import botocore.exceptions as bex
+
+    retried = False
+    for attempt in range(CONFLICT_ATTEMPTS):
+        try:
+            return send()
+        except bex.ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("ConditionalRequestConflict", "409") or \
+                    attempt == CONFLICT_ATTEMPTS - 1:
+                raise
+            retried = retried or bool((exc.response.get("ResponseMetadata") or {}).get("RetryAttempts"))
+        try:
+            time.sleep(CONFLICT_PAUSE)
+        except KeyboardInterrupt as stop:
+            if not retried:
+                _note_a_stop_between_conflicts(stop, uri, transfer)
+            raise
+
+
+def _note_a_stop_between_conflicts(stop, uri, transfer):
+    """:func:`sent_again_on_conflict`'s stop in a pause, every attempt refused by S3 at once: nothing in flight."""
+    from ..stops import note_what_a_stop_left
+
+    setattr(stop, _NOTHING_IN_FLIGHT, True)
+    if transfer is not None:
+        transfer.creating = False  # (its creating request was answered: refused)
+    note_what_a_stop_left(stop, f"another write was creating {uri} at the same moment (S3 refused this run's PUT of "
+                                f"it with 409, and it was waiting to send it again): it may be there now")
+
+
+_NOTHING_IN_FLIGHT = "fasttext_lib_nothing_in_flight"
+
+
+def stopped_with_nothing_in_flight(stop):
+    """Whether ``stop`` came between a create-only PUT S3 refused 409 and the next (:func:`sent_again_on_conflict`):
+    S3 had answered every request of that write, so it writes nothing after the stop."""
+    return bool(getattr(stop, _NOTHING_IN_FLIGHT, False))
 
 
 class BeingWritten(AlreadyExists):
@@ -773,25 +816,24 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
 
     if _conditional_writes(client):
         write_id = secrets.token_hex(8)
-        for attempt in range(CONFLICT_ATTEMPTS):
-            try:
-                with _noted_here(transfer):
-                    return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
-            except bex.ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code")
-                if code in ("PreconditionFailed", "412"):
-                    own = _created_by_an_earlier_attempt(client, bucket, key, write_id, exc)
-                    if own is not None:
-                        return own
-                    raise already_exists(uri, replace_with(overwrite_as)) from None
-                if code in ("ConditionalRequestConflict", "409"):  # another create of the key in flight: S3 asks to
-                    if attempt < CONFLICT_ATTEMPTS - 1:  # try again (it may fail; done, ours is refused 412)
-                        pause_after_a_conflict()
-                        continue
-                    raise BeingWritten(f"{uri} was being written by someone else at the same time; try again") from None
-                if code not in ("NotImplemented", "501"):
-                    raise
-                break  # an S3-compatible store without conditional writes: check first, as below
+
+        def create():
+            with _noted_here(transfer):
+                return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
+        try:
+            return sent_again_on_conflict(create, uri, transfer)
+        except bex.ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("PreconditionFailed", "412"):
+                own = _created_by_an_earlier_attempt(client, bucket, key, write_id, exc)
+                if own is not None:
+                    return own
+                raise already_exists(uri, replace_with(overwrite_as)) from None
+            if code in ("ConditionalRequestConflict", "409"):  # (still, at the last attempt)
+                raise BeingWritten(f"{uri} was being written by someone else at the same time; try again") from None
+            if code not in ("NotImplemented", "501"):
+                raise
+            # an S3-compatible store without conditional writes: check first, as below
     try:
         client.head_object(Bucket=bucket, Key=key)
     except Exception as exc:

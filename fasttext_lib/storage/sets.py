@@ -63,10 +63,11 @@ import tempfile
 import time
 
 from ..errors import FastTextError, out_of_memory_naming, refuse_standard_output
-from .s3 import (_CREDENTIALS_REFUSED, BeingWritten, Damaged, SetChanged, _bucket_exists, _bucket_listable,
-                 _endpoint_only, _is_missing, _keeps_versions, _key, _may_delete, _operation_members, _status,
-                 already_exists, get_s3_object, is_forbidden, is_s3, join, pause_after_a_conflict, s3_client, s3_errors,
-                 split_s3, upload_file)
+from . import s3
+from .s3 import (_CREDENTIALS_REFUSED, BeingWritten, Damaged, SetChanged, _bucket_exists,
+                 _bucket_listable, _endpoint_only, _is_missing, _keeps_versions, _key, _may_delete, _operation_members,
+                 _status, already_exists, get_s3_object, is_forbidden, is_s3, join, s3_client, s3_errors, split_s3,
+                 upload_file)
 from .files import (LOOP, _why_no_file, cannot_read, check_name_lengths, check_replaceable, exists, hash_file,
                     is_a_loop, refuse_existing, why_not_written, write_target)
 from .atomic import (NO_ROOM, STAGING_PREFIX, _NO_HARD_LINKS, _missing_directories, _remove_if_empty,
@@ -760,8 +761,11 @@ def _put_manifest(client, bucket, key, body, condition, dest, where, overwrite, 
             if not overwrite:
                 raise already_exists(where, hint)
         condition = {}
-    try:
+
+    def put():
         return client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json", **condition)
+    try:  # (a create-only one answered 409 is sent again: the other save in flight may fail)
+        return s3.sent_again_on_conflict(put, where) if condition and not overwrite else put()
     except bex.ClientError as exc:
         code = exc.response.get("Error", {}).get("Code")
         # an S3-compatible store without conditional writes (501), or one that takes If-None-Match but answers
@@ -798,9 +802,10 @@ class _Raced(FastTextError):
 
 class _RacedToCreate(_Raced, BeingWritten):
     """A 409 without overwrite: another save was putting its set in place here at the same moment, which this one, once
-    that is done, may not replace. :func:`_commit` sends the PUT again (that save may fail, and this one then lands);
-    still 409 at its last attempt, an AlreadyExists too (s3.BeingWritten), so a caller that keeps its files beside a
-    taken destination (bundle.save_bundle's keep_beside, the command line's train) does so rather than lose them."""
+    that is done, may not replace. :func:`_put_manifest` sends the PUT again (that save may fail, and this one then
+    lands: s3.sent_again_on_conflict); still 409 at its last attempt, an AlreadyExists too (s3.BeingWritten), so a
+    caller that keeps its files beside a taken destination (bundle.save_bundle's keep_beside, the command line's
+    train) does so rather than lose them."""
 
 
 _COMMIT_ATTEMPTS = 3  # a set read again and again, each time replaced before our PUT: publishers keep racing
@@ -824,13 +829,9 @@ def _commit(client, bucket, prefix, manifest_name, body, seen, ours, listable, o
             put = _put_manifest(client, bucket, _key(prefix, manifest_name), body, condition, dest, where, overwrite,
                                 hint)
             return put, old, read
-        except _Raced as raced:
-            conflict = isinstance(raced, _RacedToCreate)
-            if not (overwrite and listable or conflict) or attempt == _COMMIT_ATTEMPTS - 1:
+        except _Raced:
+            if not (overwrite and listable) or attempt == _COMMIT_ATTEMPTS - 1:
                 raise
-            if conflict:  # (S3's 409 asks to try again: the PUT in flight beside ours may fail; once it is done, the
-                pause_after_a_conflict()  # same If-None-Match PUT lands, or is refused 412 as a set there)
-                continue
             replaced = old, read
             old, read, listed = _check_s3_destination(client, bucket, prefix, manifest_name, dest)
             if old is not None and ours & _referenced(old):  # our own PUT landed: botocore's retry was refused
@@ -914,6 +915,8 @@ def _may_still_land(exc):
     answer means S3 is done with it."""
     import botocore.exceptions as bex
 
+    if s3.stopped_with_nothing_in_flight(exc):  # (between a create-only PUT S3 refused 409 and the next)
+        return False
     return not isinstance(exc, Exception) or isinstance(exc, bex.ReadTimeoutError)
 
 
