@@ -855,6 +855,7 @@ def test_training_data_whose_download_is_cut_midway_is_resumed(tmp_path, s3_buck
 
 @pytest.mark.parametrize("pattern, action", [(r"/model-", "500"), (r"/config\.json$", "500"),
                                              (r"/model-", "503")])  # 503 SlowDown: S3 throttling, retried, then given up
+@pytest.mark.usefixtures("no_backoff_between_botocore_retries")  # (in-process runs: the retries stay, their sleeps go)
 def test_failed_s3_upload_keeps_the_old_bundle(tmp_path, data, s3_model, proxy, pattern, action, tmpdir_env):
     tmpdir, env = tmpdir_env
     old, before = predictions(s3_model), s3_keys(s3_model)
