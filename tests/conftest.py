@@ -224,6 +224,19 @@ def no_backoff_between_botocore_retries(monkeypatch):
 
 
 @pytest.fixture
+def no_pause_between_smart_open_rereads(monkeypatch):
+    """smart_open reads the rest of a body cut midway again after a pause (1, 2, 4, 8, 16 s: a second before the
+    first). Tests that cut a read on purpose: the reads again, and what comes of them, are under test; the pause before
+    each is not. Here it is skipped (smart_open.s3 alone sees a sleep that returns at once)."""
+    import time
+    import types
+
+    import smart_open.s3
+
+    monkeypatch.setattr(smart_open.s3, "time", types.SimpleNamespace(**{**vars(time), "sleep": lambda seconds: None}))
+
+
+@pytest.fixture
 def tmpfs(tmp_path):
     """A real tiny tmpfs (as root chmod does not stop writes, so read-only and full need a real mount).
 

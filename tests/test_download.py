@@ -309,7 +309,8 @@ def server(archive, monkeypatch):
     spec, data = archive
     handler = type("Handler", (_Handler,), {"files": {f"/mirror/{spec.filename}": data}, "log": []})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    # (poll_interval: how often the loop looks for shutdown(), which waits for that at each test's end)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/mirror/", handler
     httpd.shutdown()
@@ -524,7 +525,7 @@ def _cache_with_a_partial_download(tmp_path, spec, data):
 def _serve_with(handler_class):
     """A local HTTP server answering with ``handler_class``, serving in a thread (shut down by the caller)."""
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     return httpd
 
 
@@ -1250,7 +1251,7 @@ def odd_server(monkeypatch):
 
     def start(kind, body=b""):
         httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("Odd", (_Odd,), {"kind": kind, "body": body}))
-        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         servers.append(httpd)
         return f"http://127.0.0.1:{httpd.server_address[1]}/"
     yield start

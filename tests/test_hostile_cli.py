@@ -24,7 +24,7 @@ import pytest
 
 from cli_helpers import (REVIEWS, TINY, tiny, assert_error, bundle, copy_bundle, data, listing, make_data,  # noqa: F401
                          predictions, tmpdir_env, with_options)
-from conftest import ROOT, free_port, remount_ro, run_cli
+from conftest import ROOT, cli_in_process, cli_in_process_with, free_port, remount_ro, run_cli
 from fault_proxy import FaultProxy
 
 
@@ -33,6 +33,18 @@ def predictions_json(model):
     from conftest import cli_in_process
 
     return [json.loads(line) for line in cli_in_process("predict", "--model", model, input=REVIEWS).stdout.splitlines()]
+
+
+def in_process_with_tmpdir(tmpdir, *args, env=None, input=None):
+    """:func:`conftest.cli_in_process_with` with ``tmpdir`` as TMPDIR, taken as a new process takes it: Python's cached
+    choice of the temporary directory (tempfile.tempdir) is cleared for the call, so it is made again from TMPDIR; both
+    are put back after it (the test's own checks keep theirs: a full TMPDIR under test would fail them). For the
+    cases whose answer and leftovers are under test; each such family keeps one case run as a process."""
+    import tempfile
+    from unittest import mock
+
+    with mock.patch.object(tempfile, "tempdir", None):
+        return cli_in_process_with(dict(env or {}, TMPDIR=str(tmpdir)), *args, input=input)
 
 
 def s3_keys(uri):
@@ -64,15 +76,15 @@ def test_output_that_is_not_ours_is_refused_before_reading_data(tmp_path, bundle
             (target / name).write_text("old")
         output, train, why = target, tmp_path / "missing.csv", "older format 1"
     before = listing(target)
-    env = {"PYTHONPATH": ROOT}
-    r = subprocess.run([sys.executable, "-m", "fasttext_lib", "train", "--train", str(train), "--output", str(output), *TINY],
-                       capture_output=True, text=True, cwd=cwd, env=dict(os.environ, **env), timeout=300)
+    args = ("train", "--train", train, "--output", output, *TINY)
+    if case == "current directory":  # one case a process (in the directory it names); the others in this process
+        r = run_cli(*args, cwd=cwd)
+    else:
+        r = cli_in_process(*args)
     assert_error(r, why)  # the output is checked first: a missing --train is not even looked at
     assert "refusing to write" in r.stderr
     assert listing(target) == before
     if case == "old format":  # (the bundle's refusal: in this process)
-        from conftest import cli_in_process
-
         assert_error(cli_in_process("predict", "--model", target, input="x\n"), "retrain it")
 
 
@@ -95,9 +107,9 @@ def test_unwritable_output_is_found_before_training(tmp_path, tmpfs, data, s3_se
     else:
         output, why = "s3://any-bucket/models/run", "cannot reach the S3 endpoint"
         env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
-    from conftest import cli_in_process_with
-
-    r = run_cli("train", "--train", tmp_path / "missing.csv", "--output", output, *TINY, env=env)
+    args = ("train", "--train", tmp_path / "missing.csv", "--output", output, *TINY)
+    # (one case a process; the others' answers in this process: the checks are the library's, as the second run's)
+    r = run_cli(*args, env=env) if case == "read-only" else cli_in_process_with(env, *args)
     assert_error(r, why)  # before the (missing) training data is read: found up front
     r = cli_in_process_with(env, "train", "--train", data["train"], "--output", output, *TINY)  # (the process: above)
     assert_error(r, why)
@@ -110,7 +122,9 @@ def test_unwritable_output_is_found_before_training(tmp_path, tmpfs, data, s3_se
 
 def test_checkpoint_dir_that_is_a_file(tmp_path, data):
     (tmp_path / "ckpt").write_text("mine")
-    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", tmp_path / "ckpt", *TINY)
+    # (in this process: the family's process is test_checkpoint_dir_that_is_the_output_is_refused_before_training's)
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir",
+                       tmp_path / "ckpt", *TINY)
     assert_error(r, "ckpt exists and is not a directory")
     assert (tmp_path / "ckpt").read_text() == "mine" and not (tmp_path / "out").exists() and not r.stdout.strip()
 
@@ -178,7 +192,8 @@ def test_checkpoint_dir_beside_the_output_with_its_name_as_prefix_is_fine(tmp_pa
 def checkpoint(data, tmp_path_factory):
     """A checkpoint folder (epoch-0001/) a finished training kept (not to be modified: tests copy it)."""
     where = tmp_path_factory.mktemp("checkpoint")
-    r = run_cli("train", "--train", data["train"], "--output", where / "model", "--checkpoint-dir", where / "ck", *TINY)
+    r = cli_in_process("train", "--train", data["train"], "--output", where / "model", "--checkpoint-dir", where / "ck",
+                       *TINY)  # (what the tests are given, made in this process)
     assert r.returncode == 0, r.stderr
     return where / "ck" / "epoch-0001"
 
@@ -337,7 +352,7 @@ def test_a_name_too_long_for_the_file_system_is_refused_before_training(tmp_path
 
 def test_sample_output_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
-    r = run_cli("sample", "--output", tmp_path / "afile" / "data")
+    r = cli_in_process("sample", "--output", tmp_path / "afile" / "data")  # (an --output's process: train's, above)
     assert_error(r, "afile")
     assert os.listdir(tmp_path) == ["afile"] and (tmp_path / "afile").read_text() == "x"
 
@@ -369,7 +384,7 @@ def test_bad_settings_are_refused_up_front(tmp_path, flag, value, why):
 
 
 def test_bad_ctx_for_predict(bundle):
-    r = run_cli("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n")
+    r = cli_in_process("predict", "--model", bundle, "--ctx", "cpu:x", input="x\n")  # (the process: --lr's, above)
     assert_error(r, "error: bad --ctx 'cpu:x': device ids")
 
 
@@ -384,7 +399,8 @@ def test_divergence_stops_training_and_saves_nothing(tmp_path, data, tmpdir_env)
 
 
 def test_empty_vocabulary_is_refused(tmp_path, data):
-    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--min-count", "100000")
+    # (in this process: a data refusal's process is test_data_of_labels_alone_is_named_as_such_not_told_to_lower_...'s)
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--min-count", "100000")
     assert_error(r, "empty vocabulary: no word occurs at least 100000 times in the training data (--min-count 100000), "
                     "so every document would get the same prediction; lower --min-count")  # (not min_count: no flag)
     assert not (tmp_path / "out").exists()
@@ -404,7 +420,9 @@ def test_data_of_labels_alone_is_named_as_such_not_told_to_lower_min_count(tmp_p
 
 
 def test_epoch_lines_are_strict_json_without_validation(tmp_path, data):
-    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--seed", str(2**32 - 1))  # largest seed
+    # (the lines train prints, in this process: a training run's process is the module's bundle's)
+    r = cli_in_process("train", "--train", data["train"], "--output", tmp_path / "out", *TINY, "--seed",
+                       str(2**32 - 1))  # largest seed
     assert r.returncode == 0, r.stderr
 
     def refuse(constant):
@@ -443,7 +461,8 @@ def test_bundle_config_with_bad_labels(tmp_path, bundle, labels, why):
     else:
         config["labels"] = labels
     (broken / "config.json").write_text(json.dumps(config))
-    assert_error(run_cli("predict", "--model", broken, input="x\n"), why)
+    # (in this process: a damaged bundle's process is test_bundle_with_another_runs_params_or_truncated_params's)
+    assert_error(cli_in_process("predict", "--model", broken, input="x\n"), why)
 
 
 def test_predict_stdin_that_is_not_utf8(bundle, tmpdir_env):
@@ -519,7 +538,8 @@ def test_input_without_line_breaks_is_one_error_line(tmp_path, bundle, command):
     """/dev/zero (or any input with no line break) was read until memory ran out."""
     args = (["predict", "--model", bundle, "--input", "/dev/zero"] if command == "predict"
             else ["train", "--train", "/dev/zero", "--output", tmp_path / "m", *TINY])
-    assert_error(run_cli(*args), "/dev/zero:1: not a text file (contains NUL bytes")
+    run = run_cli if command == "predict" else cli_in_process  # one process; train's line in this process
+    assert_error(run(*args), "/dev/zero:1: not a text file (contains NUL bytes")
     assert not (tmp_path / "m").exists()
 
 
@@ -695,7 +715,8 @@ def test_class_names_an_ascii_stdout_cannot_hold_are_shown_escaped(tmp_path, dat
     """A bundle whose classes are named "très mal" / "très bien", evaluated and queried where stdout is ASCII:
     evaluate's tables were a UnicodeEncodeError traceback (exit 1) after the matrix was computed."""
     model = tmp_path / "model"
-    r = run_cli("train", "--train", data["train"], "--output", model, "--label-names", "1=très mal,2=très bien", *TINY)
+    r = cli_in_process("train", "--train", data["train"], "--output", model, "--label-names", "1=très mal,2=très bien",
+                       *TINY)  # (the bundle they read, trained in this process: the ASCII processes are below)
     assert r.returncode == 0, r.stderr
     env = dict(os.environ, PYTHONPATH=ROOT, **environment)
     for args, stdin in ((["evaluate", "--data", str(data["test"])], None), (["predict"], "très bon ☺\n")):
@@ -729,13 +750,15 @@ def no_credentials(tmp_path):
 def test_reading_a_model_from_s3_names_the_real_cause(tmp_path, s3_bucket, s3_model, data, command):
     from conftest import cli_in_process_with
 
-    def run(model, env=None):
-        if command == "predict":
+    def run(model, env=None, process=False):
+        if process:
             return run_cli("predict", "--model", model, input="x\n", env=env)
-        # (evaluate's answers in this process: the causes are the library's, found as predict's, whose process is run)
+        # (the answers in this process: the causes are the library's, whatever the command; predict's first a process)
+        if command == "predict":
+            return cli_in_process_with(env, "predict", "--model", model, input="x\n")
         return cli_in_process_with(env, "evaluate", "--model", model, "--data", data["test"])
 
-    assert_error(run(s3_model, env=no_credentials(tmp_path)), "no AWS credentials")
+    assert_error(run(s3_model, env=no_credentials(tmp_path), process=command == "predict"), "no AWS credentials")
     down = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1"}
     assert_error(run(s3_model, env=down), "cannot reach the S3 endpoint")
     assert_error(run("s3://no-such-bucket-hostile/models/run"), "S3 bucket does not exist: no-such-bucket-hostile")
@@ -750,7 +773,9 @@ def proxy(s3_server):
 
 def test_get_refused_after_head_is_one_line(s3_model, proxy):
     proxy.fail("GET", r"/model-", "403")
-    r = run_cli("predict", "--model", s3_model, input="x\n", env={"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"})
+    # (in this process: an S3 read's process is test_reading_a_model_from_s3_names_the_real_cause[predict]'s)
+    r = cli_in_process_with({"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"}, "predict", "--model",
+                            s3_model, input="x\n")
     assert_error(r, "access denied")
 
 
@@ -786,9 +811,11 @@ def test_a_bundle_file_whose_download_is_cut_midway_is_resumed(s3_model, proxy, 
     assert len(gets) == 2  # the cut GET and the one for the rest
 
 
+@pytest.mark.usefixtures("no_backoff_between_botocore_retries")  # (the retries stay; botocore's sleeps go)
 def test_a_bundle_download_cut_every_time_is_one_error_line(s3_model, proxy):
     proxy.fail("GET", r"/model-", "cut")
-    r = run_cli("predict", "--model", s3_model, input="x\n", env={"AWS_ENDPOINT_URL": proxy.endpoint})
+    # (in this process: an S3 read's process is test_reading_a_model_from_s3_names_the_real_cause[predict]'s)
+    r = cli_in_process_with({"AWS_ENDPOINT_URL": proxy.endpoint}, "predict", "--model", s3_model, input="x\n")
     assert_error(r, "failed (connection lost or timed out)")
     assert r.stdout == ""
 
@@ -828,12 +855,17 @@ def test_training_data_whose_download_is_cut_midway_is_resumed(tmp_path, s3_buck
 
 @pytest.mark.parametrize("pattern, action", [(r"/model-", "500"), (r"/config\.json$", "500"),
                                              (r"/model-", "503")])  # 503 SlowDown: S3 throttling, retried, then given up
+@pytest.mark.usefixtures("no_backoff_between_botocore_retries")  # (in-process runs: the retries stay, their sleeps go)
 def test_failed_s3_upload_keeps_the_old_bundle(tmp_path, data, s3_model, proxy, pattern, action, tmpdir_env):
     tmpdir, env = tmpdir_env
     old, before = predictions(s3_model), s3_keys(s3_model)
     proxy.fail("PUT", pattern, action)
-    r = run_cli("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "11", "--overwrite",
-                env=dict(env, AWS_ENDPOINT_URL=proxy.endpoint, AWS_MAX_ATTEMPTS="2"))
+    args = ("train", "--train", data["train"], "--output", s3_model, *TINY, "--seed", "11", "--overwrite")
+    s3_env = {"AWS_ENDPOINT_URL": proxy.endpoint, "AWS_MAX_ATTEMPTS": "2"}
+    if (pattern, action) == (r"/model-", "500"):  # one case a process; the others' answers in this process
+        r = run_cli(*args, env=dict(env, **s3_env))
+    else:
+        r = in_process_with_tmpdir(tmpdir, *args, env=s3_env)
     assert_error(r, {"500": "HTTP 500", "503": "SlowDown (HTTP 503) Please reduce your request rate."}[action])
     assert any(m == "PUT" for m, _, _ in proxy.log)  # it got as far as uploading
     proxy.clear()
@@ -887,8 +919,10 @@ def test_disk_full_while_writing_a_checkpoint_keeps_the_previous_one(tmp_path, t
 
     tmpdir, env = tmpdir_env
     disk = tmpfs("1m")  # one checkpoint (~0.6 MB: parameters + adam state) fits, two do not
-    r = run_cli("train", "--train", data["train"], "--output", tmp_path / "out", "--checkpoint-dir", disk / "ckpt",
-                *tiny("--epochs", "3", "--emsize", "6"), "--optimizer", "adam", env=env)
+    # (in this process: a full disk's process is test_disk_full_while_writing_a_bundle_keeps_the_old_one's)
+    r = in_process_with_tmpdir(tmpdir, "train", "--train", data["train"], "--output", tmp_path / "out",
+                               "--checkpoint-dir", disk / "ckpt", *tiny("--epochs", "3", "--emsize", "6"),
+                               "--optimizer", "adam")
     assert_error(r, "No space left on device")
     assert [json.loads(line)["epoch"] for line in r.stdout.splitlines()] == [1]
     assert os.listdir(disk / "ckpt") == ["epoch-0001"]
@@ -905,7 +939,7 @@ def test_disk_full_while_writing_the_sample_keeps_both_old_files(tmpfs):
     (disk / "train.csv").write_text('"1","my own training data"\n')
     (disk / "test.csv").write_text('"1","my own test data"\n')
     before = {name: (disk / name).read_bytes() for name in ("train.csv", "test.csv")}
-    r = run_cli("sample", "--output", disk, "--overwrite")
+    r = cli_in_process("sample", "--output", disk, "--overwrite")  # (a full disk's process: the bundle's, above)
     assert_error(r, "No space left on device")
     assert sorted(os.listdir(disk)) == ["test.csv", "train.csv"]
     assert {name: (disk / name).read_bytes() for name in before} == before
@@ -920,8 +954,11 @@ def test_full_tmpdir_while_staging_a_bundle_or_checkpoint_is_one_line(tmp_path, 
     out = copy_bundle(bundle, tmp_path / "model")
     old, before = predictions(out), listing(out)
     what = [str(tmp_path / w) if w == "ckpt" else w for w in what]
-    r = run_cli("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", *what,
-                env={"TMPDIR": str(tmpdir)})
+    args = ("train", "--train", data["train"], "--output", out, *tiny("--emsize", "100"), "--overwrite", *what)
+    if what == ["--compact", "none"]:  # the full table's a process; the others' answers in this process
+        r = run_cli(*args, env={"TMPDIR": str(tmpdir)})
+    else:
+        r = in_process_with_tmpdir(tmpdir, *args)
     assert_error(r, f"no room for temporary files in {tmpdir} (No space left on device)")
     assert listing(out) == before and predictions(out) == old and os.listdir(tmpdir) == []
     assert not (tmp_path / "ckpt").exists() or os.listdir(tmp_path / "ckpt") == []
@@ -1700,7 +1737,8 @@ def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monke
 
 
 def test_an_error_naming_a_path_with_a_line_break_stays_one_line(tmp_path):
-    r = run_cli("train", "--train", tmp_path / "no\nsuch\rfile.csv", "--output", tmp_path / "out", *TINY)
+    # (in this process: the line is the library's; an error line's process is every other family's)
+    r = cli_in_process("train", "--train", tmp_path / "no\nsuch\rfile.csv", "--output", tmp_path / "out", *TINY)
     assert_error(r, f"no such file: {tmp_path}/no\\nsuch\\rfile.csv")
     assert r.stderr.count("\n") == 1 and "\r" not in r.stderr, r.stderr
 
@@ -1714,7 +1752,8 @@ def test_kill_9_mid_publish_leftovers_go_with_the_next_run(tmp_path, data, bundl
                  {"KILL_IN_PUBLISH": "1", "PUBLISH_MARK": str(tmp_path / "unused")}, wrapper)
     assert finish(proc).returncode == -signal.SIGKILL
     assert len(os.listdir(out)) > len(before) and predictions(out) == old  # a leftover, and still the old bundle
-    r = run_cli("train", "--train", data["train"], "--output", out, *TINY, "--seed", "6", "--overwrite")
+    # (the next run, whose cleanup is under test, in this process: the killed one is the process)
+    r = cli_in_process("train", "--train", data["train"], "--output", out, *TINY, "--seed", "6", "--overwrite")
     assert r.returncode == 0, r.stderr
     config = json.loads((out / "config.json").read_text())
     assert sorted(os.listdir(out)) == sorted([".fasttext.lock", "config.json"] + [e["object"] for e in config["files"].values()])

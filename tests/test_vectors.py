@@ -1184,7 +1184,8 @@ def test_export_never_overwrites_a_file_of_an_s3_bundle(s3_bucket, splits):
     bundle = save_bundle(train(*splits, config(epochs=1)), f"{s3_bucket}/model")
     names = _bundle_files(bundle)
     before = {name: storage.read_bytes(f"{bundle}/{name}") for name in names}
-    r = run_cli("export-vectors", "--model", bundle, "--output", f"{bundle}/config.json", "--overwrite")
+    # (in this process: the refusal's process is test_export_never_overwrites_a_file_of_the_bundle_it_reads's)
+    r = cli_in_process("export-vectors", "--model", bundle, "--output", f"{bundle}/config.json", "--overwrite")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         f"error: {bundle}/config.json is a file of the model bundle {bundle}; write the vectors elsewhere"]
     # the bundle's own name: it was written, an object "model" beside the bundle's prefix "model/"
@@ -1208,7 +1209,8 @@ def test_export_to_an_s3_folder_is_refused_as_a_local_directory_is(s3_bucket, sp
     --output s3://b/vectors/ was 'names no object'."""
     bundle = save_bundle(train(*splits, config(epochs=1)), f"{s3_bucket}/model")
     boto3.client("s3").put_object(Bucket=s3_bucket[len("s3://"):], Key="vectors/earlier.vec", Body=b"1 1\nword 0.5\n")
-    r = run_cli("export-vectors", "--model", bundle, "--output", f"{s3_bucket}/vectors")
+    # (in this process: export-vectors to S3 as a process is test_pretrained_vectors_and_export_on_s3's)
+    r = cli_in_process("export-vectors", "--model", bundle, "--output", f"{s3_bucket}/vectors")
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         f"error: {s3_bucket}/vectors is a folder (objects are stored under {s3_bucket}/vectors/); give a file name "
         f"such as {s3_bucket}/vectors/vectors.vec"], r.stderr
