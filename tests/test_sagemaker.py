@@ -34,8 +34,8 @@ import zipfile
 import pytest
 
 from conftest import (ROOT, UNRESUMABLE_BEFORE_READING, as_an_older_writer_left_it, edit_checkpoint, exit_modules_probe,
-                      free_port, gzipped_with_extra, machine_with_memory, modules_at_exit, ole2_header,
-                      staged_only_site, zstd_frame)
+                      free_port, gzipped_with_extra, gzipped_with_unfilled_extra, machine_with_memory, modules_at_exit,
+                      ole2_header, staged_only_site, zstd_frame)
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -2640,12 +2640,14 @@ def _gzipped_as_named(name, data):
     (_zipped("reviews.csv", REVIEW_LINES)[:36], "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
     (gzipped_with_extra(REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (gzipped_with_extra(REVIEW_LINES.encode() * 50)[:28], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    # (its extra field's subfields do not fill it: Python's gzip module reads it, and zlib tells it, past the field)
+    (gzipped_with_unfilled_extra(REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode() * 50)[:30], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode())[:12], f"it is xz-compressed: {UNCOMPRESSED}"),
     (ole2_header() + REVIEW_LINES.encode(), "it is an Excel workbook (.xls): send the reviews it holds as text, JSON or CSV"),
 ], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
         "zstd cut short", "zip", "zip cut short", "gzip with an extra field (bgzip's)",
-        "gzip with an extra field cut short past its header", "gzip naming its file cut short past its header",
+        "gzip with an extra field cut short past its header", "gzip whose extra field its subfields do not fill", "gzip naming its file cut short past its header",
         "xz cut short past its header", "xls"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
