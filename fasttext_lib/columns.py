@@ -258,15 +258,26 @@ def semicolon_header(line, separator=";"):
     ``to_csv(sep=";")``; ``"sentiment";"review"``: R's ``write.csv2``, ``quoting=csv.QUOTE_ALL``), column names a
     program writes (:func:`short_header`) and no comma or tab? Its names are read as a CSV reader reads them, quotes
     and all: split at each semicolon, quoted names were no names (predict answered such a header as a review).
-    ``separator``: another's (``label|text`` under Excel's ``sep=|``: serve_requests._separated_table)."""
+    ``separator``: another's (``label|text`` under Excel's ``sep=|``; ``label,text`` under a ``sep=;`` that named the
+    wrong one: lines._separated_table), its line free of the other two of comma and tab."""
     line = line.lstrip("\ufeff").strip()
-    if separator not in line or any(c in line for c in ",\t"):
+    if separator not in line or any(c in line for c in ",\t" if c != separator):
         return False
     try:
         cells = next(csv.reader([line], delimiter=separator), [])  # (unquoted: line.split(";"), as it was)
     except csv.Error:
         return False
     return len(cells) >= 2 and short_header(cells)
+
+
+def class_rows(lines, separator):
+    """Are ``lines`` (a table's first ones that are not blank, as text) rows with a class first, told without a
+    model's classes: :data:`_CLASS_ROWS` at least, each with ``separator`` in it, their first fields (the classes,
+    quotes aside) a few values over and over, as :func:`unread_header` tells a class column? Reviews that hold a
+    comma do not start with the same few words before it."""
+    firsts = [line.split(separator, 1)[0].strip().strip('"') for line in lines if separator in line]
+    return (len(firsts) >= _CLASS_ROWS and len(firsts) == len(lines) and all(firsts)
+            and 2 * len(set(firsts)) <= len(firsts))
 
 
 def table_header(row):

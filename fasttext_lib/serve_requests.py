@@ -449,48 +449,34 @@ def plain_texts(text):
 
 def _excel_sep_blank(text, csv_body=False):
     """``(text, judged)``: an ``application/jsonlines`` or ``text/csv`` (``csv_body``) body's ``text`` with its first
-    line read as a blank one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
-    line. It was answered as a review (and over a header row, that row too, each row whole; in JSON Lines, a 400), where
-    predict reads the table under it. Alone without its line end (a Batch Transform record of its own: SingleRecord) it
-    is a blank line still: read as no line at all, its request was a 400 that failed the job. (An unquoted ``sep=,`` is
-    two fields in CSV, no review a CSV writer writes: the review ``sep=,`` is written ``"sep=,"``, and read as it.)
+    line read as a blank one when it is Excel's separator line (lines.excel_sep_line: the one rule of predict's files
+    and the endpoint's bodies; ``sep=,``, a tab's), as predict reads any file's first line. It was answered as a review
+    (and over a header row, that row too, each row whole; in JSON Lines, a 400), where predict reads the table under
+    it. Alone without its line end (a Batch Transform record of its own: SingleRecord) it is a blank line still: read
+    as no line at all, its request was a 400 that failed the job. (An unquoted ``sep=,`` is two fields in CSV, no
+    review a CSV writer writes: the review ``sep=,`` is written ``"sep=,"``, and read as it.)
 
-    Another separator's line (``sep=;``): in CSV it is Excel's only above a table of that separator
-    (:func:`_separated_table`), refused with predict's 400 (such a file is refused by predict); else it is a review
-    that reads ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered as one in its place, and no
+    Another separator's line (``sep=;``) in CSV: above a table of that separator, refused with predict's 400; above a
+    comma- or tab-separated table with a header row, blank (the line named the wrong separator; it was answered as a
+    review, and the header and rows under it as reviews, one a line), so that Batch Transform answers it as an empty
+    review and its answers stay line for line; else a review that reads ``sep=;``, answered as one in its place, and no
     row of the table under it: ``judged``, the text the table is judged by, has it blank (the same ``text`` else), so
-    that the rows under it are refused as a semicolon table as they are without it (csv_request). It was
-    a 400 at the endpoint and, in Batch Transform, an empty review's answer: a mini-batch (SplitType=Line) may start
-    anywhere in a file, and the handler cannot tell whether its first line is the file's. In JSON Lines no such line
-    is a review (nor JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where it may
-    be any line of the file. (text/plain reads no separator line: plain_texts.)"""
-    from .lines import excel_sep_line
+    that the rows under it are read as they are without it (csv_request). In JSON Lines no such line is a review (nor
+    JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where a mini-batch
+    (SplitType=Line) may start anywhere in a file. (text/plain reads no separator line: plain_texts.)"""
+    from .lines import excel_sep_line, reads_as_excel_sep
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"
     try:
-        return (blanked, blanked) if excel_sep_line(first, "request") else (text, text)
+        excel = excel_sep_line(first, "request", _lines_of(blanked) if csv_body else None)
     except FastTextError as exc:
-        if csv_body and not _separated_table(blanked, first[len("sep=")]):
-            return text, blanked
         if in_batch_transform(os.environ) and not csv_body:  # (a mini-batch may start anywhere in the file)
             return blanked, blanked
         raise RequestError(400, str(exc)) from None
-
-
-def _separated_table(text, separator):
-    """Is the ``text/csv`` body ``text`` (what is under a first line ``sep=;``) a table ``separator`` separates, as
-    Excel writes under that line: its first line that is not blank a header row of such a table
-    (columns.semicolon_header), and at least half of the lines after it in the look-ahead that are not blank with as
-    many separators (formats.semicolon_table's test of a header row)? Reviews under a review that reads ``sep=;``, a
-    few with a semicolon, are not."""
-    from .columns import semicolon_header
-
-    opening = _opening(text, "")
-    if opening is None or not semicolon_header(opening.first, separator):
-        return False
-    rows = [line for line in opening.following if line.strip()]
-    return 2 * sum(row.count(separator) >= opening.first.count(separator) for row in rows) >= len(rows)
+    if excel:
+        return blanked, blanked
+    return text, blanked if reads_as_excel_sep(first) else text
 
 
 def _refuse_lone_cr(lines):

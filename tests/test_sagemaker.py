@@ -5075,8 +5075,9 @@ _SEMICOLON_ROWS_BY_CLASS = "".join(f"{1 + i % 2};review {i} of the food\n" for i
     ("sep=;\nlabel;text\n2;great food\n1;cold soup\n", "Excel's separator line sep=;"),
     ("sep=;\r\nsentiment;review\r\npositive;great food\r\n", "Excel's separator line sep=;"),
     ("sep=|\nlabel|text\n2|great food\n1|cold soup\n", "Excel's separator line sep=|"),
-    # headerless rows of the model's classes: refused by the rows, as they are without the line
-    ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "line 2 and the lines after it start with one of the model's classes"),
+    # headerless rows with a class first (columns.class_rows): the line is Excel's, as above a header (predict answered
+    # them as reviews, one a line, where the endpoint refused them by their classes)
+    ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "Excel's separator line sep=;"),
 ], ids=["semicolons", "semicolons-crlf", "pipes", "headerless-semicolon-rows"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_predict(tmp_path, bundle, served,
@@ -5104,7 +5105,7 @@ def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_
     ("text/plain", "great food\ncold soup; would not go again\n"),
     ("text/plain", "label;text\n2;great food\n1;cold soup\n"),  # (text/plain: every line a review, as it says)
 ])
-@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=x", "sep=;\r"])
+@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=x", "sep=;\r", "sep=\r"])  # (sep=\r: CRLF, no separator)
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_review_it_is(served, monkeypatch,
                                                                                         content_type, rest, line,
@@ -5120,6 +5121,27 @@ def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_revi
         reviews = [text.rstrip("\r") for text in body.splitlines()]
         assert list(sm_serve.input_fn(body.encode(), content_type)) == reviews, body
         assert _served_answers(body, served, content_type) == served[1].predict(reviews), body
+
+
+@pytest.mark.parametrize("rows", ["label,text\n" + _TEN_LABELED_ROWS, _TEN_LABELED_ROWS, "\n" + _TEN_LABELED_ROWS],
+                         ids=["header", "labeled-rows", "blank-then-labeled-rows"])
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_a_sep_line_naming_the_wrong_separator_above_a_comma_table_reads_the_table(tmp_path, bundle, served, monkeypatch,
+                                                                                 rows, end, batch):
+    """A hand-made ``sep=;`` above a comma-separated table (Excel writes the separator it uses): the endpoint answered
+    the line as a review and the header and rows under it as reviews, one a line, each row whole, its class a word,
+    and predict refused the file. The table is read, the line as Excel's (lines.excel_sep_line, one rule of both), as
+    under ``sep=,``: nothing lost (the line names no review), and in Batch Transform one answer a line still (the
+    line's an empty review's, as ``sep=,``'s), where a 400 would have failed the job."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body, excel = (f"{line}\n{rows}".replace("\n", end) for line in ("sep=;", "sep=,"))
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None and answers == _predicted(tmp_path, bundle, excel)[0]
+    for content_type in ("text/csv", "text/csv; header=present"):
+        assert _served_answers(body, served, content_type) == _served_answers(excel, served, content_type)
+    assert len(_served_answers(body, served)) == (len(body.splitlines()) if batch else len(answers))
 
 
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
