@@ -50,21 +50,35 @@ def binary_kind(body, charsets, whole=True):
 
 
 def _reads_as_text(body, charset, whole=True):
-    """Does ``body`` decode in ``charset`` to characters text holds, none a control character but a tab or a line end?
-    (Where not ``whole``, a character cut short at its end is left undecoded.) Asked of data that starts as gzip,
-    zstd, zip, xz or xls data does and is too short to tell by more. The start of such data, cut short, reads so in
-    UTF-16 alone, and seldom there: UTF-8 refuses gzip's and zstd's bytes, UTF-32 finds code points past U+10FFFF,
-    UTF-8 and single-byte charsets read a header's bytes as control characters (gzip's 1F, zip's 03 04, the zero bytes
-    of zstd's frame header); in UTF-16 a header most often has a NUL or a control character still (gzip's,
-    little-endian: U+0008). One that has none reads as the text it decodes to: the price of answering a UTF-16 review
-    of a few characters that begins with those bytes."""
+    """Does ``body`` read as UTF-16 text in ``charset`` (one of UTF-16's), its characters ones text holds: none a
+    control character but a tab or a line end, none for private use? (Where not
+    ``whole``, a character cut short at its end is left undecoded.) Asked of data that starts as gzip, zstd, zip, xz
+    or xls data does and is too short to tell by more. Only UTF-16 text begins with those bytes as characters a review
+    starts with (U+8B1F, U+B528, U+4B50, Hangul); in another charset they are no review's start: under latin-1 or
+    Windows-1252 zstd's magic and frame byte read as ``(µ/ý$``, under UTF-32 gzip's four bytes as unassigned U+88B1F,
+    and such data, cut short, was answered as a review of them. In UTF-16 a header most often has a NUL or a control
+    character still (gzip's, little-endian: U+0008). One that has none reads as the text it decodes to: the price of
+    answering a UTF-16 review of a few characters that begins with those bytes."""
+    if codecs.lookup(charset).name not in _UTF16:
+        return False
     try:
         # (not an incremental decoder for whole data: UTF-16's refuses data without a byte order mark, which
         # bytes.decode reads as little-endian)
         text = body.decode(charset) if whole else codecs.getincrementaldecoder(charset)().decode(body)
     except ValueError:  # (UnicodeDecodeError, or a codec's plain UnicodeError)
         return False
-    return not any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text)
+    return not any(_not_text(c) for c in text)
+
+
+_UTF16 = ("utf-16", "utf-16-le", "utf-16-be")  # (codecs.lookup's names: utf_16le, UTF-16LE and utf16 are these)
+
+
+def _not_text(character):
+    """A control character but a tab or a line end, or one for private use: none is what a review's first few
+    characters hold. (Not "unassigned": which are is the Unicode version's, so Python's, to say; U+2FFD is one in
+    Python 3.11, not in 3.13.)"""
+    category = unicodedata.category(character)
+    return category == "Cc" and character not in "\t\n\r" or category == "Co"
 
 
 # A gzip header's fixed part (RFC 1952: magic, method, flags, mtime, extra flags, OS), and the fewest bytes after a

@@ -253,21 +253,35 @@ def prose_commas(row):
             and not all(c.lstrip("\ufeff").strip().lower() in HEADER_LABEL_NAMES | HEADER_TEXT_NAMES for c in row))
 
 
-def semicolon_header(line, separator=";"):
+def semicolon_header(line):
     """Is ``line`` the header row of a semicolon-separated table (``sentiment;review``: European Excel's CSV, pandas'
     ``to_csv(sep=";")``; ``"sentiment";"review"``: R's ``write.csv2``, ``quoting=csv.QUOTE_ALL``), column names a
     program writes (:func:`short_header`) and no comma or tab? Its names are read as a CSV reader reads them, quotes
-    and all: split at each semicolon, quoted names were no names (predict answered such a header as a review).
-    ``separator``: another's (``label|text`` under Excel's ``sep=|``; ``label,text`` under a ``sep=;`` that named the
-    wrong one: lines._separated_table), its line free of the other two of comma and tab."""
-    line = line.lstrip("\ufeff").strip()
-    if separator not in line or any(c in line for c in ",\t" if c != separator):
-        return False
-    try:
-        cells = next(csv.reader([line], delimiter=separator), [])  # (unquoted: line.split(";"), as it was)
-    except csv.Error:
-        return False
+    and all: split at each semicolon, quoted names were no names (predict answered such a header as a review)."""
+    cells = _separated_cells(line, ";")
     return len(cells) >= 2 and short_header(cells)
+
+
+def separated_names(line, separator):
+    """Is ``line`` a row of two names or more ``separator`` separates, as a program writes a header (no comma or tab;
+    each name 3 words and 40 characters at most, as :func:`short_header` measures one, none empty or after a space, as
+    prose puts one after its semicolons), names training knows or not (``Titel;Bewertung;Sterne``)? Under Excel's
+    ``sep=;`` line such a row is its table's header (lines.excel_sep_line)."""
+    cells = _separated_cells(line, separator)
+    return len(cells) >= 2 and all(c.strip() and not c[0].isspace() and len(c.split()) <= 3 and len(c) <= 40
+                                   for c in cells)
+
+
+def _separated_cells(line, separator):
+    """``line``'s fields ``separator`` separates, read as a CSV reader reads them, quotes and all; none where it has no
+    such separator, or a comma or a tab."""
+    line = line.lstrip("\ufeff").strip()
+    if separator not in line or any(c in line for c in ",\t"):
+        return []
+    try:
+        return next(csv.reader([line], delimiter=separator), [])  # (unquoted: line.split(";"), as it was)
+    except csv.Error:
+        return []
 
 
 def class_rows(lines, separator):

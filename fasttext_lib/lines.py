@@ -7,6 +7,7 @@ line is taken whole, up to :data:`MAX_LINE_BYTES`.
 Excel's ``sep=,`` first line is dropped. Nothing here knows about classes or columns.
 """
 import bz2
+import csv
 import gzip
 import io
 import itertools
@@ -377,8 +378,8 @@ def excel_sep_line(line, uri, following=None):
     predict answered it and the header as reviews), and so is a tab's (tab-separated files are read).
 
     Another separator's (``sep=;``) is Excel's only above a table (``following``: the lines after it, their line ends
-    dropped or not; :func:`_separated_table`). Above a table of that separator: an error that says how to convert the
-    file. Above a comma- or tab-separated table (a header row, or rows with a class first): True, the table read as it
+    dropped or not). Above a table of that separator (:func:`_separated_table`): an error that says how to convert the
+    file. Above a comma- or tab-separated table (:func:`_comma_or_tab_table`): True, the table read as it
     is, the line as a blank one (hand-made: Excel writes the separator it uses; taken for a review, the header and rows
     under it were answered as reviews, one a line, and predict refused the file). Else False: a review that reads
     ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered in its place, where predict refused
@@ -396,7 +397,7 @@ def excel_sep_line(line, uri, following=None):
         raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
                             f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it "
                             f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows=1')})")
-    return _separated_table(*opening, ",") or _separated_table(*opening, "\t")
+    return _comma_or_tab_table(*opening)
 
 
 def _table_opening(lines):
@@ -413,15 +414,31 @@ def _table_opening(lines):
 
 
 def _separated_table(first, rows, separator):
-    """Is the table that starts with ``first`` and ``rows`` (:func:`_table_opening`) one ``separator`` separates, as
-    Excel writes under its line: ``first`` a header row of such a table (columns.semicolon_header), and at least half
-    of ``rows`` with as many separators (formats.semicolon_table's test of a header row); or, headerless, rows with a
-    class first (columns.class_rows)? Reviews under a review that reads ``sep=;``, a few with a semicolon, are not."""
-    from .columns import class_rows, semicolon_header
+    """Is the table that starts with ``first`` and ``rows`` (:func:`_table_opening`) one ``separator`` (not a comma or
+    a tab) separates, as Excel writes under its line: ``first`` a header row of such a table, of names training knows
+    or not (columns.separated_names: ``Titel;Bewertung;Sterne``), and at least half of ``rows`` with as many
+    separators (formats.semicolon_table's test of a header row); or, headerless, rows with a class first
+    (columns.class_rows)? Reviews under a review that reads ``sep=;``, a few with a semicolon, are not."""
+    from .columns import class_rows, separated_names
 
-    if not semicolon_header(first, separator):
+    if not separated_names(first, separator):
         return class_rows([first] + rows, separator)
     return 2 * sum(row.count(separator) >= first.count(separator) for row in rows) >= len(rows)
+
+
+def _comma_or_tab_table(first, rows):
+    """Is the table that starts with ``first`` and ``rows`` (:func:`_table_opening`) comma- or tab-separated, as a
+    ``sep=;`` that named the wrong separator stands above: ``first`` a header row (a TSV's: columns.tsv_header_line;
+    a CSV's of column names training knows, columns.short_header, or of one text column, ``text``), or rows with a
+    class first (columns.class_rows)?"""
+    from .columns import class_rows, one_column_text_header, short_header, tsv_header_line
+
+    try:
+        names = next(csv.reader([first.lstrip("\ufeff")]), [])
+    except csv.Error:
+        names = []
+    return (tsv_header_line(first) or len(names) >= 2 and short_header(names) or one_column_text_header(names)
+            or any(class_rows([first] + rows, separator) for separator in ",\t"))
 
 
 def without_excel_sep(lines, uri):

@@ -456,10 +456,12 @@ def _excel_sep_blank(text, csv_body=False):
     as no line at all, its request was a 400 that failed the job. (An unquoted ``sep=,`` is two fields in CSV, no
     review a CSV writer writes: the review ``sep=,`` is written ``"sep=,"``, and read as it.)
 
-    Another separator's line (``sep=;``) in CSV: above a table of that separator, refused with predict's 400; above a
-    comma- or tab-separated table with a header row, blank (the line named the wrong separator; it was answered as a
-    review, and the header and rows under it as reviews, one a line), so that Batch Transform answers it as an empty
-    review and its answers stay line for line; else a review that reads ``sep=;``, answered as one in its place, and no
+    Another separator's line (``sep=;``) in CSV: above a table of that separator (a header row of names training
+    knows or not, ``Titel;Bewertung;Sterne``; rows with a class first), refused with predict's 400; above a comma- or
+    tab-separated table (a header row, ``label,text`` or one column's ``text``; rows with a class first), blank as
+    ``sep=,`` is (the line named the wrong separator; it was answered as a review, and the header and rows under it as
+    reviews, one a line, each row whole), so that Batch Transform answers it as an empty review and its answers stay
+    line for line; else a review that reads ``sep=;``, answered as one in its place, and no
     row of the table under it: ``judged``, the text the table is judged by, has it blank (the same ``text`` else), so
     that the rows under it are read as they are without it (csv_request). In JSON Lines no such line is a review (nor
     JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where a mini-batch

@@ -308,7 +308,7 @@ def _process_start(pid):
         return "" if _alive(pid) else None
     # the fields after the command's name (field 2, in parentheses, which may hold spaces and parentheses): 3 to 52
     fields = stat[stat.rfind(b")") + 1:].split()
-    if len(fields) <= 19 or fields[0] in (b"Z", b"X"):  # (field 3: the state)
+    if len(fields) <= 19 or fields[0] in (b"Z", b"X", b"x"):  # (field 3: the state; x: dead, on kernels 2.6.33-3.13)
         return None
     return fields[19].decode("ascii")
 

@@ -2645,10 +2645,16 @@ def _gzipped_as_named(name, data):
     (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode() * 50)[:30], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode())[:12], f"it is xz-compressed: {UNCOMPRESSED}"),
     (ole2_header() + REVIEW_LINES.encode(), "it is an Excel workbook (.xls): send the reviews it holds as text, JSON or CSV"),
+    # too short to tell by structure, and no UTF-16 text (latin-1 reads zstd's 5 bytes as "(µ/ý$", UTF-32 gzip's 4 as
+    # unassigned U+88B1F; UTF-16 a header naming its file with a private-use character): refused still
+    (zstd_frame(REVIEW_LINES.encode())[:5], f"it is zstd-compressed: {UNCOMPRESSED}"),
+    (gzip.compress(REVIEW_LINES.encode(), mtime=1)[:4], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    (bytes.fromhex("1f8b080800f1536502ff726576696577"), f"it is gzip-compressed: {UNCOMPRESSED}"),
 ], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
         "zstd cut short", "zip", "zip cut short", "gzip with an extra field (bgzip's)",
-        "gzip with an extra field cut short past its header", "gzip whose extra field its subfields do not fill", "gzip naming its file cut short past its header",
-        "xz cut short past its header", "xls"])
+        "gzip with an extra field cut short past its header", "gzip whose extra field its subfields do not fill",
+        "gzip naming its file cut short past its header", "xz cut short past its header", "xls",
+        "zstd cut to its frame's first byte", "gzip cut to 4 bytes", "gzip cut within the file name its header holds"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
                                           "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
@@ -3264,6 +3270,17 @@ def test_a_mark_s_temporary_left_by_a_killed_writer_is_no_worker_and_is_removed(
         os.close(held)
         writer.kill()
         writer.wait()
+
+
+@pytest.mark.parametrize("state, live", [("S", True), ("R", True), ("Z", False), ("X", False), ("x", False)])
+def test_a_process_dead_by_its_proc_state_has_no_start_time(tmp_path, monkeypatch, state, live):
+    """/proc/PID/stat's state: Z (a zombie, above), X (dead, as it goes) and x (dead on kernels 2.6.33-3.13) are no
+    live worker; a command name with spaces and parentheses is read past (field 2)."""
+    (tmp_path / "4321").mkdir()
+    fields = [state, *[str(n) for n in range(4, 22)], "987654", "0"]  # fields 3-23: the start time is field 22
+    (tmp_path / "4321" / "stat").write_text(f"4321 (python (a b) c) {' '.join(fields)}\n")
+    monkeypatch.setattr(sm_serve, "_PROC", str(tmp_path))
+    assert sm_serve._process_start(4321) == ("987654" if live else None)
 
 
 def test_without_proc_a_mark_names_a_worker_by_its_pid_alone(tmp_path, monkeypatch):
@@ -5075,10 +5092,15 @@ _SEMICOLON_ROWS_BY_CLASS = "".join(f"{1 + i % 2};review {i} of the food\n" for i
     ("sep=;\nlabel;text\n2;great food\n1;cold soup\n", "Excel's separator line sep=;"),
     ("sep=;\r\nsentiment;review\r\npositive;great food\r\n", "Excel's separator line sep=;"),
     ("sep=|\nlabel|text\n2|great food\n1|cold soup\n", "Excel's separator line sep=|"),
+    # column names training does not know (a German Excel's export; names of several words): a table all the same
+    ("sep=;\nTitel;Bewertung;Sterne\n" + "".join(f"t{i};super Produkt, gerne wieder;{1 + i % 5}\n" for i in range(6)),
+     "Excel's separator line sep=;"),
+    ("sep=;\nCustomer Review Text;Overall Rating\n" + "".join(f"review {i} of the food;{1 + i % 5}\n" for i in range(6)),
+     "Excel's separator line sep=;"),
     # headerless rows with a class first (columns.class_rows): the line is Excel's, as above a header (predict answered
     # them as reviews, one a line, where the endpoint refused them by their classes)
     ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "Excel's separator line sep=;"),
-], ids=["semicolons", "semicolons-crlf", "pipes", "headerless-semicolon-rows"])
+], ids=["semicolons", "semicolons-crlf", "pipes", "names-not-known", "names-of-words", "headerless-semicolon-rows"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_predict(tmp_path, bundle, served,
                                                                                      monkeypatch, body, says, batch):
@@ -5123,8 +5145,26 @@ def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_revi
         assert _served_answers(body, served, content_type) == served[1].predict(reviews), body
 
 
-@pytest.mark.parametrize("rows", ["label,text\n" + _TEN_LABELED_ROWS, _TEN_LABELED_ROWS, "\n" + _TEN_LABELED_ROWS],
-                         ids=["header", "labeled-rows", "blank-then-labeled-rows"])
+@pytest.mark.parametrize("rest", ["label,text\n2,great food\n1,cold soup\n", "text\ngreat food\ncold soup\n"],
+                         ids=["comma-table", "one-column"])
+@pytest.mark.parametrize("content_type", ["text/csv", "text/csv; header=present"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_excel_s_line_naming_another_separator_above_a_header_row_is_read_as_sep_comma(served, monkeypatch, rest,
+                                                                                     content_type, batch):
+    """``sep=;`` above a header row of no semicolon table (a comma table, or one column: a tool that writes the line
+    its locale's Excel reads) is Excel's line, a blank one as ``sep=,`` is: read as the first row, a review, the
+    header under it was answered as a review too, and each row whole (``2,great food``, its class a word of it);
+    with ``header=present``, ``sep=;`` was taken for the header and ``label,text`` answered."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body = f"sep=;\n{rest}"
+    assert list(sm_serve.input_fn(body.encode(), content_type)) == ["great food", "cold soup"]
+    assert _served_answers(body, served, content_type) == _served_answers(f"sep=,\n{rest}", served, content_type)
+
+
+@pytest.mark.parametrize("rows", ["label,text\n" + _TEN_LABELED_ROWS, _TEN_LABELED_ROWS, "\n" + _TEN_LABELED_ROWS,
+                                  "text\ngreat food\ncold soup\n"],
+                         ids=["header", "labeled-rows", "blank-then-labeled-rows", "one-column"])
 @pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["lf", "crlf"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_a_sep_line_naming_the_wrong_separator_above_a_comma_table_reads_the_table(tmp_path, bundle, served, monkeypatch,
