@@ -91,10 +91,9 @@ def _gzip_start(body):
     """Does ``body``, which starts with gzip's magic bytes 1F 8B, start gzip data? Its header's method is 8 (deflate),
     no reserved flag is set, and zlib reads the header and the first deflate data after it without an error (data cut
     short is gzip still); where the body is too short for that, its extra field's subfields fill the field
-    (:func:`_gzip_subfields_fill`). Text can start
-    with those two bytes: a charset=utf-16-le review whose first character is U+8B1F, a utf-16-be one's U+1F8B (Greek),
-    and was refused as gzip; text that also passes all this is within gzip's header, or has made deflate's codes of its
-    bytes, which text all but never does.
+    (:func:`_gzip_subfields_fill`). Text can start with those two bytes: a charset=utf-16-le review whose first
+    character is U+8B1F, a utf-16-be one's U+1F8B (Greek), and was refused as gzip; text that also passes all this is
+    within gzip's header, or has made deflate's codes of its bytes, which text all but never does.
 
     None (too short to tell) where the body ends within its header or less than 8 bytes after it: no gzip whole, and
     nothing after its header for zlib to read. A header's flags can make it long: FEXTRA's length (XLEN) and FNAME's

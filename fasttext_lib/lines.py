@@ -4,7 +4,9 @@ A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzi
 transparently (recognized by their first bytes and the structure after them: :mod:`fasttext_lib.binary_data`); zstd
 data, archives, workbooks, Parquet and text that is not UTF-8 are refused in one line that says how to convert them; a
 line is taken whole, up to :data:`MAX_LINE_BYTES`.
-Excel's ``sep=,`` first line is dropped. Nothing here knows about classes or columns.
+Excel's ``sep=,`` first line is read as a blank one (:func:`excel_sep_line`, the endpoint's rule too, which asks
+:mod:`fasttext_lib.columns` whether a table stands under another separator's line). Nothing else here knows about
+classes or columns.
 """
 import bz2
 import csv
