@@ -89,11 +89,11 @@ _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 2, 4, 8, 16
 
 def _gzip_start(body):
     """Does ``body``, which starts with gzip's magic bytes 1F 8B, start gzip data? Its header's method is 8 (deflate),
-    no reserved flag is set, its extra field's subfields fill the field (:func:`_gzip_header_end`), and zlib reads
-    the header and the first deflate data after it without an error (data cut short is gzip still). Text can start
-    with those two bytes: a charset=utf-16-le review whose first character is U+8B1F, a utf-16-be one's U+1F8B (Greek),
-    and was refused as gzip; text that also passes all this is within gzip's header, or has made deflate's codes of its
-    bytes, which text all but never does.
+    no reserved flag is set, and zlib reads the header and the first deflate data after it without an error (data cut
+    short is gzip still); where the body is too short for that, its extra field's subfields fill the field
+    (:func:`_gzip_subfields_fill`). Text can start with those two bytes: a charset=utf-16-le review whose first
+    character is U+8B1F, a utf-16-be one's U+1F8B (Greek), and was refused as gzip; text that also passes all this is
+    within gzip's header, or has made deflate's codes of its bytes, which text all but never does.
 
     None (too short to tell) where the body ends within its header or less than 8 bytes after it: no gzip whole, and
     nothing after its header for zlib to read. A header's flags can make it long: FEXTRA's length (XLEN) and FNAME's
@@ -106,10 +106,11 @@ def _gzip_start(body):
     if body[2:3] not in (b"", b"\x08") or len(body) > 3 and body[3] & 0xE0:
         return False
     end = _gzip_header_end(body) if len(body) >= _GZIP_FIXED else None
-    if end is False:
-        return False
     if end is None or len(body) < end + _GZIP_AFTER_HEADER:
-        return None
+        # (too short for zlib to tell: an extra field whose subfields do not fill it is text's, as a UTF-16 review's
+        # bytes read as one most often are; past the header, zlib alone tells, as Python's gzip module reads a file
+        # whose subfields do not fill its field, RFC 1952 or not)
+        return False if _gzip_subfields_fill(body) is False else None
     probe = end + PROBE_BYTES
     try:
         zlib.decompressobj(wbits=31).decompress(body[:probe], PROBE_BYTES)
@@ -120,22 +121,12 @@ def _gzip_start(body):
 
 def _gzip_header_end(body):
     """Where the gzip header that ``body`` starts with ends (its fixed part, then the fields its flags name: FEXTRA,
-    FNAME, FCOMMENT, FHCRC); None where the body ends within it; False where its extra field is no series of subfields
-    that fill it (SI1 SI2 LEN and LEN bytes each, RFC 1952 2.3.1.1), as a UTF-16 text's bytes read as one seldom are."""
+    its length XLEN as declared, FNAME, FCOMMENT, FHCRC), as zlib reads it; None where the body ends within it."""
     flags, at = body[3], _GZIP_FIXED
     if flags & _FEXTRA:
         if len(body) < at + 2:
             return None
-        end = at + 2 + int.from_bytes(body[at:at + 2], "little")
-        at += 2
-        while at < end:  # (each subfield's length is checked against the field's, whether or not the body holds it)
-            if at + 4 > end:
-                return False
-            if at + 4 > len(body):
-                return None
-            at += 4 + int.from_bytes(body[at + 2:at + 4], "little")
-        if at != end:
-            return False
+        at += 2 + int.from_bytes(body[at:at + 2], "little")
     for flag in (_FNAME, _FCOMMENT):
         if flags & flag:
             nul = body.find(b"\x00", at)
@@ -144,6 +135,26 @@ def _gzip_header_end(body):
             at = nul + 1
     at += 2 if flags & _FHCRC else 0
     return at if at <= len(body) else None
+
+
+def _gzip_subfields_fill(body):
+    """Is the extra field of the gzip header that ``body`` starts with a series of subfields that fill it (SI1 SI2 LEN
+    and LEN bytes each, RFC 1952 2.3.1.1)? True without FEXTRA; None where the body ends before that tells; False
+    where they do not, as a UTF-16 text's bytes read as one seldom do."""
+    at = _GZIP_FIXED
+    if len(body) < at + 2:
+        return None if len(body) < 4 or body[3] & _FEXTRA else True
+    if not body[3] & _FEXTRA:
+        return True
+    end = at + 2 + int.from_bytes(body[at:at + 2], "little")
+    at += 2
+    while at < end:  # (each subfield's length is checked against the field's, whether or not the body holds it)
+        if at + 4 > end:
+            return False
+        if at + 4 > len(body):
+            return None
+        at += 4 + int.from_bytes(body[at + 2:at + 4], "little")
+    return at == end
 
 
 # A zstd block's largest size (RFC 8878's Block_Maximum_Size: this, or the frame's window where that is smaller)

@@ -266,7 +266,7 @@ def separated_names(line, separator):
     """Is ``line`` a row of two names or more ``separator`` separates, as a program writes a header (no comma or tab;
     each name 3 words and 40 characters at most, as :func:`short_header` measures one, none empty or after a space, as
     prose puts one after its semicolons), names training knows or not (``Titel;Bewertung;Sterne``)? Under Excel's
-    ``sep=;`` line such a row is its table's header (serve_requests._separated_table)."""
+    ``sep=;`` line such a row is its table's header (lines.excel_sep_line)."""
     cells = _separated_cells(line, separator)
     return len(cells) >= 2 and all(c.strip() and not c[0].isspace() and len(c.split()) <= 3 and len(c) <= 40
                                    for c in cells)
@@ -282,6 +282,16 @@ def _separated_cells(line, separator):
         return next(csv.reader([line], delimiter=separator), [])  # (unquoted: line.split(";"), as it was)
     except csv.Error:
         return []
+
+
+def class_rows(lines, separator):
+    """Are ``lines`` (a table's first ones that are not blank, as text) rows with a class first, told without a
+    model's classes: :data:`_CLASS_ROWS` at least, each with ``separator`` in it, their first fields (the classes,
+    quotes aside) a few values over and over, as :func:`unread_header` tells a class column? Reviews that hold a
+    comma do not start with the same few words before it."""
+    firsts = [line.split(separator, 1)[0].strip().strip('"') for line in lines if separator in line]
+    return (len(firsts) >= _CLASS_ROWS and len(firsts) == len(lines) and all(firsts)
+            and 2 * len(set(firsts)) <= len(firsts))
 
 
 def table_header(row):

@@ -4,11 +4,15 @@ A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzi
 transparently (recognized by their first bytes and the structure after them: :mod:`fasttext_lib.binary_data`); zstd
 data, archives, workbooks, Parquet and text that is not UTF-8 are refused in one line that says how to convert them; a
 line is taken whole, up to :data:`MAX_LINE_BYTES`.
-Excel's ``sep=,`` first line is dropped. Nothing here knows about classes or columns.
+Excel's ``sep=,`` first line is read as a blank one (:func:`excel_sep_line`, the endpoint's rule too, which asks
+:mod:`fasttext_lib.columns` whether a table stands under another separator's line). Nothing else here knows about
+classes or columns.
 """
 import bz2
+import csv
 import gzip
 import io
+import itertools
 import lzma
 import os
 import re
@@ -359,30 +363,109 @@ class DecodedLines:
 _BOM_AFTER_LINE_END = re.compile("\n\ufeff+")
 
 # Excel's separator hint: a first line "sep=," (before the header) that Excel writes and reads to pick the separator.
-_EXCEL_SEP = re.compile(r"sep=(.)\r?\n?")
+# (Its separator is a character of the line: "sep=\r\n" names none, and was read as a file separated by \r.)
+_EXCEL_SEP = re.compile(r"sep=([^\r\n])\r?\n?")
 
 
-def excel_sep_line(line, uri):
-    """Is ``line`` (a file's first line, BOM removed) Excel's separator hint? ``sep=,``: True (the caller reads it as a
-    blank line, keeping line numbers; it was "cannot detect the format", and predict answered it and the header as
-    reviews), and so is a tab's (tab-separated files are read); another separator: an error that says how to convert
-    the file; else False."""
+def reads_as_excel_sep(line):
+    """Does ``line`` read as Excel's separator line, ``sep=`` and one character (its line end aside)? Whether it is
+    that line is :func:`excel_sep_line`'s to say."""
+    return _EXCEL_SEP.fullmatch(line) is not None
+
+
+def excel_sep_line(line, uri, following=None):
+    """Is ``line`` (a file's or a body's first line, BOM removed) Excel's separator hint? The one rule of the file
+    readers (:func:`without_excel_sep`, :func:`line_blocks`) and the endpoint (serve_requests._excel_sep_blank).
+    ``sep=,``: True (the caller reads it as a blank line, keeping line numbers; it was "cannot detect the format", and
+    predict answered it and the header as reviews), and so is a tab's (tab-separated files are read).
+
+    Another separator's (``sep=;``) is Excel's only above a table (``following``: the lines after it, their line ends
+    dropped or not). Above a table of that separator (:func:`_separated_table`): an error that says how to convert the
+    file. Above a comma- or tab-separated table (:func:`_comma_or_tab_table`): True, the table read as it
+    is, the line as a blank one (hand-made: Excel writes the separator it uses; taken for a review, the header and rows
+    under it were answered as reviews, one a line, and predict refused the file). Else False: a review that reads
+    ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered in its place, where predict refused
+    the file. ``following`` None: no lines to tell by (a JSON Lines body, where no review reads so): refused."""
     match = _EXCEL_SEP.fullmatch(line)
     if match is None:
         return False
     sep = match.group(1)
-    if sep not in (",", "\t"):  # a tab's before tab-separated rows: read as the TSV it is (it was refused, "only
-        #                          comma-separated CSV and fastText format are read")
+    if sep in (",", "\t"):
+        return True
+    opening = None if following is None else _table_opening(following)
+    if opening is None and following is not None:  # (blank lines alone under it: a review)
+        return False
+    if opening is None or _separated_table(*opening, sep):
         raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
-                            f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
-                            f"{pandas_conversion(f'sep={sep!r}, skiprows=1')})")
-    return True
+                            f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it "
+                            f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows=1')})")
+    return _comma_or_tab_table(*opening)
+
+
+def _table_opening(lines):
+    """``(first, rows)`` of ``lines`` (an iterable; line ends dropped or not): the first line that is not blank and
+    those after it in the look-ahead that are not (columns.HEADER_LOOKAHEAD, as predict and the endpoint judge a table
+    by); None when every line is blank."""
+    from .columns import HEADER_LOOKAHEAD
+
+    lines = (line.rstrip("\r\n") for line in lines)
+    first = leading_blank_lines(lines)[1]
+    if first is None:
+        return None
+    return first, [line for line in itertools.islice(lines, HEADER_LOOKAHEAD) if line.strip()]
+
+
+def _separated_table(first, rows, separator):
+    """Is the table that starts with ``first`` and ``rows`` (:func:`_table_opening`) one ``separator`` (not a comma or
+    a tab) separates, as Excel writes under its line: ``first`` a header row of such a table, of names training knows
+    or not (columns.separated_names: ``Titel;Bewertung;Sterne``), and at least half of ``rows`` with as many
+    separators (formats.semicolon_table's test of a header row); or, headerless, rows with a class first
+    (columns.class_rows)? Reviews under a review that reads ``sep=;``, a few with a semicolon, are not."""
+    from .columns import class_rows, separated_names
+
+    if not separated_names(first, separator):
+        return class_rows([first] + rows, separator)
+    return 2 * sum(row.count(separator) >= first.count(separator) for row in rows) >= len(rows)
+
+
+def _comma_or_tab_table(first, rows):
+    """Is the table that starts with ``first`` and ``rows`` (:func:`_table_opening`) comma- or tab-separated, as a
+    ``sep=;`` that named the wrong separator stands above: ``first`` a header row (a TSV's: columns.tsv_header_line;
+    a CSV's of column names training knows, columns.short_header, or of one text column, ``text``), or rows with a
+    class first (columns.class_rows)?"""
+    from .columns import class_rows, one_column_text_header, short_header, tsv_header_line
+
+    try:
+        names = next(csv.reader([first.lstrip("\ufeff")]), [])
+    except csv.Error:
+        names = []
+    return (tsv_header_line(first) or len(names) >= 2 and short_header(names) or one_column_text_header(names)
+            or any(class_rows([first] + rows, separator) for separator in ",\t"))
 
 
 def without_excel_sep(lines, uri):
-    """``lines`` with a first line ``sep=,`` (:func:`excel_sep_line`) read as a blank one."""
-    for line in lines:
-        yield "\n" if lines.lineno == 1 and excel_sep_line(line, uri) else line
+    """``lines`` (:class:`DecodedLines`) with a first line that is Excel's (:func:`excel_sep_line`) read as a blank
+    one; the lines after it that tell are read ahead and handed out after it."""
+    lines = iter(lines)
+    first = next(lines, None)
+    if first is None:
+        return
+    ahead = list(_read_ahead(lines)) if reads_as_excel_sep(first) else []
+    yield "\n" if excel_sep_line(first, uri, ahead) else first
+    yield from ahead
+    yield from lines
+
+
+def _read_ahead(lines):
+    """The lines of the iterator ``lines`` that :func:`_table_opening` reads: the blank ones, the first that is not,
+    and the look-ahead after it."""
+    from .columns import HEADER_LOOKAHEAD
+
+    blank, first = leading_blank_lines(lines)
+    yield from blank
+    if first is not None:
+        yield first
+        yield from itertools.islice(lines, HEADER_LOOKAHEAD)
 
 
 def line_blocks(stream, name, compression=None, sink=None):
@@ -443,7 +526,9 @@ def line_blocks(stream, name, compression=None, sink=None):
             fail(raw)
         if utf8_line is None and not raw.isascii():
             utf8_line = lineno + raw.count(b"\n", 0, _BEYOND_ASCII.search(raw).start()) + 1
-        if lineno == 0 and lines and excel_sep_line(lines[0], name):  # sep=, (Excel): a blank line
+        # sep=, (Excel): a blank line (another separator's is judged by the lines after it in this block, a megabyte
+        # of whole lines: a look-ahead's)
+        if lineno == 0 and lines and excel_sep_line(lines[0], name, itertools.islice(lines, 1, None)):
             lines[0] = ""
         if sink is not None:
             sink(raw)

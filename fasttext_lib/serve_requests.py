@@ -447,71 +447,38 @@ def plain_texts(text):
     return texts
 
 
-def _excel_sep_blank(text, csv_header=None):
-    """``(text, judged)``: an ``application/jsonlines`` or ``text/csv`` (``csv_header``: its Content-Type's ``header``
-    parameter) body's ``text`` with its first
-    line read as a blank one when it is Excel's separator line (``sep=,``, a tab's: lines.excel_sep_line), as predict reads any file's first
-    line. It was answered as a review (and over a header row, that row too, each row whole; in JSON Lines, a 400), where
-    predict reads the table under it. Alone without its line end (a Batch Transform record of its own: SingleRecord) it
-    is a blank line still: read as no line at all, its request was a 400 that failed the job. (An unquoted ``sep=,`` is
-    two fields in CSV, no review a CSV writer writes: the review ``sep=,`` is written ``"sep=,"``, and read as it.)
+def _excel_sep_blank(text, csv_body=False):
+    """``(text, judged)``: an ``application/jsonlines`` or ``text/csv`` (``csv_body``) body's ``text`` with its first
+    line read as a blank one when it is Excel's separator line (lines.excel_sep_line: the one rule of predict's files
+    and the endpoint's bodies; ``sep=,``, a tab's), as predict reads any file's first line. It was answered as a review
+    (and over a header row, that row too, each row whole; in JSON Lines, a 400), where predict reads the table under
+    it. Alone without its line end (a Batch Transform record of its own: SingleRecord) it is a blank line still: read
+    as no line at all, its request was a 400 that failed the job. (An unquoted ``sep=,`` is two fields in CSV, no
+    review a CSV writer writes: the review ``sep=,`` is written ``"sep=,"``, and read as it.)
 
-    Another separator's line (``sep=;``): in CSV it is Excel's only above a table of that separator
-    (:func:`_separated_table`), refused with predict's 400 (such a file is refused by predict); else it is a review
-    that reads ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered as one in its place, and no
+    Another separator's line (``sep=;``) in CSV: above a table of that separator (a header row of names training
+    knows or not, ``Titel;Bewertung;Sterne``; rows with a class first), refused with predict's 400; above a comma- or
+    tab-separated table (a header row, ``label,text`` or one column's ``text``; rows with a class first), blank as
+    ``sep=,`` is (the line named the wrong separator; it was answered as a review, and the header and rows under it as
+    reviews, one a line, each row whole), so that Batch Transform answers it as an empty review and its answers stay
+    line for line; else a review that reads ``sep=;``, answered as one in its place, and no
     row of the table under it: ``judged``, the text the table is judged by, has it blank (the same ``text`` else), so
-    that the rows under it are refused as a semicolon table as they are without it (csv_request). Above a header row
-    (not told ``header=absent``: :func:`_header_row_under`) it is Excel's still, a blank line as ``sep=,`` is: no review
-    reads ``sep=;`` above a header, and read as the first row, the header under it (``label,text``, a one-column
-    ``text``) was answered as a review, and each row whole, its class a word of it. It was
-    a 400 at the endpoint and, in Batch Transform, an empty review's answer: a mini-batch (SplitType=Line) may start
-    anywhere in a file, and the handler cannot tell whether its first line is the file's. In JSON Lines no such line
-    is a review (nor JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where it may
-    be any line of the file. (text/plain reads no separator line: plain_texts.)"""
-    from .lines import excel_sep_line
+    that the rows under it are read as they are without it (csv_request). In JSON Lines no such line is a review (nor
+    JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where a mini-batch
+    (SplitType=Line) may start anywhere in a file. (text/plain reads no separator line: plain_texts.)"""
+    from .lines import excel_sep_line, reads_as_excel_sep
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"
     try:
-        return (blanked, blanked) if excel_sep_line(first, "request") else (text, text)
+        excel = excel_sep_line(first, "request", _lines_of(blanked) if csv_body else None)
     except FastTextError as exc:
-        if csv_header is not None and not _separated_table(blanked, first[len("sep=")]):
-            return (blanked if csv_header != "absent" and _header_row_under(blanked) else text), blanked
-        if in_batch_transform(os.environ) and csv_header is None:  # (a mini-batch may start anywhere in the file)
+        if in_batch_transform(os.environ) and not csv_body:  # (a mini-batch may start anywhere in the file)
             return blanked, blanked
         raise RequestError(400, str(exc)) from None
-
-
-def _separated_table(text, separator):
-    """Is the ``text/csv`` body ``text`` (what is under a first line ``sep=;``) a table ``separator`` separates, as
-    Excel writes under that line: its first line that is not blank a header row of such a table, of names training
-    knows or not (columns.separated_names: ``Titel;Bewertung;Sterne`` was answered line by line, each row whole, where
-    predict refuses the file), and at least half of the lines after it in the look-ahead that are not blank with as
-    many separators (formats.semicolon_table's test of a header row)? Reviews under a review that reads ``sep=;``, a
-    few with a semicolon, are not."""
-    from .columns import separated_names
-
-    opening = _opening(text, "")
-    if opening is None or not separated_names(opening.first, separator):
-        return False
-    rows = [line for line in opening.following if line.strip()]
-    return 2 * sum(row.count(separator) >= opening.first.count(separator) for row in rows) >= len(rows)
-
-
-def _header_row_under(text):
-    """Is the first line of the ``text/csv`` body ``text`` that is not blank (what is under a first line ``sep=;`` that
-    is above no table of its separator) a header row, as the body is read with no ``header`` declared (the look-ahead:
-    :func:`_opening`, :func:`_csv_header_row`)?"""
-    opening = _opening(text, "")
-    if opening is None:
-        return False
-    delimiter = "\t" if _tsv_with_header(opening) else ","
-    try:
-        records, names, start, blank, fell_back = _csv_records("\n".join([opening.first, *opening.following]) + "\n",
-                                                               "", delimiter)
-        return _header_row_repeated(records, names, start, blank, "", delimiter, fell_back)[1] is not None
-    except RequestError:  # (rows no CSV reader reads: no header row over them)
-        return False
+    if excel:
+        return blanked, blanked
+    return text, blanked if reads_as_excel_sep(first) else text
 
 
 def _refuse_lone_cr(lines):
@@ -545,7 +512,7 @@ def csv_request(text, header):
     if header not in ("", "present", "absent"):
         raise RequestError(400, f'text/csv: header must be "present" or "absent" (RFC 4180), got {header!r}')
     allow_long_csv_fields(len(text))  # a review may be as long as the body (the csv default: 128 KiB)
-    text, judged = _excel_sep_blank(text, header)
+    text, judged = _excel_sep_blank(text, csv_body=True)
     # A TSV sent as text/csv (df.to_csv(sep="\t")) whose first line is a header row, as predict reads one: tab-separated
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     opening = _opening(judged, header)  # (the lines predict judges a file by: one rule of both, on the same lines)

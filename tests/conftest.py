@@ -642,3 +642,17 @@ def gzipped_with_extra(data):
     size = 18 + len(deflated) + 8  # (the fixed header 12, the subfield 6)
     header = b"\x1f\x8b\x08\x04" + bytes(4) + b"\x00\xff" + b"\x06\x00" + b"BC\x02\x00" + (size - 1).to_bytes(2, "little")
     return header + deflated + zlib.crc32(data).to_bytes(4, "little") + len(data).to_bytes(4, "little")
+
+
+def gzipped_with_unfilled_extra(data):
+    """``data`` gzipped with an extra field (FEXTRA, XLEN 4) whose one subfield's LEN (9) overruns it: not RFC 1952,
+    but Python's gzip module (and zlib) read it, skipping XLEN bytes; then raw deflate data and gzip's trailer."""
+    import gzip
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    deflated = compressor.compress(data) + compressor.flush()
+    header = b"\x1f\x8b\x08\x04" + bytes(4) + b"\x00\xff" + b"\x04\x00" + b"AB\x09\x00"
+    made = header + deflated + zlib.crc32(data).to_bytes(4, "little") + len(data).to_bytes(4, "little")
+    assert gzip.decompress(made) == data  # (a gzip file as the gzip module reads it)
+    return made

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from conftest import cli_in_process, gzipped_with_extra, ole2_header, zstd_frame
+from conftest import cli_in_process, gzipped_with_extra, gzipped_with_unfilled_extra, ole2_header, zstd_frame
 from fasttext_lib.data import LabeledTexts, read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.writers import write_fasttext
@@ -201,15 +201,33 @@ def test_a_utf16_file_that_begins_with_a_compressed_formats_magic_bytes_is_named
 
 @pytest.mark.parametrize("write", [
     lambda p, data: p.write_bytes(gzipped_with_extra(data)),  # bgzip's: an extra field (FEXTRA)
+    # (an extra field whose subfields do not fill it: read by Python's gzip module, and so by zlib, and taken for text)
+    lambda p, data: p.write_bytes(gzipped_with_unfilled_extra(data)),
     lambda p, data: p.write_bytes(gzip.compress(data, mtime=0)),
     lambda p, data: p.write_bytes(lzma.compress(data)),
     lambda p, data: p.write_bytes(bz2.compress(data)),
-], ids=["bgzip", "gzip", "xz", "bzip2"])
+], ids=["bgzip", "gzip-extra-not-filled", "gzip", "xz", "bzip2"])
 def test_compressed_files_told_by_their_structure_are_read(tmp_path, write):
     p = tmp_path / "train.csv.gz"
     write(p, "".join(ROWS * 40).encode())
     data = read_labeled(str(p))
     assert data.labels[:3] == ["1", "2", "1"] and data.texts[:2] == ["bad food", "great food"] and len(data.texts) == 120
+
+
+def test_predict_reads_gzip_whose_extra_field_its_subfields_do_not_fill(tmp_path):
+    """A gzip file whose extra field's subfields do not fill XLEN (not RFC 1952; Python's gzip module reads it): zlib
+    reads the data after the declared field, so it is gzip (binary_data._gzip_start), answered as its text is, from a
+    file or piped in; it was taken for text and refused for its NUL bytes."""
+    reviews = "".join(f"review {i} of the great food\n" for i in range(30))
+    p, plain = tmp_path / "to_label.txt.gz", tmp_path / "to_label.txt"
+    p.write_bytes(gzipped_with_unfilled_extra(reviews.encode()))
+    plain.write_text(reviews)
+    model = _tiny_model(tmp_path / "m")
+    expected = cli_in_process("predict", "--model", model, "--input", plain)
+    assert expected.returncode == 0 and len(expected.stdout.splitlines()) == 30
+    for got in (cli_in_process("predict", "--model", model, "--input", p),
+                cli_in_process("predict", "--model", model, input=p.read_bytes())):
+        assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr
 
 
 def _zip(p, members):

@@ -1913,6 +1913,51 @@ def _read_as_without_the_line(hinted, plain, real, bundle):
     assert len(answers.stdout.splitlines()) == len(real)
 
 
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_sep_line_naming_the_wrong_separator_above_a_comma_table_is_read_as_excel_s(tmp_path, real, bundle, end):
+    """A hand-made ``sep=;`` (Excel writes the separator it uses) above a comma-separated table with a header row:
+    training, evaluate and predict refused the file as semicolon-separated. The table is read as it is, the line as
+    a blank one, as under ``sep=,`` (lines.excel_sep_line, the endpoint's rule too); with Excel's CRLF line ends or
+    not."""
+    plain, hinted = tmp_path / "plain.csv", tmp_path / "hinted.csv"
+    rows = _excel_rows(real).replace("\r\n", end)
+    plain.write_bytes(rows.encode())
+    hinted.write_bytes(f"sep=;{end}{rows}".encode())
+    _read_as_without_the_line(hinted, plain, real, bundle)
+    evaluated = cli_in_process("evaluate", "--model", bundle, "--data", hinted)
+    assert evaluated.returncode == 0 and evaluated.stdout == cli_in_process("evaluate", "--model", bundle, "--data",
+                                                                            plain).stdout
+
+
+@pytest.mark.parametrize("first", ["sep=;", "sep=|", "sep="], ids=["semicolon", "pipe", "no-separator"])
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_first_review_that_reads_like_excel_s_line_is_answered_by_predict(tmp_path, real, bundle, first, end):
+    """A file of reviews whose first review reads ``sep=;`` (a CSV writer leaves it unquoted), no table under it:
+    predict refused the file as semicolon-separated (``sep=`` with CRLF: as separated by ``\r``, in training's reader).
+    It is Excel's line only above a table of its separator (lines.excel_sep_line: the endpoint's rule), else the
+    review it is, answered in its place: one answer a line, the first as the review's."""
+    reviews = [first] + list(real.texts[:20]) + ["cold soup; would not go again"]
+    path, alone = tmp_path / "reviews.txt", tmp_path / "first.txt"
+    path.write_bytes(end.join(reviews + [""]).encode())
+    alone.write_bytes(f"{first}{end}".encode())
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    answers = got.stdout.splitlines()
+    assert len(answers) == len(reviews)
+    assert answers[0] == cli_in_process("predict", "--model", bundle, "--input", alone).stdout.strip()
+    assert answers[1:] == cli_in_process("predict", "--model", bundle, "--input", "-",
+                                         input=end.join(reviews[1:]).encode()).stdout.splitlines()
+    assert list(lines_after_excel_sep(path)) == [line + end for line in reviews]  # (training's reader keeps it too)
+
+
+def lines_after_excel_sep(path):
+    """The lines of ``path`` as training's reader hands them on after Excel's line (lines.without_excel_sep)."""
+    from fasttext_lib.lines import DecodedLines, without_excel_sep
+
+    with open(path, "rb") as stream:
+        yield from without_excel_sep(DecodedLines(stream, str(path), None), str(path))
+
+
 def test_a_tab_separated_file_after_excels_sep_line_is_read_as_tsv(tmp_path, real, bundle):
     # sep=<TAB> before tab-separated rows was refused ("the file is tab-separated; only comma-separated CSV and
     # fastText format are read"), though a TSV without that line is read: it is read as the TSV now, the line blank

@@ -34,8 +34,8 @@ import zipfile
 import pytest
 
 from conftest import (ROOT, UNRESUMABLE_BEFORE_READING, as_an_older_writer_left_it, edit_checkpoint, exit_modules_probe,
-                      free_port, gzipped_with_extra, machine_with_memory, modules_at_exit, ole2_header,
-                      staged_only_site, zstd_frame)
+                      free_port, gzipped_with_extra, gzipped_with_unfilled_extra, machine_with_memory, modules_at_exit,
+                      ole2_header, staged_only_site, zstd_frame)
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -2640,6 +2640,8 @@ def _gzipped_as_named(name, data):
     (_zipped("reviews.csv", REVIEW_LINES)[:36], "it is a zip archive: send the reviews it holds as text, JSON or CSV"),
     (gzipped_with_extra(REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (gzipped_with_extra(REVIEW_LINES.encode() * 50)[:28], f"it is gzip-compressed: {UNCOMPRESSED}"),
+    # (its extra field's subfields do not fill it: Python's gzip module reads it, and zlib tells it, past the field)
+    (gzipped_with_unfilled_extra(REVIEW_LINES.encode()), f"it is gzip-compressed: {UNCOMPRESSED}"),
     (_gzipped_as_named("reviews.txt", REVIEW_LINES.encode() * 50)[:30], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (lzma.compress(REVIEW_LINES.encode())[:12], f"it is xz-compressed: {UNCOMPRESSED}"),
     (ole2_header() + REVIEW_LINES.encode(), "it is an Excel workbook (.xls): send the reviews it holds as text, JSON or CSV"),
@@ -2650,9 +2652,9 @@ def _gzipped_as_named(name, data):
     (bytes.fromhex("1f8b080800f1536502ff726576696577"), f"it is gzip-compressed: {UNCOMPRESSED}"),
 ], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
         "zstd cut short", "zip", "zip cut short", "gzip with an extra field (bgzip's)",
-        "gzip with an extra field cut short past its header", "gzip naming its file cut short past its header",
-        "xz cut short past its header", "xls", "zstd cut to its frame's first byte", "gzip cut to 4 bytes",
-        "gzip cut within the file name its header holds"])
+        "gzip with an extra field cut short past its header", "gzip whose extra field its subfields do not fill",
+        "gzip naming its file cut short past its header", "xz cut short past its header", "xls",
+        "zstd cut to its frame's first byte", "gzip cut to 4 bytes", "gzip cut within the file name its header holds"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
                                           "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
@@ -5095,8 +5097,9 @@ _SEMICOLON_ROWS_BY_CLASS = "".join(f"{1 + i % 2};review {i} of the food\n" for i
      "Excel's separator line sep=;"),
     ("sep=;\nCustomer Review Text;Overall Rating\n" + "".join(f"review {i} of the food;{1 + i % 5}\n" for i in range(6)),
      "Excel's separator line sep=;"),
-    # headerless rows of the model's classes: refused by the rows, as they are without the line
-    ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "line 2 and the lines after it start with one of the model's classes"),
+    # headerless rows with a class first (columns.class_rows): the line is Excel's, as above a header (predict answered
+    # them as reviews, one a line, where the endpoint refused them by their classes)
+    ("sep=;\n" + _SEMICOLON_ROWS_BY_CLASS, "Excel's separator line sep=;"),
 ], ids=["semicolons", "semicolons-crlf", "pipes", "names-not-known", "names-of-words", "headerless-semicolon-rows"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_predict(tmp_path, bundle, served,
@@ -5124,7 +5127,7 @@ def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_
     ("text/plain", "great food\ncold soup; would not go again\n"),
     ("text/plain", "label;text\n2;great food\n1;cold soup\n"),  # (text/plain: every line a review, as it says)
 ])
-@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=x", "sep=;\r"])
+@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=x", "sep=;\r", "sep=\r"])  # (sep=\r: CRLF, no separator)
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_review_it_is(served, monkeypatch,
                                                                                         content_type, rest, line,
@@ -5157,6 +5160,28 @@ def test_excel_s_line_naming_another_separator_above_a_header_row_is_read_as_sep
     body = f"sep=;\n{rest}"
     assert list(sm_serve.input_fn(body.encode(), content_type)) == ["great food", "cold soup"]
     assert _served_answers(body, served, content_type) == _served_answers(f"sep=,\n{rest}", served, content_type)
+
+
+@pytest.mark.parametrize("rows", ["label,text\n" + _TEN_LABELED_ROWS, _TEN_LABELED_ROWS, "\n" + _TEN_LABELED_ROWS,
+                                  "text\ngreat food\ncold soup\n"],
+                         ids=["header", "labeled-rows", "blank-then-labeled-rows", "one-column"])
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_a_sep_line_naming_the_wrong_separator_above_a_comma_table_reads_the_table(tmp_path, bundle, served, monkeypatch,
+                                                                                 rows, end, batch):
+    """A hand-made ``sep=;`` above a comma-separated table (Excel writes the separator it uses): the endpoint answered
+    the line as a review and the header and rows under it as reviews, one a line, each row whole, its class a word,
+    and predict refused the file. The table is read, the line as Excel's (lines.excel_sep_line, one rule of both), as
+    under ``sep=,``: nothing lost (the line names no review), and in Batch Transform one answer a line still (the
+    line's an empty review's, as ``sep=,``'s), where a 400 would have failed the job."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    body, excel = (f"{line}\n{rows}".replace("\n", end) for line in ("sep=;", "sep=,"))
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None and answers == _predicted(tmp_path, bundle, excel)[0]
+    for content_type in ("text/csv", "text/csv; header=present"):
+        assert _served_answers(body, served, content_type) == _served_answers(excel, served, content_type)
+    assert len(_served_answers(body, served)) == (len(body.splitlines()) if batch else len(answers))
 
 
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
