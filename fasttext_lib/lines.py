@@ -78,9 +78,12 @@ class _Prepended(io.RawIOBase):
         super().close()
 
 
-# What a file may be text in (read as UTF-8, or told to convert from UTF-16: utf16_text) where its first bytes are those
-# of compressed data or an archive and what follows them is too short to tell (binary_data.binary_kind)
-_FILE_CHARSETS = ("utf-8", "utf-16-le", "utf-16-be")
+# What a file may be text in where its first bytes are those of compressed data or an archive and what follows them is
+# too short to tell (binary_data.binary_kind): UTF-16, refused as such (utf16_text), where its first line is UTF-16 as
+# utf16_text tells it (a NUL beside every ASCII character); else none, and it is that format cut short, as a stopped
+# download leaves it. (A UTF-16 reading alone let a 4-byte "PK\3\4" through as a review, and refused gzip's or zstd's
+# first bytes as Windows-1252 text with an iconv of the compressed file, or as a binary file.)
+_FILE_CHARSETS = ("utf-16-le", "utf-16-be")
 
 
 def decompressed(raw, name):
@@ -101,7 +104,8 @@ def decompressed(raw, name):
     if kind in TOLD_BY_STRUCTURE:  # (read whole, not peeked: a pipe's first write may end before what tells)
         probe = raw.read(PROBE_BYTES)
         raw = io.BufferedReader(_Prepended(probe, raw))
-        kind = binary_kind(probe, _FILE_CHARSETS, whole=len(probe) < PROBE_BYTES)
+        charsets = _FILE_CHARSETS if utf16_text(probe.split(b"\n", 1)[0], name, 1, "") else ()
+        kind = binary_kind(probe, charsets, whole=len(probe) < PROBE_BYTES)
     if kind == "zip":
         what = _zip_contents(raw.peek(512))
         raw.close()

@@ -212,6 +212,28 @@ def test_compressed_files_told_by_their_structure_are_read(tmp_path, write):
     assert data.labels[:3] == ["1", "2", "1"] and data.texts[:2] == ["bad food", "great food"] and len(data.texts) == 120
 
 
+@pytest.mark.parametrize("start, said", [
+    (b"PK\x03\x04", r"is a zip archive; unzip it first"),  # (read as a review "PK\x03\x04")
+    (b"\x1f\x8b", r"1: corrupt or truncated gzip data"),  # (refused as Windows-1252 text, an iconv of it said)
+    (b"\x1f\x8b\x08\x00", r"1: corrupt or truncated gzip data"),  # (refused as a binary file's NUL bytes)
+    (b"\x1f\x8b\x08\x08", r"1: corrupt or truncated gzip data"),  # (its FNAME flag: Windows-1252 text again)
+    (b"\x28\xb5\x2f\xfd", r"is zstd-compressed"),
+    (b"\xfd7zXZ\x00\x00\x04", r"1: corrupt or truncated xz data"),
+])
+def test_a_compressed_file_cut_within_its_header_is_named_as_its_format(tmp_path, start, said):
+    """A compressed file or archive cut short within its header (a download stopped in its first bytes) is too short
+    for its structure to tell it (binary_data.binary_kind): it is named as its magic's format, cut short, as it was
+    before the structure was read. Its few bytes read as UTF-16 characters, and were read on as text: a 4-byte zip
+    was trained on and predicted as a review, gzip's and zstd's refused as Windows-1252 text or a binary file."""
+    p = tmp_path / "cut.csv"
+    p.write_bytes(start)
+    with pytest.raises(FastTextError, match=f"^{re.escape(str(p))}:? ?{said}"):
+        read_labeled(str(p))
+    _tiny_model(tmp_path / "m")
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and re.search(said, got.stderr), got.stderr
+
+
 def _zip(p, members):
     with zipfile.ZipFile(p, "w") as z:
         for member, data in members.items():
