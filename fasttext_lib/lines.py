@@ -201,7 +201,9 @@ def utf16_text(raw, uri, lineno, extension):
     not (a binary file's bytes, a stray NUL). UTF-16 is its byte order mark starting the file, or without one, a NUL
     beside every ASCII character."""
     bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
-    body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
+    # (a UTF-16LE line after the first starts with the \n's NUL; the first line's NUL is its own: stripped, a UTF-16BE
+    # file's first line, 00 5F 00 5F ..., counted as little-endian, and the iconv said garbled the whole file)
+    body = raw[2:] if bom else raw if lineno == 1 else raw.lstrip(b"\x00")
     odd, even = body[1::2].count(0), body[0::2].count(0)
     # (two NULs at least: UTF-16 puts one beside every ASCII character, so a line of two has two; a short UTF-8 line
     # with one stray NUL, "ok\0", was called UTF-16, and the iconv it gave garbles the whole file)

@@ -257,6 +257,8 @@ def test_the_conversion_commands_for_an_s3_object_name_its_file(s3_bucket, tmp_p
 @pytest.mark.parametrize("encoding, bom, expected", [
     ("utf-16", b"", r"it is UTF-16 text; convert it to UTF-8 first, e.g. iconv -f UTF-16 -t UTF-8 "),
     ("utf-16-le", b"", r"it is UTF-16 text \(no byte order mark\); .*iconv -f UTF-16LE -t UTF-8 "),
+    # (was told "iconv -f UTF-16LE": its first line's leading NUL was stripped as a later line's is)
+    ("utf-16-be", b"", r"it is UTF-16 text \(no byte order mark\); .*iconv -f UTF-16BE -t UTF-8 "),
     ("utf-16-be", b"\xfe\xff", r"it is UTF-16 text; .*iconv -f UTF-16 -t UTF-8 "),
 ])
 def test_utf16_file_is_named_with_how_to_convert(tmp_path, encoding, bom, expected):
