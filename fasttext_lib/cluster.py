@@ -48,6 +48,7 @@ import threading
 import time
 
 from .errors import FastTextError, bug_reason, error_line, setting_named
+from .process_limits import DIST_ENVIRONMENT as _DIST_ENVIRONMENT
 
 TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 # Seconds a worker waits on the cluster with no step done before it gives up. Its peers' work between steps
@@ -103,9 +104,7 @@ def timeout_from_environment(environ=None):
     return value
 
 
-# What MXNet's parameter-server kvstores (dist_sync, dist_async) read to find their cluster: the scheduler's address,
-# and how many servers and workers to wait for (MXNet's tools/launch.py and SageMaker's MXNet toolkit set them).
-DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER")
+DIST_ENVIRONMENT = _DIST_ENVIRONMENT  # (process_limits': what the parameter-server kvstores read to find a cluster)
 
 
 def check_kvstore_environment(kvstore):

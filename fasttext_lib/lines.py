@@ -82,9 +82,12 @@ class _Prepended(io.RawIOBase):
         super().close()
 
 
-# What a file may be text in (read as UTF-8, or told to convert from UTF-16: utf16_text) where its first bytes are those
-# of compressed data or an archive and what follows them is too short to tell (binary_data.binary_kind)
-_FILE_CHARSETS = ("utf-8", "utf-16-le", "utf-16-be")
+# What a file may be text in where its first bytes are those of compressed data or an archive and what follows them is
+# too short to tell (binary_data.binary_kind): UTF-16, refused as such (utf16_text), where its first line is UTF-16 as
+# utf16_text tells it (a NUL beside every ASCII character); else none, and it is that format cut short, as a stopped
+# download leaves it. (A UTF-16 reading alone let a 4-byte "PK\3\4" through as a review, and refused gzip's or zstd's
+# first bytes as Windows-1252 text with an iconv of the compressed file, or as a binary file.)
+_FILE_CHARSETS = ("utf-16-le", "utf-16-be")
 
 
 def decompressed(raw, name):
@@ -105,7 +108,8 @@ def decompressed(raw, name):
     if kind in TOLD_BY_STRUCTURE:  # (read whole, not peeked: a pipe's first write may end before what tells)
         probe = raw.read(PROBE_BYTES)
         raw = io.BufferedReader(_Prepended(probe, raw))
-        kind = binary_kind(probe, _FILE_CHARSETS, whole=len(probe) < PROBE_BYTES)
+        charsets = _FILE_CHARSETS if utf16_text(probe.split(b"\n", 1)[0], name, 1, "") else ()
+        kind = binary_kind(probe, charsets, whole=len(probe) < PROBE_BYTES)
     if kind == "zip":
         what = _zip_contents(raw.peek(512))
         raw.close()
@@ -201,7 +205,9 @@ def utf16_text(raw, uri, lineno, extension):
     not (a binary file's bytes, a stray NUL). UTF-16 is its byte order mark starting the file, or without one, a NUL
     beside every ASCII character."""
     bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
-    body = raw[2:] if bom else raw.lstrip(b"\x00")  # (a UTF-16LE line after the first starts with the \n's NUL)
+    # (a UTF-16LE line after the first starts with the \n's NUL; the first line's NUL is its own: stripped, a UTF-16BE
+    # file's first line, 00 5F 00 5F ..., counted as little-endian, and the iconv said garbled the whole file)
+    body = raw[2:] if bom else raw if lineno == 1 else raw.lstrip(b"\x00")
     odd, even = body[1::2].count(0), body[0::2].count(0)
     # (two NULs at least: UTF-16 puts one beside every ASCII character, so a line of two has two; a short UTF-8 line
     # with one stray NUL, "ok\0", was called UTF-16, and the iconv it gave garbles the whole file)

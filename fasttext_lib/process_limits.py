@@ -28,10 +28,19 @@ MXNET_THREADS = {"MXNET_CPU_WORKER_NTHREADS": 1, "MXNET_CPU_PRIORITY_NTHREADS": 
 JOIN_THREADS = 4
 
 
+# What MXNet's parameter-server kvstores (dist_sync, dist_async) read to find their cluster: the scheduler's address,
+# and how many servers and workers to wait for (MXNet's tools/launch.py and SageMaker's MXNet toolkit set them).
+DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER")
+
+
 def joins_a_cluster(command):
     """Whether ``command`` in this process joins a parameter-server cluster: train in a cluster's worker
-    (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it)."""
-    return command == "train" and os.environ.get("DMLC_ROLE") == "worker"
+    (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it, with the cluster's
+    :data:`DIST_ENVIRONMENT`: without it a dist_* kvstore is refused before the join, cluster.check_kvstore_environment,
+    and any other joins nothing; a DMLC_ROLE left in a shell's environment cost a one-host training the join's
+    threads and address space, and refused it under a limit it trains in)."""
+    return (command == "train" and os.environ.get("DMLC_ROLE") == "worker"
+            and all(os.environ.get(name) for name in DIST_ENVIRONMENT))
 
 _CGROUP = "/proc/self/cgroup"
 _CGROUP_ROOTS = {"v2": "/sys/fs/cgroup", "v1": "/sys/fs/cgroup/pids"}

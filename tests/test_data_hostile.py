@@ -230,6 +230,28 @@ def test_predict_reads_gzip_whose_extra_field_its_subfields_do_not_fill(tmp_path
         assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr
 
 
+@pytest.mark.parametrize("start, said", [
+    (b"PK\x03\x04", r"is a zip archive; unzip it first"),  # (read as a review "PK\x03\x04")
+    (b"\x1f\x8b", r"1: corrupt or truncated gzip data"),  # (refused as Windows-1252 text, an iconv of it said)
+    (b"\x1f\x8b\x08\x00", r"1: corrupt or truncated gzip data"),  # (refused as a binary file's NUL bytes)
+    (b"\x1f\x8b\x08\x08", r"1: corrupt or truncated gzip data"),  # (its FNAME flag: Windows-1252 text again)
+    (b"\x28\xb5\x2f\xfd", r"is zstd-compressed"),
+    (b"\xfd7zXZ\x00\x00\x04", r"1: corrupt or truncated xz data"),
+])
+def test_a_compressed_file_cut_within_its_header_is_named_as_its_format(tmp_path, start, said):
+    """A compressed file or archive cut short within its header (a download stopped in its first bytes) is too short
+    for its structure to tell it (binary_data.binary_kind): it is named as its magic's format, cut short, as it was
+    before the structure was read. Its few bytes read as UTF-16 characters, and were read on as text: a 4-byte zip
+    was trained on and predicted as a review, gzip's and zstd's refused as Windows-1252 text or a binary file."""
+    p = tmp_path / "cut.csv"
+    p.write_bytes(start)
+    with pytest.raises(FastTextError, match=f"^{re.escape(str(p))}:? ?{said}"):
+        read_labeled(str(p))
+    _tiny_model(tmp_path / "m")
+    got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
+    assert got.returncode == 2 and got.stderr.count("error:") == 1 and re.search(said, got.stderr), got.stderr
+
+
 def _zip(p, members):
     with zipfile.ZipFile(p, "w") as z:
         for member, data in members.items():
@@ -253,6 +275,8 @@ def test_the_conversion_commands_for_an_s3_object_name_its_file(s3_bucket, tmp_p
 @pytest.mark.parametrize("encoding, bom, expected", [
     ("utf-16", b"", r"it is UTF-16 text; convert it to UTF-8 first, e.g. iconv -f UTF-16 -t UTF-8 "),
     ("utf-16-le", b"", r"it is UTF-16 text \(no byte order mark\); .*iconv -f UTF-16LE -t UTF-8 "),
+    # (was told "iconv -f UTF-16LE": its first line's leading NUL was stripped as a later line's is)
+    ("utf-16-be", b"", r"it is UTF-16 text \(no byte order mark\); .*iconv -f UTF-16BE -t UTF-8 "),
     ("utf-16-be", b"\xfe\xff", r"it is UTF-16 text; .*iconv -f UTF-16 -t UTF-8 "),
 ])
 def test_utf16_file_is_named_with_how_to_convert(tmp_path, encoding, bom, expected):

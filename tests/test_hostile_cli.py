@@ -1317,8 +1317,17 @@ def test_each_command_and_thread_count_has_its_own_address_space_floor(monkeypat
                 mxnet_env.check_address_space(command)
 
 
-def _run_under_limit(tmp_path, data, bundle, command, threads, limit_mb):
+def test_a_dmlc_role_without_a_cluster_costs_no_join(tmp_path, data, bundle):
+    """DMLC_ROLE=worker left in a shell's environment, no cluster's (DMLC_PS_ROOT_URI ... unset): training on one host
+    joins nothing, and runs under a limit it runs under without it (610 MB, 70 above its floor); it was refused as
+    "joining its cluster", 90 MB more."""
+    r = _run_under_limit(tmp_path, data, bundle, "train", "1", 610, DMLC_ROLE="worker")
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def _run_under_limit(tmp_path, data, bundle, command, threads, limit_mb, **extra_env):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS")}
+    env.update(extra_env)
     argv = {"predict": ["predict", "--model", str(bundle), "--input", str(data["test"])],
             "evaluate": ["evaluate", "--model", str(bundle), "--data", str(data["test"])],
             "train": ["train", "--train", str(data["train"]), "--output", str(tmp_path / "out"), *TINY]}[command]

@@ -179,6 +179,11 @@ def test_a_clusters_worker_counts_the_threads_of_its_join(tmp_path, monkeypatch)
     monkeypatch.delenv("DMLC_ROLE", raising=False)
     limits.check_threads("train")  # (the main thread, the prefetcher, MXNet's 5: 6 more)
     monkeypatch.setenv("DMLC_ROLE", "worker")
+    for name in limits.DIST_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    limits.check_threads("train")  # (DMLC_ROLE alone, no cluster's environment: it joins none)
+    for name, value in zip(limits.DIST_ENVIRONMENT, ("127.0.0.1", "9091", "1", "2")):
+        monkeypatch.setenv(name, value)
     with pytest.raises(limits.FastTextError, match=r"would start about 10 more threads to train \(OMP_NUM_THREADS=1, "
                                                    r"4 to join its cluster\), and it may start 6 more"):
         limits.check_threads("train")
