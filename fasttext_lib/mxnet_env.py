@@ -14,8 +14,8 @@ import re
 import sys
 
 from .errors import FastTextError, reason_of
-from .process_limits import (check_threads, env_threads as _env_threads, joins_a_cluster, openmp_threads,
-                             usable_cpus as _usable_cpus)
+from .process_limits import (DIST_ENVIRONMENT, check_threads, env_threads as _env_threads, joins_a_cluster,
+                             openmp_threads, usable_cpus as _usable_cpus)
 
 _INT = (r"\s*[+-]?\d+\s*", "a whole number")  # what C++'s >> reads (no 2.0, no 0x10), within the type's range
 _BOOL = (r"(?i:true|false|1|0)", "true, false, 1 or 0")
@@ -79,6 +79,27 @@ def _parses(value, kind):
     return kind not in _RANGE or -_RANGE[kind] <= int(value) < _RANGE[kind]
 
 
+def check_cluster_role(environ=None):
+    """One :class:`FastTextError` where ``DMLC_ROLE`` has MXNet's import start this process as a parameter server or
+    scheduler without the cluster's :data:`DIST_ENVIRONMENT`: ps-lite takes any role but ``worker`` (``""`` left in a
+    shell, ``Worker``) for one, and then stopped the import with "cannot load MXNet (Check notnull:
+    ...DMLC_NUM_WORKER)", which named neither the variable nor the fix. Unset, or ``worker``: nothing to say (a worker's
+    cluster is checked with its kvstore: cluster.check_kvstore_environment); a server's or scheduler's with its cluster
+    set runs as MXNet's tools/launch.py starts it."""
+    environ = os.environ if environ is None else environ
+    role = environ.get("DMLC_ROLE")
+    if role is None or role == "worker":
+        return
+    missing = [name for name in DIST_ENVIRONMENT if not environ.get(name)]
+    if role in ("server", "scheduler") and not missing:
+        return
+    started_as = (f"the cluster's {role}" if role in ("server", "scheduler") else
+                  "a cluster's parameter server (MXNet takes any role but 'worker' for a server's)")
+    raise FastTextError(f"environment variable DMLC_ROLE={role!r} starts this process as {started_as}, which needs "
+                        f"{', '.join(missing)} set too; unset DMLC_ROLE to run on this host, or set DMLC_ROLE=worker "
+                        f"in a cluster's worker")
+
+
 def start_mxnet(command="train"):
     """Check the environment (and the address space ``command`` needs), import MXNet lean and start its engine (see
     the module docstring)."""
@@ -113,6 +134,7 @@ def _start_mxnet(command):
     from .lean_import import import_mxnet_lean
 
     check_environment()
+    check_cluster_role()
     check_threads(command)  # (a thread MXNet or OpenMP cannot start aborts the process)
     check_address_space(command)
     try:

@@ -1073,3 +1073,35 @@ def test_a_stop_as_the_join_ends_is_left_to_the_caller_not_to_the_watch():
                 thread.join(10)
         assert watch.stop is None
     assert signal.getsignal(signal.SIGINT) is handler and signal.set_wakeup_fd(descriptor) == descriptor
+
+
+@pytest.mark.parametrize("role, cluster", [("", False), ("Worker", False), ("server", False), ("scheduler", True),
+                                           ("worker", False), (None, False), ("server", True)])
+def test_a_dmlc_role_mxnet_starts_a_server_for_without_its_cluster_is_one_line(role, cluster):
+    """ps-lite takes any DMLC_ROLE but ``worker`` for a server's (``""`` left in a shell, ``Worker``), and with no
+    cluster set MXNet's import stopped with "cannot load MXNet (Check notnull: ...DMLC_NUM_WORKER)": neither the
+    variable nor the fix. Checked before the import (mxnet_env.check_cluster_role); a worker's, none, or a server's or
+    scheduler's with its cluster set (MXNet's tools/launch.py) passes."""
+    from fasttext_lib.errors import FastTextError
+    from fasttext_lib.mxnet_env import check_cluster_role
+
+    environ = {"DMLC_ROLE": role} if role is not None else {}
+    if cluster:
+        environ.update(DMLC_PS_ROOT_URI="127.0.0.1", DMLC_PS_ROOT_PORT="9091", DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+    if role in (None, "worker") or cluster:
+        check_cluster_role(environ)
+        return
+    with pytest.raises(FastTextError, match=f"^environment variable DMLC_ROLE={role!r} starts this process as .*; "
+                                            f"unset DMLC_ROLE to run on this host"):
+        check_cluster_role(environ)
+
+
+def test_train_with_an_empty_dmlc_role_says_so_in_one_line(sample_dir, tmp_path):
+    r = run_cli("train", "--train", sample_dir / "train.csv", "--output", tmp_path / "m", "--epochs", 1,
+                env={"DMLC_ROLE": ""})
+    assert (r.returncode, r.stderr) == (2, "error: environment variable DMLC_ROLE='' starts this process as a cluster's "
+                                           "parameter server (MXNet takes any role but 'worker' for a server's), which "
+                                           "needs DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT, DMLC_NUM_SERVER, DMLC_NUM_WORKER "
+                                           "set too; unset DMLC_ROLE to run on this host, or set DMLC_ROLE=worker in a "
+                                           "cluster's worker\n")
+    assert not (tmp_path / "m").exists()
