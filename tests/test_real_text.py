@@ -1984,6 +1984,26 @@ def test_json_lines_under_a_review_that_reads_like_excel_s_line_are_not_answered
     assert got.stderr.startswith(f"error: {path}:1: not a JSON object") and got.stderr.count("\n") == 1
 
 
+def test_a_sep_line_over_a_comma_table_whose_first_row_is_longer_than_a_block_is_judged_by_the_rows(tmp_path, real,
+                                                                                                   bundle):
+    """``sep=;`` over a headerless comma table whose first review is longer than predict's block (lines.line_blocks, a
+    MiB): predict judged the line by the lines of its own block, none, and answered it as a review, the table under it
+    read otherwise (one answer fewer than its lines), where training's reader (which reads ahead line by line) and the
+    endpoint read it as Excel's, a blank line. It is judged by the rows under it, however many blocks they take: read
+    as under ``sep=,``."""
+    rows = _excel_rows(real).replace("\r\n", "\n").split("\n", 1)[1]
+    label, text = rows.split(",", 1)
+    rows = f"{label},{'long review ' * 100_000}{text}"
+    hinted, excel = tmp_path / "hinted.csv", tmp_path / "excel.csv"
+    hinted.write_text(f"sep=;\n{rows}")
+    excel.write_text(f"sep=,\n{rows}")
+    got = cli_in_process("predict", "--model", bundle, "--input", hinted)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == cli_in_process("predict", "--model", bundle, "--input", excel).stdout
+    assert len(got.stdout.splitlines()) == len(real) + 1  # (the line answered blank, as under sep=,, a row a line)
+    assert next(lines_after_excel_sep(hinted)) == "\n"  # (training's reader: the same)
+
+
 def lines_after_excel_sep(path):
     """The lines of ``path`` as training's reader hands them on after Excel's line (lines.without_excel_sep)."""
     from fasttext_lib.lines import DecodedLines, without_excel_sep
