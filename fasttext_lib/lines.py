@@ -475,6 +475,35 @@ def _read_ahead(lines):
 
 
 def line_blocks(stream, name, compression=None, sink=None):
+    """:func:`_line_blocks`, a first line that is Excel's (:func:`excel_sep_line`: ``sep=,``) read as a blank one.
+    Another separator's is judged by the lines after it as training's reader judges it (:func:`without_excel_sep`),
+    however many blocks they take: judged by the lines of its own block alone, a first row longer than a block left
+    none, and ``sep=;`` over a comma table whose first review is long was answered as a review (and the row under it
+    read as one more), where training read the table without it."""
+    blocks = _line_blocks(stream, name, compression, sink)
+    held = []  # the blocks up to the first with a line, and those read ahead
+    for block in blocks:
+        held.append(block)
+        if block[1]:
+            break
+    if held and held[-1][1] and reads_as_excel_sep(held[-1][1][0]):
+        first = held[-1][1]
+        if excel_sep_line(first[0], name, _lines_after_first(held, blocks)):
+            first[0] = ""
+    yield from held
+    yield from blocks
+
+
+def _lines_after_first(held, blocks):
+    """The lines after the first of the last block in ``held``, and then of ``blocks``, each block read kept in
+    ``held``, to be handed out in its turn."""
+    yield from itertools.islice(held[-1][1], 1, None)
+    for block in blocks:
+        held.append(block)
+        yield from block[1]
+
+
+def _line_blocks(stream, name, compression=None, sink=None):
     """``(size, lines)`` a block of the input at a time: ``size`` the block's bytes (whole lines), ``lines`` its
     lines decoded, without their ``\\n`` (a CRLF's ``\\r`` dropped too), the first line's BOM removed; ``sink(raw)``,
     if given, is called with each block's bytes (a bytes-like object) before its lines are handed out.
@@ -532,10 +561,6 @@ def line_blocks(stream, name, compression=None, sink=None):
             fail(raw)
         if utf8_line is None and not raw.isascii():
             utf8_line = lineno + raw.count(b"\n", 0, _BEYOND_ASCII.search(raw).start()) + 1
-        # sep=, (Excel): a blank line (another separator's is judged by the lines after it in this block, a megabyte
-        # of whole lines: a look-ahead's)
-        if lineno == 0 and lines and excel_sep_line(lines[0], name, itertools.islice(lines, 1, None)):
-            lines[0] = ""
         if sink is not None:
             sink(raw)
         return lines

@@ -1950,6 +1950,60 @@ def test_a_first_review_that_reads_like_excel_s_line_is_answered_by_predict(tmp_
     assert list(lines_after_excel_sep(path)) == [line + end for line in reviews]  # (training's reader keeps it too)
 
 
+@pytest.mark.parametrize("header", [True, False], ids=["header", "headerless"])
+@pytest.mark.parametrize("first", ["sep=|", "sep= "], ids=["pipe", "space"])
+def test_a_semicolon_table_under_a_review_that_reads_like_excel_s_line_is_refused_as_without_it(tmp_path, real, bundle,
+                                                                                              first, header):
+    """A semicolon-separated table under a first line ``sep=|`` (no line of Excel's over it: lines.excel_sep_line
+    reads it as a review): predict judged the file by that line, answered it and every row under it as reviews (the
+    header too, each class a word of its text), where the endpoint and Batch Transform judge the body without it
+    (serve_requests._excel_sep_blank) and refuse it, as predict refuses the table alone: refused as that, its line
+    numbers one on, from a file and from stdin."""
+    table = _excel_rows(real, ";").replace("\r\n", "\n")
+    table = table if header else table.split("\n", 1)[1]
+    alone, path = tmp_path / "table.csv", tmp_path / "hinted.csv"
+    alone.write_text(table)
+    path.write_text(f"{first}\n{table}")
+    refused = cli_in_process("predict", "--model", bundle, "--input", alone)
+    assert refused.returncode == 2 and "semicolon" in refused.stderr, refused.stderr
+    expected = refused.stderr.replace(f"{alone}: line 1 ", f"{path}: line 2 ")
+    for source, stdin in ((path, None), ("-", path.read_bytes())):
+        got = cli_in_process("predict", "--model", bundle, "--input", source, input=stdin)
+        assert (got.returncode, got.stdout) == (2, "")
+        assert got.stderr == (expected if source != "-" else expected.replace(f"{path}:", "stdin:"))
+
+
+def test_json_lines_under_a_review_that_reads_like_excel_s_line_are_not_answered_as_reviews(tmp_path, bundle):
+    """JSON Lines under a first line ``sep=;`` (no JSON, nor Excel's line over a table): predict judged the file by that
+    line and answered each JSON object's text, braces and keys, as a review; it is judged by the lines under it, as
+    the endpoint judges a body, and refused in one line at line 1."""
+    path = tmp_path / "hinted.jsonl"
+    path.write_text('sep=;\n{"text": "great food"}\n{"text": "cold soup"}\n')
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert (got.returncode, got.stdout) == (2, "")
+    assert got.stderr.startswith(f"error: {path}:1: not a JSON object") and got.stderr.count("\n") == 1
+
+
+def test_a_sep_line_over_a_comma_table_whose_first_row_is_longer_than_a_block_is_judged_by_the_rows(tmp_path, real,
+                                                                                                   bundle):
+    """``sep=;`` over a headerless comma table whose first review is longer than predict's block (lines.line_blocks, a
+    MiB): predict judged the line by the lines of its own block, none, and answered it as a review, the table under it
+    read otherwise (one answer fewer than its lines), where training's reader (which reads ahead line by line) and the
+    endpoint read it as Excel's, a blank line. It is judged by the rows under it, however many blocks they take: read
+    as under ``sep=,``."""
+    rows = _excel_rows(real).replace("\r\n", "\n").split("\n", 1)[1]
+    label, text = rows.split(",", 1)
+    rows = f"{label},{'long review ' * 100_000}{text}"
+    hinted, excel = tmp_path / "hinted.csv", tmp_path / "excel.csv"
+    hinted.write_text(f"sep=;\n{rows}")
+    excel.write_text(f"sep=,\n{rows}")
+    got = cli_in_process("predict", "--model", bundle, "--input", hinted)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == cli_in_process("predict", "--model", bundle, "--input", excel).stdout
+    assert len(got.stdout.splitlines()) == len(real) + 1  # (the line answered blank, as under sep=,, a row a line)
+    assert next(lines_after_excel_sep(hinted)) == "\n"  # (training's reader: the same)
+
+
 def lines_after_excel_sep(path):
     """The lines of ``path`` as training's reader hands them on after Excel's line (lines.without_excel_sep)."""
     from fasttext_lib.lines import DecodedLines, without_excel_sep
