@@ -1714,7 +1714,8 @@ def test_a_stop_the_process_ignores_stays_ignored(sig):
     from fasttext_lib.stops import Interrupted, stop_on_signals
 
     other = signal.SIGTERM if sig != signal.SIGTERM else signal.SIGHUP
-    before = signal.signal(sig, signal.SIG_IGN)
+    # (`other` at its default, as a process starts: the suite itself may run with SIGHUP ignored, under nohup)
+    before, other_before = signal.signal(sig, signal.SIG_IGN), signal.signal(other, signal.SIG_DFL)
     try:
         with stop_on_signals():
             assert signal.getsignal(sig) == signal.SIG_IGN
@@ -1729,6 +1730,7 @@ def test_a_stop_the_process_ignores_stays_ignored(sig):
         assert signal.getsignal(sig) == signal.SIG_IGN
     finally:
         signal.signal(sig, before)
+        signal.signal(other, other_before)
 
 
 def test_a_second_ctrl_c_during_cleanup_still_says_what_happened(tmp_path, monkeypatch):
