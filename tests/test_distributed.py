@@ -784,12 +784,17 @@ def test_a_worker_whose_environment_mxnet_cannot_start_in_tells_the_others(sampl
     assert not any(out.exists() for out in outputs)
 
 
+def _lone_worker_env():
+    """The environment of a cluster's worker of two whose scheduler and other worker never come."""
+    return dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
+                DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+
+
 def test_a_worker_told_from_another_thread_does_not_say_a_stop_ends_its_wait():
     """tell_the_others from a thread other than the main one (the Python API's train() in a thread) can catch no stop
     (Python's handlers are the main thread's): its note said "a stop ends the wait" all the same. It waits its bound
     (here 1 s; no other worker comes) and exits with the failure's status, its note saying only that it waits."""
-    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
-               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+    env = _lone_worker_env()
     code = ("import threading, fasttext_lib.cluster as c\n"
             "c.FAILED_TELLS_FOR = 1\n"
             "told = threading.Thread(target=c.tell_the_others, args=('error: --train: no such file: x', 2))\n"
@@ -805,8 +810,7 @@ def test_a_stop_the_worker_ignores_does_not_end_its_wait_to_tell_the_others():
     tell the others why it failed: that wait put a handler on SIGINT too, and a Ctrl-C meant for the script's
     foreground (or a ``kill -INT`` of its process group) ended the wait, untold. An ignored signal stays ignored; the
     others it catches (SIGTERM here) still end the wait. (Its bound here 2 s; no other worker comes.)"""
-    env = dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
-               DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+    env = _lone_worker_env()
     code = ("import os, signal, threading, time, fasttext_lib.cluster as c\n"
             "c.FAILED_TELLS_FOR = 2\n"
             "waiting, real_exit_on_a_stop = threading.Event(), c._exit_on_a_stop\n"
