@@ -33,7 +33,8 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       whole_number, width_error)
 from .errors import FastTextError
 from .jsonl import json_input, json_object_line
-from .lines import LONE_CR_HINT, chain_lines, has_lone_cr, pandas_conversion, stripped_start
+from .lines import (LONE_CR_HINT, chain_lines, excel_sep_line, excel_separator, has_lone_cr, pandas_conversion,
+                    stripped_start)
 from .text import LABEL_PREFIX
 
 # what a file may be read as (``auto``: detected); cli.py writes them out, its parser importing no reader
@@ -69,6 +70,7 @@ def _detected_format(first, rest, uri):
     """``(format, rest)`` of a file of no format given: :func:`detect_format` of its first line; when that says
     nothing, the first :data:`HEADER_LOOKAHEAD` lines after it (taken from ``rest``, and put back) are classes written
     as words (:func:`word_class_csv`), or the file is refused."""
+    rest = _refuse_excel_sep_over_no_table(first, rest, uri)
     try:
         return detect_format(first, uri), rest
     except FastTextError as exc:
@@ -193,6 +195,24 @@ def _header_of_unknown_columns(uri, kind, shown, row):
     """The error for a line 1 that reads as a ``kind`` (CSV, TSV) header row, ``shown`` as its names are, whose
     columns training cannot read: what it names (columns.unread_columns), so that they can be named."""
     return _UnknownColumns(f"{uri}: line 1 reads as a {kind} header row ({shown}), {unread_columns(row)}")
+
+
+def _refuse_excel_sep_over_no_table(first, rest, uri):
+    """``rest`` (lines read ahead put back), after refusing a ``first`` line that reads as Excel's ``sep=;``
+    (lines.excel_separator) over lines that are no table of its separator, nor a comma or tab one: fastText lines,
+    JSON Lines, reviews. On line 1 the file's reader (lines.without_excel_sep) read it so, as a review, no labeled
+    example; it was refused as "line 1 looks semicolon-separated", with a conversion that read the lines under it as a
+    semicolon table (``sep=|``: "cannot detect the format"). The lines under it are judged here (lines.excel_sep_line)
+    so that the error holds after blank lines too, where the reader judged none. (``sep=,`` and a tab's, Excel's above
+    anything, are a blank line on line 1.)"""
+    sep = excel_separator(first)
+    if sep is None or sep in ",\t":
+        return rest
+    ahead = list(itertools.islice(rest, HEADER_LOOKAHEAD))
+    if not excel_sep_line(first, uri, ahead):
+        raise FastTextError(f"{uri}: line 1 reads sep={sep} (Excel's separator line), but no {sep!r}-separated table "
+                            f"follows it: it is no labeled example; remove that line")
+    return chain_lines(ahead, rest)
 
 
 def _semicolon_separated(uri):

@@ -16,6 +16,7 @@ import itertools
 import lzma
 import os
 import re
+import unicodedata
 import zlib
 
 from . import storage
@@ -379,6 +380,16 @@ def reads_as_excel_sep(line):
     return _EXCEL_SEP.fullmatch(line) is not None
 
 
+def excel_separator(line):
+    """The separator ``line`` names when it reads as Excel's separator line (:func:`reads_as_excel_sep`) and names one
+    Excel separates fields by, a punctuation or symbol character (``,``, ``;``, ``|``, ``^``...) or a tab; else None.
+    A letter, digit or space is none: ``sep= `` or ``sep=a`` above short reviews is a review, where every reader refused
+    the file as separated by that character (``great food``: two names a space separates)."""
+    match = _EXCEL_SEP.fullmatch(line)
+    sep = match and match.group(1)
+    return sep if sep and (sep == "\t" or unicodedata.category(sep)[0] in "PS") else None
+
+
 def excel_sep_line(line, uri, following=None):
     """Is ``line`` (a file's or a body's first line, BOM removed) Excel's separator hint? The one rule of the file
     readers (:func:`without_excel_sep`, :func:`line_blocks`) and the endpoint (serve_requests._excel_sep_blank).
@@ -391,11 +402,11 @@ def excel_sep_line(line, uri, following=None):
     is, the line as a blank one (hand-made: Excel writes the separator it uses; taken for a review, the header and rows
     under it were answered as reviews, one a line, and predict refused the file). Else False: a review that reads
     ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered in its place, where predict refused
-    the file. ``following`` None: no lines to tell by (a JSON Lines body, where no review reads so): refused."""
-    match = _EXCEL_SEP.fullmatch(line)
-    if match is None:
+    the file. ``following`` None: no lines to tell by (a JSON Lines body, where no review reads so): refused. A line
+    that names no separator of Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review."""
+    sep = excel_separator(line)
+    if sep is None:
         return False
-    sep = match.group(1)
     if sep in (",", "\t"):
         return True
     opening = None if following is None else _table_opening(following)

@@ -1984,6 +1984,50 @@ def test_json_lines_under_a_review_that_reads_like_excel_s_line_are_not_answered
     assert got.stderr.startswith(f"error: {path}:1: not a JSON object") and got.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("first, reviews", [
+    ("sep= ", ["great food", "cold soup"]),  # (two names a space separates, over a row with as many spaces)
+    ("sep=a", ["great meal", "bad pasta", "fair wage"]),
+    ("sep=1", ["Rated 1 star", "Rated 10 of 10", "Rated 1 star, cold", "Rated 10, superb"]),  # (a "class" first)
+], ids=["space", "letter", "digit"])
+def test_a_sep_line_naming_a_letter_digit_or_space_is_a_review(tmp_path, bundle, first, reviews):
+    """``sep=`` and a space, letter or digit above short reviews: every reader took it for Excel's line and refused the
+    file as separated by that character. Excel separates by a punctuation or symbol character or a tab
+    (lines.excel_separator): such a line is a review, answered in its place by predict, kept by training's reader,
+    and refused by training as no labeled example (line 1 is no format), not as a table of that separator."""
+    path, alone = tmp_path / "reviews.txt", tmp_path / "first.txt"
+    path.write_text("\n".join([first] + reviews) + "\n")
+    alone.write_text(f"{first}\n")
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    answers = got.stdout.splitlines()
+    assert answers[0] == cli_in_process("predict", "--model", bundle, "--input", alone).stdout.strip()
+    assert answers[1:] == cli_in_process("predict", "--model", bundle, "--input", "-",
+                                         input="\n".join(reviews).encode()).stdout.splitlines()
+    assert list(lines_after_excel_sep(path)) == [line + "\n" for line in [first] + reviews]
+    path.write_text(f"{first}\n" + "".join(f"__label__{c} {r}\n" for c, r in zip("xyzw", reviews)))
+    with pytest.raises(FastTextError, match=f"{path}: cannot detect the format of line 1"):
+        read_labeled(str(path))
+
+
+@pytest.mark.parametrize("under", ["__label__positive great food\n__label__negative cold soup\n",
+                                   '{"label": "positive", "text": "great food"}\n',
+                                   "great food\ncold soup\n"], ids=["fasttext", "jsonl", "reviews"])
+@pytest.mark.parametrize("sep", [";", "|"], ids=["semicolon", "pipe"])
+def test_excel_s_line_over_no_table_is_refused_by_training_as_that_line(tmp_path, bundle, under, sep):
+    """``sep=;`` above fastText lines, JSON Lines or reviews (no table: lines.excel_sep_line reads it as a review):
+    training and evaluate refused the file as "line 1 looks semicolon-separated", with a conversion that read the
+    lines under it as a semicolon table (``sep=|``: "cannot detect the format"). The line is no labeled example, and
+    the error says so: what it reads as, and to remove it."""
+    path = tmp_path / "data.txt"
+    path.write_text(f"sep={sep}\n{under}")
+    for command in (("train", "--train", path, "--output", tmp_path / "m", "--no-progress"),
+                    ("evaluate", "--model", bundle, "--data", path)):
+        got = cli_in_process(*command)
+        assert (got.returncode, got.stdout) == (2, "") and not (tmp_path / "m").exists()
+        assert got.stderr == (f"error: {path}: line 1 reads sep={sep} (Excel's separator line), but no "
+                              f"'{sep}'-separated table follows it: it is no labeled example; remove that line\n")
+
+
 def test_a_sep_line_over_a_comma_table_whose_first_row_is_longer_than_a_block_is_judged_by_the_rows(tmp_path, real,
                                                                                                    bundle):
     """``sep=;`` over a headerless comma table whose first review is longer than predict's block (lines.line_blocks, a

@@ -5127,7 +5127,9 @@ def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_
     ("text/plain", "great food\ncold soup; would not go again\n"),
     ("text/plain", "label;text\n2;great food\n1;cold soup\n"),  # (text/plain: every line a review, as it says)
 ])
-@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=x", "sep=;\r", "sep=\r"])  # (sep=\r: CRLF, no separator)
+# (sep=\r: CRLF, no separator; sep= , sep=a, sep=1: no separator of Excel's, lines.excel_separator: refused as one over
+# "great food", two names a space separates, or an "a" in each row)
+@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=x", "sep=;\r", "sep=\r", "sep= ", "sep=a", "sep=1"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_a_review_that_reads_like_excel_s_separator_line_is_answered_as_the_review_it_is(served, monkeypatch,
                                                                                         content_type, rest, line,
