@@ -274,13 +274,14 @@ def _table(lines, given):
     if given.fmt == "text":
         return False
     blank, first = leading_blank_lines(lines)
-    if not blank and first is not None and reads_as_excel_sep(first):
-        # A first review that reads sep=; (line_blocks read Excel's line as a blank one): what starts under it is
-        # judged as if it were blank, as the endpoint judges a body (serve_requests._excel_sep_blank), and read with
-        # it. Judged by it, a semicolon table or JSON Lines under it was answered as reviews, a row a review.
+    if first is not None and reads_as_excel_sep(first):
+        # A first review that reads sep=; (line_blocks read Excel's line as a blank one; after blank lines none is
+        # Excel's): what starts under it is judged as if it were blank, as the endpoint judges a body
+        # (serve_requests._excel_sep_blank), and read with it. Judged by it, a semicolon table or JSON Lines under it
+        # was answered as reviews, a row a review.
         review = first
         more, first = leading_blank_lines(lines)
-        blank = [review] + more
+        blank = [*blank, review, *more]
     if first is None:
         return False
     opening = _Opening(blank, first, lines)

@@ -478,7 +478,23 @@ def _excel_sep_blank(text, csv_body=False):
         raise RequestError(400, str(exc)) from None
     if excel:
         return blanked, blanked
-    return text, blanked if reads_as_excel_sep(first) else text
+    return text, _judged_past_a_sep_review(text)
+
+
+def _judged_past_a_sep_review(text):
+    """``text`` with its first line that is not blank blanked where it reads as Excel's (lines.reads_as_excel_sep) but
+    is none (a review: :func:`_excel_sep_blank`), its line end kept, so that the table under it is judged without it
+    (as predict judges a file: predict_input._table). After blank lines too, where no line is Excel's (only the first
+    is): a semicolon table under ``sep=;`` there was answered, a row a review, where training and predict refuse it."""
+    from .lines import reads_as_excel_sep
+
+    start = 0
+    for line in text.splitlines(keepends=True):
+        if line.strip():
+            content = line.rstrip("\n")
+            return text[:start] + text[start + len(content):] if reads_as_excel_sep(content) else text
+        start += len(line)
+    return text
 
 
 def _refuse_lone_cr(lines):

@@ -1951,22 +1951,24 @@ def test_a_first_review_that_reads_like_excel_s_line_is_answered_by_predict(tmp_
 
 
 @pytest.mark.parametrize("header", [True, False], ids=["header", "headerless"])
-@pytest.mark.parametrize("first", ["sep=|", "sep= "], ids=["pipe", "space"])
+@pytest.mark.parametrize("first, blank", [("sep=|", 0), ("sep= ", 0), ("sep=|", 2), ("sep=;", 2)],
+                         ids=["pipe", "space", "pipe-after-blank-lines", "semicolon-after-blank-lines"])
 def test_a_semicolon_table_under_a_review_that_reads_like_excel_s_line_is_refused_as_without_it(tmp_path, real, bundle,
-                                                                                              first, header):
+                                                                                              first, blank, header):
     """A semicolon-separated table under a first line ``sep=|`` (no line of Excel's over it: lines.excel_sep_line
     reads it as a review): predict judged the file by that line, answered it and every row under it as reviews (the
     header too, each class a word of its text), where the endpoint and Batch Transform judge the body without it
     (serve_requests._excel_sep_blank) and refuse it, as predict refuses the table alone: refused as that, its line
-    numbers one on, from a file and from stdin."""
+    numbers one on, from a file and from stdin. So too after blank lines (no line of Excel's there, ``sep=;`` too: only
+    a file's first line is), where predict still judged the file by it."""
     table = _excel_rows(real, ";").replace("\r\n", "\n")
     table = table if header else table.split("\n", 1)[1]
     alone, path = tmp_path / "table.csv", tmp_path / "hinted.csv"
     alone.write_text(table)
-    path.write_text(f"{first}\n{table}")
+    path.write_text("\n" * blank + f"{first}\n{table}")
     refused = cli_in_process("predict", "--model", bundle, "--input", alone)
     assert refused.returncode == 2 and "semicolon" in refused.stderr, refused.stderr
-    expected = refused.stderr.replace(f"{alone}: line 1 ", f"{path}: line 2 ")
+    expected = refused.stderr.replace(f"{alone}: line 1 ", f"{path}: line {2 + blank} ")
     for source, stdin in ((path, None), ("-", path.read_bytes())):
         got = cli_in_process("predict", "--model", bundle, "--input", source, input=stdin)
         assert (got.returncode, got.stdout) == (2, "")

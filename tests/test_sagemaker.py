@@ -5121,6 +5121,27 @@ def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_
             assert said[said.index("Excel's"):] == error[error.index("Excel's"):]
 
 
+@pytest.mark.parametrize("line", ["sep=;", "sep=|"])
+@pytest.mark.parametrize("rows", ["label;text\n2;great food\n1;cold soup\n", _SEMICOLON_ROWS_BY_CLASS],
+                         ids=["header", "headerless"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_a_semicolon_table_under_blank_lines_and_a_sep_line_is_refused_as_by_predict(tmp_path, bundle, served,
+                                                                                    monkeypatch, line, rows, batch):
+    """After blank lines no line is Excel's (only a body's or a file's first is): a ``sep=;`` there is a review, and
+    the table under it is judged without it, as under a first line that reads ``sep=|``. The endpoint and predict
+    judged the body by that line and answered the table, a row a review, where training refuses it: refused, by both
+    alike."""
+    body = "\n\n" + line + "\n" + rows
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert answers is None and "semicolon-separated" in error, error
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with pytest.raises(sm_serve.RequestError) as caught:
+        _served_answers(body, served, "text/csv")
+    said, what = caught.value.message, re.compile(r": (line \d+ .*semicolon-separated.*?): convert it")
+    assert caught.value.status_code == 400 and what.search(said)[1] == what.search(error)[1], (said, error)
+
+
 @pytest.mark.parametrize("content_type, rest", [
     ("text/csv", "great food\ncold soup; would not go again\nnever again\n"),
     ("text/csv; header=absent", "great food\ncold soup\n"),
