@@ -489,11 +489,12 @@ def _judged_past_a_sep_review(text):
     from .lines import reads_as_excel_sep
 
     start = 0
-    for line in text.splitlines(keepends=True):
-        if line.strip():
-            content = line.rstrip("\n")
-            return text[:start] + text[start + len(content):] if reads_as_excel_sep(content) else text
-        start += len(line)
+    while start < len(text):  # (line by line, as its first line is read: not the whole body split, for one line)
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if text[start:end].strip():
+            return text[:start] + text[end:] if reads_as_excel_sep(text[start:end]) else text
+        start = end + 1
     return text
 
 
