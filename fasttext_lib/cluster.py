@@ -48,7 +48,7 @@ import threading
 import time
 
 from .errors import FastTextError, bug_reason, error_line, setting_named
-from .process_limits import DIST_ENVIRONMENT as _DIST_ENVIRONMENT
+from .process_limits import missing_cluster_variables
 
 TIMEOUT_ENV = "FASTTEXT_CLUSTER_TIMEOUT"
 # Seconds a worker waits on the cluster with no step done before it gives up. Its peers' work between steps
@@ -104,15 +104,12 @@ def timeout_from_environment(environ=None):
     return value
 
 
-DIST_ENVIRONMENT = _DIST_ENVIRONMENT  # (process_limits': what the parameter-server kvstores read to find a cluster)
-
-
 def check_kvstore_environment(kvstore):
     """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
     its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read. The line names the
     setting as the caller's user sets it (errors.setting_named): ``--kvstore dist_sync``, ``kvstore='dist_sync'``."""
     kvstore = str(kvstore)
-    missing = [name for name in DIST_ENVIRONMENT if not os.environ.get(name)] if kvstore.startswith("dist") else []
+    missing = missing_cluster_variables() if kvstore.startswith("dist") else []
     if missing:
         raise FastTextError(f"{setting_named('kvstore', kvstore)} trains in an MXNet parameter-server cluster, and this "
                             f"process is in none ({', '.join(missing)} not set): on one host leave "

@@ -14,7 +14,7 @@ import re
 import sys
 
 from .errors import FastTextError, reason_of
-from .process_limits import (DIST_ENVIRONMENT, check_threads, env_threads as _env_threads, joins_a_cluster,
+from .process_limits import (check_threads, env_threads as _env_threads, joins_a_cluster, missing_cluster_variables,
                              openmp_threads, usable_cpus as _usable_cpus)
 
 _INT = (r"\s*[+-]?\d+\s*", "a whole number")  # what C++'s >> reads (no 2.0, no 0x10), within the type's range
@@ -81,16 +81,16 @@ def _parses(value, kind):
 
 def check_cluster_role(environ=None):
     """One :class:`FastTextError` where ``DMLC_ROLE`` has MXNet's import start this process as a parameter server or
-    scheduler without the cluster's :data:`DIST_ENVIRONMENT`: ps-lite takes any role but ``worker`` (``""`` left in a
-    shell, ``Worker``) for one, and then stopped the import with "cannot load MXNet (Check notnull:
-    ...DMLC_NUM_WORKER)", which named neither the variable nor the fix. Unset, or ``worker``: nothing to say (a worker's
-    cluster is checked with its kvstore: cluster.check_kvstore_environment); a server's or scheduler's with its cluster
-    set runs as MXNet's tools/launch.py starts it."""
+    scheduler without the cluster's variables (process_limits.DIST_ENVIRONMENT): ps-lite takes any role but
+    ``worker`` (``""`` left in a shell, ``Worker``) for one, and then stopped the import with "cannot load MXNet
+    (Check notnull: ...DMLC_NUM_WORKER)", which named neither the variable nor the fix. Unset, or ``worker``: nothing
+    to say (a worker's cluster is checked with its kvstore: cluster.check_kvstore_environment); a server's or
+    scheduler's with its cluster set runs as MXNet's tools/launch.py starts it."""
     environ = os.environ if environ is None else environ
     role = environ.get("DMLC_ROLE")
     if role is None or role == "worker":
         return
-    missing = [name for name in DIST_ENVIRONMENT if not environ.get(name)]
+    missing = missing_cluster_variables(environ)
     if role in ("server", "scheduler") and not missing:
         return
     started_as = (f"the cluster's {role}" if role in ("server", "scheduler") else

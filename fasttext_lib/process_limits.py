@@ -39,8 +39,13 @@ def joins_a_cluster(command):
     :data:`DIST_ENVIRONMENT`: without it a dist_* kvstore is refused before the join, cluster.check_kvstore_environment,
     and any other joins nothing; a DMLC_ROLE left in a shell's environment cost a one-host training the join's
     threads and address space, and refused it under a limit it trains in)."""
-    return (command == "train" and os.environ.get("DMLC_ROLE") == "worker"
-            and all(os.environ.get(name) for name in DIST_ENVIRONMENT))
+    return command == "train" and os.environ.get("DMLC_ROLE") == "worker" and not missing_cluster_variables()
+
+
+def missing_cluster_variables(environ=None):
+    """Those of :data:`DIST_ENVIRONMENT` that ``environ`` (default: this process's) does not set, or sets empty."""
+    environ = os.environ if environ is None else environ
+    return [name for name in DIST_ENVIRONMENT if not environ.get(name)]
 
 _CGROUP = "/proc/self/cgroup"
 _CGROUP_ROOTS = {"v2": "/sys/fs/cgroup", "v1": "/sys/fs/cgroup/pids"}
