@@ -466,7 +466,7 @@ def _excel_sep_blank(text, csv_body=False):
     that the rows under it are read as they are without it (csv_request). In JSON Lines no such line is a review (nor
     JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where a mini-batch
     (SplitType=Line) may start anywhere in a file. (text/plain reads no separator line: plain_texts.)"""
-    from .lines import excel_sep_line, reads_as_excel_sep
+    from .lines import excel_sep_line
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"

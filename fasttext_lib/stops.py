@@ -47,10 +47,10 @@ _received = []
 @contextlib.contextmanager
 def stop_on_signals():
     """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` (main thread only; elsewhere a no-op). One that is
-    ignored (``nohup``'s SIGHUP, a background job's SIGINT) stays ignored. Without this a hangup killed the run on the spot: no error line,
-    and a bundle's staging directory (800 MB with bigrams) left in TMPDIR for good. SIGXCPU, the soft ``ulimit -t``
-    reached, killed the run so too (exit 152, no line); the kernel sends it again every CPU second, and SIGKILL at the
-    hard limit, so the cleanup has until then.
+    ignored (``nohup``'s SIGHUP, a background job's SIGINT) stays ignored. Without this a hangup killed the run on the
+    spot: no error line, and a bundle's staging directory (800 MB with bigrams) left in TMPDIR for good. SIGXCPU, the
+    soft ``ulimit -t`` reached, killed the run so too (exit 152, no line); the kernel sends it again every CPU second,
+    and SIGKILL at the hard limit, so the cleanup has until then.
 
     While the stack unwinds a second SIGTERM or SIGHUP is ignored, so cleanup is not cut short; a second
     Ctrl-C still interrupts it (``kill -9`` leftovers are removed by the next publish anyway).
