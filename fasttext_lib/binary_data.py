@@ -3,10 +3,13 @@ readers (:func:`fasttext_lib.lines.decompressed`) and of the endpoint (``serve_r
 
 A format's magic bytes alone do not tell it: text may begin with them. ``BZh`` and ``PAR1`` are ASCII; gzip's, zstd's,
 zip's, xz's and an .xls workbook's read as UTF-16 text (1F 8B is U+8B1F little-endian, U+1F8B big-endian; 28 B5 2F FD
-is U+B528 U+FD2F; PK 03 04 is U+4B50 U+0403; D0 CF 11 E0 is Hangul). So each is told by its own structure after its
-magic (:func:`binary_kind`), and data too short for that to tell by whether it reads as text (:func:`_reads_as_text`).
-Standard library only: the endpoint imports this without the training stack."""
+is U+B528 U+FD2F; PK 03 04 is U+4B50 U+0403; D0 CF 11 E0 is Hangul). Legacy .lzma data (LZMA "alone": ``xz
+--format=lzma``, ``lzma.FORMAT_ALONE``) has no magic at all, only a header whose fields have few values: its
+properties byte, then a dictionary size with three zero bytes (5D 00 00 80 00: ``]`` and NULs). So each is told by its
+own structure after its magic or header (:func:`binary_kind`), and data too short for that to tell by whether it reads
+as text (:func:`_reads_as_text`). Standard library only: the endpoint imports this without the training stack."""
 import codecs
+import lzma
 import re
 import unicodedata
 import zlib
@@ -16,15 +19,17 @@ _MAGICS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b
            (b"PK\x03\x04", "zip"), (b"PAR1", "parquet"), (b"\xd0\xcf\x11\xe0", "xls"))
 # What text may begin with that is told by its structure after the magic (bzip2 and Parquet by :func:`binary_kind`
 # only where the data is whole: a file is told them by its magic, as ever)
-TOLD_BY_STRUCTURE = frozenset({"gzip", "zstd", "zip", "xz", "xls"})
+TOLD_BY_STRUCTURE = frozenset({"gzip", "zstd", "zip", "xz", "xls", "lzma"})
 # How much of the data's start is read to tell it: gzip's probe of deflate data, zstd's blocks
 PROBE_BYTES = 1 << 16
 
 
 def magic_kind(head):
     """``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``, ``"zip"``, ``"parquet"`` or ``"xls"``: the format whose magic
-    bytes ``head`` starts with; else None."""
-    return next((kind for magic, kind in _MAGICS if bytes(head[:len(magic)]) == magic), None)
+    bytes ``head`` starts with; ``"lzma"`` where its first 5 bytes are an .lzma header's first fields
+    (:func:`_lzma_header_start`); else None."""
+    kind = next((kind for magic, kind in _MAGICS if bytes(head[:len(magic)]) == magic), None)
+    return kind or ("lzma" if _lzma_header_start(bytes(head[:5])) else None)
 
 
 def binary_kind(body, charsets, whole=True):
@@ -32,9 +37,9 @@ def binary_kind(body, charsets, whole=True):
     ``charsets``: those the data may be text in. ``whole``: ``body`` is all of the data (a request's body), else its
     first bytes (a file's first :data:`PROBE_BYTES`). ``BZh`` and ``PAR1`` may begin a review in any charset: bzip2 is
     told by its block's magic too, Parquet by the same four bytes at its end (where ``whole``, else by their magic).
-    Gzip, zstd, zip, xz and xls are told by their structure (:func:`_gzip_start`, :func:`_zstd_start`,
-    :func:`_zip_start`, :func:`_xz_start`, :func:`_ole2_start`); data too short for that to tell, by whether it reads
-    as text in one of ``charsets``."""
+    Gzip, zstd, zip, xz, xls and .lzma are told by their structure (:func:`_gzip_start`, :func:`_zstd_start`,
+    :func:`_zip_start`, :func:`_xz_start`, :func:`_ole2_start`, :func:`_lzma_start`); data too short for that to tell,
+    by whether it reads as text in one of ``charsets``."""
     kind = magic_kind(body)
     if kind not in TOLD_BY_STRUCTURE and not whole:
         return kind
@@ -42,7 +47,8 @@ def binary_kind(body, charsets, whole=True):
         return kind if re.match(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)", body) else None
     if kind == "parquet":
         return kind if len(body) >= 8 and body.endswith(b"PAR1") else None
-    told = {"gzip": _gzip_start, "zstd": _zstd_start, "zip": _zip_start, "xz": _xz_start, "xls": _ole2_start}.get(kind)
+    told = {"gzip": _gzip_start, "zstd": _zstd_start, "zip": _zip_start, "xz": _xz_start, "xls": _ole2_start,
+            "lzma": _lzma_start}.get(kind)
     started = told(body) if told else kind is not None
     if started is None:
         started = not any(_reads_as_text(body, charset, whole) for charset in charsets)
@@ -235,3 +241,42 @@ def _ole2_start(body):
         if not any(value.startswith(given) for value in values):
             return False
     return True if len(body) >= _OLE2_HEADER else None
+
+
+# An .lzma header (LZMA "alone", as liblzma reads it): a properties byte (lc, lp, pb: below 9 * 5 * 5), a dictionary
+# size, an uncompressed size (8 bytes, all FF where unknown, as xz and Python write it); then the range coder's first
+# 5 bytes, the first of them 00. The fewest bytes of any .lzma file: those 18 (an empty one has 23).
+_LZMA_PROPERTIES, _LZMA_HEADER, _LZMA_START = 225, 13, 18
+_LZMA_UNKNOWN_SIZE = (1 << 64) - 1
+
+
+def _lzma_header_start(head):
+    """Do the 5 bytes ``head`` start an .lzma header: a properties byte lzma has, and a dictionary size of 2**n or
+    2**n + 2**(n-1) bytes, or FF FF FF FF? (liblzma's own rule for a file it is asked to tell from xz: no size
+    else is written, so other bytes are no .lzma file.) Such a size has three zero bytes of four: no UTF-8 text's."""
+    if len(head) < 5 or head[0] >= _LZMA_PROPERTIES:
+        return False
+    size = int.from_bytes(head[1:5], "little")
+    smeared = (size - 1) & 0xFFFFFFFF
+    for shift in (2, 3, 4, 8, 16):  # (liblzma's: the bits below the top one or two set, then one added)
+        smeared |= smeared >> shift
+    return size == 0xFFFFFFFF or (smeared + 1) & 0xFFFFFFFF == size
+
+
+def _lzma_start(body):
+    """Does ``body``, which starts with an .lzma header's first fields (:func:`_lzma_header_start`), start .lzma data?
+    Its uncompressed size is unknown or below 2**38 bytes (liblzma's bound), the range coder's first byte is 00, and
+    lzma decompresses its first bytes without an error; None (too short to tell) where the body ends before the range
+    coder's first 5 bytes. Text cannot give all that: in UTF-16 (``]`` is 5D 00) bytes 10 and 11 are one character,
+    which a size below 2**38 makes a NUL and an unknown one U+FFFF, which no text holds."""
+    size = int.from_bytes(body[5:_LZMA_HEADER], "little") if len(body) >= _LZMA_HEADER else None
+    if size is not None and size != _LZMA_UNKNOWN_SIZE and size >> 38 or body[_LZMA_HEADER:_LZMA_HEADER + 1] not in (
+            b"", b"\x00"):
+        return False
+    if len(body) < _LZMA_START:
+        return None
+    try:
+        lzma.LZMADecompressor(lzma.FORMAT_ALONE).decompress(body[:PROBE_BYTES], PROBE_BYTES)
+    except lzma.LZMAError:
+        return False
+    return True

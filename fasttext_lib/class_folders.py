@@ -260,11 +260,12 @@ def csv_row(label, text):
 
 def _read_document(path, encoding, said=FLAGS):
     """A file's text, its last line end dropped; bytes the encoding cannot read are refused naming the file (a UTF-8
-    file's byte order mark is no part of its text), and the encoding to give as ``said`` (:class:`_Said`)."""
+    file's byte order mark is no part of its text), and the encoding to give as ``said`` (:class:`_Said`). Compressed
+    data is read as the readers read it (:func:`_uncompressed`)."""
     utf8 = codecs.lookup(encoding).name == "utf-8"
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = _uncompressed(f.read(), path, encoding)
     except OSError as exc:  # (a file that may not be read, or gone since the folder was listed)
         raise FastTextError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
@@ -282,6 +283,22 @@ def _read_document(path, encoding, said=FLAGS):
                             f"{encoding} does; remove the file, or pass the "
                             + ("--encoding it is written in" if said.flags else "encoding it is written in (encoding=...)"))
     return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith(("\n", "\r")) else text
+
+
+def _uncompressed(raw, path, encoding):
+    """A document's bytes ``raw``, decompressed where they are gzip, bzip2, xz or .lzma data, and zstd data, archives
+    and binary tables refused, by the readers' rule (lines.decompressed: by their structure, told from text in
+    ``encoding``). Read as bytes of the encoding, a bzip2 file was trained on as a review of garbage under
+    ``--encoding latin-1`` (which decodes any byte), and each was told to pass that encoding without it."""
+    from .lines import DECOMPRESS_ERRORS, decompressed
+
+    stream, compression = decompressed(io.BytesIO(raw), path, charsets=(encoding,))
+    if compression is None:
+        return raw
+    try:
+        return stream.read()
+    except DECOMPRESS_ERRORS as exc:
+        raise FastTextError(f"{path}: corrupt or truncated {compression} data ({exc})") from None
 
 
 def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, note=None, on_written=None,

@@ -58,7 +58,7 @@ class LabeledTexts:
     # where each class is first met, ``{label: (file, line)}`` (read_labeled's, :func:`first_lines_as_read`): the
     # line an error or a warning about the class names; empty for data not read from a file
     first_lines: Dict[str, tuple] = field(default_factory=dict, compare=False, repr=False)
-    # the files read, in order, each ``(uri, compression)`` (``"gzip"``, ``"bzip2"``, ``"xz"`` or None:
+    # the files read, in order, each ``(uri, compression)`` (``"gzip"``, ``"bzip2"``, ``"xz"``, ``"lzma"`` or None:
     # lines.decompressed's): a warning's command that edits them names each one, and none that is compressed
     files: tuple = field(default=(), compare=False, repr=False)
     # the name of the column the classes were read from (a header's, a JSON Lines key; the files' one name where

@@ -368,7 +368,7 @@ def _read_option(spec, file_read):
                         f"and not id=name pairs")
 
 
-COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")  # what the data reader decompresses (by content, not by name)
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma")  # what the data reader decompresses (by content, not by name)
 
 
 def beside(data_uri):

@@ -1,6 +1,6 @@
 """Files to lines: every reader's first stage.
 
-A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzip, bzip2 and xz are read
+A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzip, bzip2, xz and legacy .lzma are read
 transparently (recognized by their first bytes and the structure after them: :mod:`fasttext_lib.binary_data`); zstd
 data, archives, workbooks, Parquet and text that is not UTF-8 are refused in one line that says how to convert them; a
 line is taken whole, up to :data:`MAX_LINE_BYTES`.
@@ -24,11 +24,12 @@ from .binary_data import PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, magic_kind
 from .errors import FastTextError
 
 
-_DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
 def open_decompressed(uri):
-    """A binary stream of the file's text: gzip, bzip2 and xz are recognized as :func:`decompressed` tells them."""
+    """A binary stream of the file's text: gzip, bzip2, xz and .lzma are recognized as :func:`decompressed` tells
+    them."""
     return decompressed(storage.open_read(uri, "rb"), uri)
 
 
@@ -91,11 +92,13 @@ class _Prepended(io.RawIOBase):
 _FILE_CHARSETS = ("utf-16-le", "utf-16-be")
 
 
-def decompressed(raw, name):
-    """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2 or xz
-    data (``compression`` is then their name, else None); ``name`` is the file's, for errors. zstd data, archives and
-    binary tables are refused. Gzip, xz, zstd, zip and .xls are told by their structure after their magic bytes
-    (binary_data.binary_kind, the endpoint's rule too), not by those alone: a UTF-16 file without a byte order mark
+def decompressed(raw, name, charsets=None):
+    """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2, xz or legacy
+    .lzma data (``compression`` is then their name, else None); ``name`` is the file's, for errors. zstd data, archives
+    and binary tables are refused. ``charsets``: those the data may be text in where the user named one
+    (import-folders' ``--encoding``), else told from its first line (:data:`_FILE_CHARSETS`). Gzip, xz, .lzma, zstd,
+    zip and .xls are told by their structure after their magic bytes or header (binary_data.binary_kind, the
+    endpoint's rule too), not by those alone: a UTF-16 file without a byte order mark
     (with one, it starts FF FE or FE FF, no magic) whose first characters are U+B528 U+FD2F or U+4B50 U+0403 was
     refused as zstd or a zip archive, one starting with U+8B1F read as gzip ("corrupt or truncated gzip data"); they
     are read on as the UTF-16 text they are, and refused as such (utf16_text: with the iconv that converts them)."""
@@ -109,7 +112,8 @@ def decompressed(raw, name):
     if kind in TOLD_BY_STRUCTURE:  # (read whole, not peeked: a pipe's first write may end before what tells)
         probe = raw.read(PROBE_BYTES)
         raw = io.BufferedReader(_Prepended(probe, raw))
-        charsets = _FILE_CHARSETS if utf16_text(probe.split(b"\n", 1)[0], name, 1, "") else ()
+        if charsets is None:
+            charsets = _FILE_CHARSETS if utf16_text(probe.split(b"\n", 1)[0], name, 1, "") else ()
         kind = binary_kind(probe, charsets, whole=len(probe) < PROBE_BYTES)
     if kind == "zip":
         what = _zip_contents(raw.peek(512))
@@ -125,8 +129,8 @@ def decompressed(raw, name):
     if kind == "zstd":
         raw.close()
         raise FastTextError(f"{name}: {_zstd_hint(name)}")
-    if kind in ("gzip", "bzip2", "xz"):
-        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+    if kind in ("gzip", "bzip2", "xz", "lzma"):  # (lzma's FORMAT_AUTO reads .lzma as xz -d does, by liblzma's rule)
+        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile, "lzma": lzma.LZMAFile}[kind]
         return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
 
@@ -255,7 +259,7 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
                f"re-encode the file as UTF-8")
     if not reads_as_windows_1252(raw):
         return message + ")"
-    stem = re.sub(r"\.(gz|bz2|xz)$", "", uri.lower())
+    stem = re.sub(r"\.(gz|bz2|xz|lzma)$", "", uri.lower())
     if utf8_line is not None or _utf8_beyond_ascii(raw):
         name = _shell_name(uri)
         where = f"line {utf8_line if utf8_line is not None else lineno}"
@@ -339,7 +343,7 @@ class DecodedLines:
         while True:
             try:
                 raw = self.stream.readline(MAX_LINE_BYTES + 1)
-            except _DECOMPRESS_ERRORS as exc:
+            except DECOMPRESS_ERRORS as exc:
                 if self.compression is None:
                     raise
                 raise FastTextError(f"{self.uri}:{self.lineno + 1}: corrupt or truncated {self.compression} data ({exc})") from None
@@ -546,7 +550,7 @@ def _line_blocks(stream, name, compression=None, sink=None):
         while size < block_bytes:
             try:
                 piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as DecodedLines' readline reads it
-            except _DECOMPRESS_ERRORS as exc:
+            except DECOMPRESS_ERRORS as exc:
                 data = bytes(pending) + b"".join(pieces)
                 whole = data[:data.rfind(b"\n") + 1]  # DecodedLines has read these lines, and a partial one past the bound
                 partial = data[len(whole):]

@@ -201,7 +201,7 @@ def _binary_body(body, charset):
     from .binary_data import binary_kind
 
     kind = binary_kind(body, (charset,))
-    if kind in ("gzip", "bzip2", "xz", "zstd"):
+    if kind in ("gzip", "bzip2", "xz", "lzma", "zstd"):
         return (f" (it is {kind}-compressed: send it uncompressed; a Batch Transform job's compression_type='Gzip' has "
                 f"SageMaker decompress gzip input)")
     what = {"zip": "a zip archive", "parquet": "a Parquet file", "xls": "an Excel workbook (.xls)"}.get(kind)

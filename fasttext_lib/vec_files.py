@@ -388,7 +388,8 @@ def _bad_header(uri, header, compression=None, lineno=1):
             f"'<number of words> {dim}' at its top{how}")
 
 
-_DECOMPRESSING = {None: "cat", "gzip": "zcat", "bzip2": "bzcat", "xz": "xzcat"}  # (open_decompressed's names)
+# (open_decompressed's names; xzcat reads .lzma too)
+_DECOMPRESSING = {None: "cat", "gzip": "zcat", "bzip2": "bzcat", "xz": "xzcat", "lzma": "xzcat"}
 
 
 def _header_command(uri, dim, compression):

@@ -179,6 +179,8 @@ def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, m
     ("\u1f8b\u0804", "utf-16-be"),  # 1F 8B 08 04: gzip's method and FEXTRA flag ("... ended before the end-of-stream")
     ("\ufd37\u7a58\u5a00", "utf-16-be"),  # FD 37 7A 58 5A 00: xz's ("corrupt or truncated xz data")
     ("\ud0cf\u11e0", "utf-16-be"),  # D0 CF 11 E0: an .xls workbook's ("is an Excel workbook (.xls)")
+    ("]", "utf-16-le"),  # 5D 00: an .lzma header's properties byte and its dictionary size's first byte
+    ("]\u8000\u4e00", "utf-16-le"),  # 5D 00 00 80 00 4E: an .lzma header's first fields (an 8 MiB dictionary)
 ])
 def test_a_utf16_file_that_begins_with_a_compressed_formats_magic_bytes_is_named_utf16(tmp_path, start, encoding):
     """A UTF-16 file without a byte order mark (with one it starts FF FE or FE FF: no format's magic) whose first
@@ -206,7 +208,10 @@ def test_a_utf16_file_that_begins_with_a_compressed_formats_magic_bytes_is_named
     lambda p, data: p.write_bytes(gzip.compress(data, mtime=0)),
     lambda p, data: p.write_bytes(lzma.compress(data)),
     lambda p, data: p.write_bytes(bz2.compress(data)),
-], ids=["bgzip", "gzip-extra-not-filled", "gzip", "xz", "bzip2"])
+    # (legacy .lzma, xz --format=lzma's: was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)")
+    lambda p, data: p.write_bytes(lzma.compress(data, format=lzma.FORMAT_ALONE)),
+    lambda p, data: p.write_bytes(lzma.compress(data, format=lzma.FORMAT_ALONE, preset=1)),  # (a 1 MiB dictionary)
+], ids=["bgzip", "gzip-extra-not-filled", "gzip", "xz", "bzip2", "lzma", "lzma-preset-1"])
 def test_compressed_files_told_by_their_structure_are_read(tmp_path, write):
     p = tmp_path / "train.csv.gz"
     write(p, "".join(ROWS * 40).encode())
@@ -250,6 +255,38 @@ def test_a_compressed_file_cut_within_its_header_is_named_as_its_format(tmp_path
     _tiny_model(tmp_path / "m")
     got = cli_in_process("predict", "--model", tmp_path / "m", "--input", p)
     assert got.returncode == 2 and got.stderr.count("error:") == 1 and re.search(said, got.stderr), got.stderr
+
+
+def test_predict_reads_an_lzma_file_and_names_one_cut_short(tmp_path):
+    """Legacy .lzma data (xz --format=lzma, Python's lzma.FORMAT_ALONE) is read as xz data is, from a file or piped
+    in; it was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)". One cut short is named as it."""
+    reviews = "".join(f"review {i} of the great food\n" for i in range(30))
+    p, plain = tmp_path / "to_label.txt.lzma", tmp_path / "to_label.txt"
+    p.write_bytes(lzma.compress(reviews.encode(), format=lzma.FORMAT_ALONE))
+    plain.write_text(reviews)
+    model = _tiny_model(tmp_path / "m")
+    expected = cli_in_process("predict", "--model", model, "--input", plain)
+    assert expected.returncode == 0 and len(expected.stdout.splitlines()) == 30
+    for got in (cli_in_process("predict", "--model", model, "--input", p),
+                cli_in_process("predict", "--model", model, input=p.read_bytes())):
+        assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr
+    for cut in (16, 40):  # (within its header, and past it)
+        (tmp_path / "cut.lzma").write_bytes(p.read_bytes()[:cut])
+        got = cli_in_process("predict", "--model", model, "--input", tmp_path / "cut.lzma")
+        assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+        assert "1: corrupt or truncated lzma data" in got.stderr, got.stderr
+
+
+@pytest.mark.parametrize("text", ["] a review that starts with a bracket\n", "]\u8000\u4e00 review\n"])
+def test_text_that_starts_as_an_lzma_header_might_is_text(text):
+    """An .lzma header has no magic: its first byte is most often 5D, "]" (binary_data._lzma_start). UTF-8 text that
+    starts with "]" is 5D then a printable byte; UTF-16 text's 5D 00 is no header, by the fields after it."""
+    from fasttext_lib.binary_data import binary_kind
+
+    assert binary_kind(text.encode(), ("utf-8",)) is None
+    assert binary_kind(text.encode("utf-16-le"), ("utf-16-le",)) is None
+    assert binary_kind(text.encode("utf-16-le"), ()) is None  # (by its structure alone, whatever its charset)
+    assert binary_kind(lzma.compress(text.encode(), format=lzma.FORMAT_ALONE), ("utf-16-le",)) == "lzma"
 
 
 def _zip(p, members):

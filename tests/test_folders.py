@@ -1,16 +1,19 @@
 """Class-folder datasets (IMDB's aclImdb, 20 Newsgroups, BBC News: one folder per class, one document per file):
 ``import-folders`` writes them as one ``label,text`` CSV, and ``train`` / ``evaluate`` given such a directory say so
 (class_folders.py)."""
+import bz2
 import csv
+import gzip
 import io
 import json
+import lzma
 import os
 import shlex
 
 import pytest
 
 from cli_helpers import TINY, assert_error, listing
-from conftest import cli_in_process, run_cli
+from conftest import cli_in_process, run_cli, zstd_frame
 
 POSITIVE = ["great wonderful film", "a superb and moving story", "loved it , brilliant acting", "wonderful cast"]
 NEGATIVE = ["awful boring film", "a dull and tedious story", "hated it , terrible acting", "boring cast"]
@@ -271,6 +274,46 @@ def test_undecodable_bytes_name_the_file_and_latin1_reads_them(tmp_path):
     assert r.returncode == 0, r.stderr
     assert _rows(tmp_path / "out.csv") == [["label", "text"], ["alt.atheism", "Subject: Re: caf\u00e9"],
                                            ["sci.med", "Subject: Re: na\u00efve"]]
+
+
+COMPRESSORS = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress,
+               "lzma": lambda data: lzma.compress(data, format=lzma.FORMAT_ALONE)}
+
+
+def _with_a_document(tmp_path, data):
+    """Two class folders of plain documents, and ``data`` as a third document of pos/."""
+    _folders(tmp_path, {"pos": POSITIVE[:2], "neg": NEGATIVE[:2]})
+    (tmp_path / "in" / "pos" / "9.txt").write_bytes(data)
+    return tmp_path / "in", tmp_path / "in" / "pos" / "9.txt"
+
+
+@pytest.mark.parametrize("compression", sorted(COMPRESSORS))
+@pytest.mark.parametrize("encoding", [[], ["--encoding", "latin-1"], ["--encoding", "cp1252"]])
+def test_a_compressed_document_is_read_as_the_readers_read_it_whatever_the_encoding(tmp_path, compression, encoding):
+    """A gzip, bzip2, xz or .lzma file in a class folder is decompressed, as training and predict read such a file
+    (lines.decompressed). It was read as bytes of the encoding: without --encoding, "not UTF-8 ... pass --encoding
+    latin-1", and with it (which decodes any byte) a bzip2 file was written as a review of garbage, silently."""
+    text = "café review, compressed\nover two lines"
+    directory, _ = _with_a_document(tmp_path, COMPRESSORS[compression](text.encode("cp1252" if encoding else "utf-8")))
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv", *encoding)
+    assert r.returncode == 0, r.stderr
+    assert _rows(tmp_path / "out.csv")[-1] == ["pos", text]
+
+
+@pytest.mark.parametrize("data, says", [
+    (zstd_frame(b"great fun"), "is zstd-compressed, which this program does not read"),
+    (gzip.compress(" ".join(map(str, range(2000))).encode())[:400], "corrupt or truncated gzip data"),
+    (lzma.compress(" ".join(map(str, range(2000))).encode(), format=lzma.FORMAT_ALONE)[:400],
+     "corrupt or truncated lzma data"),
+], ids=["zstd", "gzip cut short", "lzma cut short"])
+def test_compressed_data_the_readers_refuse_is_refused_in_one_line_whatever_the_encoding(tmp_path, data, says):
+    """zstd data (no decompressor in the standard library) and data cut short are refused naming the file, with or
+    without --encoding: under latin-1, zstd's bytes were written as the review "(µ/ý ..." and trained on."""
+    directory, document = _with_a_document(tmp_path, data)
+    for encoding in ([], ["--encoding", "latin-1"]):
+        r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv", *encoding)
+        assert_error(r, f"{document}: {says}")
+        assert not (tmp_path / "out.csv").exists()
 
 
 def test_an_unknown_encoding_is_refused_before_anything_is_read(tmp_path):

@@ -2650,11 +2650,15 @@ def _gzipped_as_named(name, data):
     (zstd_frame(REVIEW_LINES.encode())[:5], f"it is zstd-compressed: {UNCOMPRESSED}"),
     (gzip.compress(REVIEW_LINES.encode(), mtime=1)[:4], f"it is gzip-compressed: {UNCOMPRESSED}"),
     (bytes.fromhex("1f8b080800f1536502ff726576696577"), f"it is gzip-compressed: {UNCOMPRESSED}"),
+    # legacy .lzma (xz --format=lzma): no magic, told by its header's fields and its data (binary_data._lzma_start)
+    (lzma.compress(REVIEW_LINES.encode(), format=lzma.FORMAT_ALONE), f"it is lzma-compressed: {UNCOMPRESSED}"),
+    (lzma.compress(REVIEW_LINES.encode() * 50, format=lzma.FORMAT_ALONE)[:40], f"it is lzma-compressed: {UNCOMPRESSED}"),
 ], ids=["gzip", "gzip naming its file", "gzip cut short", "gzip cut shorter than any gzip", "bzip2", "xz", "zstd",
         "zstd cut short", "zip", "zip cut short", "gzip with an extra field (bgzip's)",
         "gzip with an extra field cut short past its header", "gzip whose extra field its subfields do not fill",
         "gzip naming its file cut short past its header", "xz cut short past its header", "xls",
-        "zstd cut to its frame's first byte", "gzip cut to 4 bytes", "gzip cut within the file name its header holds"])
+        "zstd cut to its frame's first byte", "gzip cut to 4 bytes", "gzip cut within the file name its header holds",
+        "lzma", "lzma cut short"])
 @pytest.mark.parametrize("content_type", ["text/csv", "text/plain", "application/jsonlines; charset=latin-1",
                                           "text/csv; charset=windows-1252", "text/plain; charset=utf-16-le",
                                           "text/csv; charset=utf-16", "application/jsonlines; charset=utf-32"])
@@ -2722,6 +2726,11 @@ def test_a_utf16_review_that_begins_with_gzips_magic_bytes_is_answered(endpoint,
     ("\u37fd\u587aZ good food\ncold soup\n", "utf-16-le"),
     ("\ud0cf\u11e0 good food\ncold soup\n", "utf-16-be"),  # D0 CF 11 E0: an .xls workbook's (OLE2)
     ("\ucfd0\ue011 good food and nice staff, a fine place to eat\ncold soup\n", "utf-16-le"),
+    # "]" is 5D 00, an .lzma header's properties byte and its dictionary size's first byte (5D 00 00 80 00: 8 MiB, with
+    # U+8000 and U+4E00 after it); the uncompressed size's bytes 10 and 11 are one character, no NUL: no .lzma header
+    ("] good food\ncold soup\n", "utf-16-le"),
+    ("]\u8000\u4e00 good food\ncold soup\n", "utf-16-le"),
+    ("]\u8000\u4e00", "utf-16-le"),
 ])
 def test_a_utf16_review_that_begins_with_zstds_zips_xzs_or_xlss_magic_bytes_is_answered(endpoint, served, reviews,
                                                                                          charset):
