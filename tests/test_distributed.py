@@ -847,6 +847,16 @@ def _stopped_while_joining(marker):
             "c.Watch.__init__ = init\n")
 
 
+def _joining_once_stopped(marker, others):
+    """Code for the other worker's sitecustomize: where ``others`` is "join later", it joins 1 s after the stopped
+    worker's stop lands (``marker``, touched as the SIGTERM is sent); else it never comes (sleeps). (It slept a fixed
+    20 s, to be sure to come after the stop.)"""
+    if others != "join later":
+        return _before_joining("import time; time.sleep(600)")
+    return _before_joining(f"import os, time; [time.sleep(0.05) for _ in iter(lambda: os.path.exists({str(marker)!r}), "
+                           f"True)]; time.sleep(1)")
+
+
 @pytest.mark.parametrize("others", ["join later", "never come"])
 def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path, others):
     """A stop that lands inside mx.kv.create (a C++ call: Python's handler runs once it returns) was raised just after
@@ -857,8 +867,7 @@ def test_a_worker_stopped_inside_the_join_tells_the_others(sample_dir, tmp_path,
     marker = tmp_path / "stopped"
     stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker)
                                  + "fasttext_lib.cluster.STOPPED_TELLS_FOR = 1\n" * (others == "never come"))
-    late = _before_joining("import time; time.sleep(20 if 'join' in %r else 600)" % others)  # (after the stop lands)
-    slow = _probing_after_2_s(tmp_path / "slow", also=late)
+    slow = _probing_after_2_s(tmp_path / "slow", also=_joining_once_stopped(marker, others))
 
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=60,
@@ -928,8 +937,7 @@ def test_the_python_api_stopped_inside_the_join_with_no_handler_of_its_own_tells
               "      config=TrainConfig(kvstore='dist_sync', ctx='cpu'))\n")
     stopped = _probing_after_2_s(tmp_path / "stopped-hooks", also=_stopped_while_joining(marker)
                                  + "fasttext_lib.cluster.STOPPED_TELLS_FOR = 1\n" * (others == "never come"))
-    late = _probing_after_2_s(tmp_path / "slow", also=_before_joining(
-        "import time; time.sleep(20 if 'join' in %r else 600)" % others))
+    late = _probing_after_2_s(tmp_path / "slow", also=_joining_once_stopped(marker, others))
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     ended = run_workers(_common(sample_dir), outputs, deadline=90, programs=[None, [sys.executable, "-c", script]],
                         while_running=_end_the_sleeper_once_the_second_ended if others == "never come" else None,
