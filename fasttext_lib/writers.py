@@ -154,8 +154,9 @@ def write_csv_rows(data, f, uri="the CSV file"):
 
 def compressing(raw, uri):
     """``raw`` (a binary stream) wrapped to compress what is written as ``uri``'s ending says: gzip (``.gz``), bzip2
-    (``.bz2``), xz (``.xz``), or ``raw`` itself. The wrapper's ``close`` leaves ``raw`` open. (A ``.vec.bz2`` or a
-    ``trials.csv.gz`` got plain text under that name, which bzcat, zcat and readers that go by the name refused.)"""
+    (``.bz2``), xz (``.xz``), legacy LZMA (``.lzma``: ``xz --format=lzma``'s, which the readers read too), or ``raw``
+    itself. The wrapper's ``close`` leaves ``raw`` open. (A ``.vec.bz2`` or a ``trials.csv.gz`` got plain text under
+    that name, which bzcat, zcat and readers that go by the name refused.)"""
     import bz2
     import gzip
     import lzma
@@ -165,6 +166,8 @@ def compressing(raw, uri):
         return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)  # (mtime 0: the same content, the same bytes)
     if ending == "bz2":
         return bz2.BZ2File(raw, "wb")
+    if ending == "lzma":
+        return lzma.LZMAFile(raw, "wb", format=lzma.FORMAT_ALONE)
     return lzma.LZMAFile(raw, "wb") if ending == "xz" else raw
 
 

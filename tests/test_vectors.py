@@ -815,15 +815,17 @@ def test_gzip_export_reads_back(tmp_path, splits):
 
 
 def test_an_export_named_bz2_or_xz_is_compressed_so_and_a_zip_is_refused(tmp_path, splits, monkeypatch):
-    """export-vectors --output v.vec.bz2 (or .xz) wrote plain text under that name: bzcat, and readers that go by the
-    name (gensim's smart_open), failed on it. A .zip (an archive of files) was plain text too; it is refused."""
+    """export-vectors --output v.vec.bz2 (or .xz, or .lzma) wrote plain text under that name: bzcat, and readers that go
+    by the name (gensim's smart_open), failed on it. A .zip (an archive of files) was plain text too; it is refused."""
     import lzma
 
     learned = word_vectors(train(*splits, config(epochs=1)))
     plain = write_vec(learned, str(tmp_path / "v.vec"))
-    for name, decompress in (("v.vec.bz2", bz2.decompress), ("v.VEC.XZ", lzma.decompress)):
+    for name, decompress in (("v.vec.bz2", bz2.decompress), ("v.VEC.XZ", lzma.decompress),
+                             ("v.vec.lzma", lambda data: lzma.decompress(data, lzma.FORMAT_ALONE))):
         write_vec(learned, str(tmp_path / name))
         assert decompress((tmp_path / name).read_bytes()) == (tmp_path / "v.vec").read_bytes(), name
+        assert read_vec(str(tmp_path / name)).words == learned.words, name  # (and read back as it is named)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FastTextError, match=r"^v\.vec\.zip: a \.vec file is written as text, or compressed by gzip, "
                                             r"bzip2 or xz \(\.vec\.gz, \.vec\.bz2, \.vec\.xz\), not as a zip archive; "
