@@ -374,12 +374,13 @@ def first_value(row):
     return row[0].lstrip("\ufeff").strip()
 
 
-def header_or_record(row):
-    """What :class:`ColumnsToName` says after its advice when ``row``, read as an unknown header (:func:`unread_header`),
-    could be a record: two names, a class and a text (a class of one document, the first, in no row below)."""
+def header_or_record(row, lineno):
+    """What :class:`ColumnsToName` says after its advice when ``row`` (line ``lineno``, after any blank ones), read as
+    an unknown header (:func:`unread_header`), could be a record: two names, a class and a text (a class of one
+    document, the first, in no row below)."""
     if not two_names(row):
         return ""
-    return "; if line 1 is a record, not a header, add a header row above it (label,text)"
+    return f"; if line {lineno} is a record, not a header, add a header row above it (label,text)"
 
 
 def class_and_text_names(row):

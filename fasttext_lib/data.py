@@ -355,7 +355,7 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     blank, first = leading_blank_lines(it)
     if first is None:
         raise FastTextError(f"{uri}: file is empty")
-    fmt, it = format_to_read(first, it, fmt, choice, uri)
+    fmt, it = format_to_read(first, it, fmt, choice, uri, len(blank) + 1)
     rest = chain_lines(blank + [first], it)
     if fmt == "jsonl":
         yield from jsonl_examples(rest, uri, choice, note, found)

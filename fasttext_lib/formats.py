@@ -41,11 +41,12 @@ from .text import LABEL_PREFIX
 FORMATS = ("auto", "fasttext", "csv", "tsv", "jsonl")
 
 
-def format_to_read(first, rest, fmt, choice, uri):
+def format_to_read(first, rest, fmt, choice, uri, lineno=1):
     """``(format, rest)``: what to read a file as (``fasttext``, ``csv``, ``tsv`` or ``jsonl``) whose first non-blank
-    line is ``first``; ``fmt``: the format given (``auto``: detected), ``choice``: the columns the user named
-    (:class:`Columns`) or None. ``rest``: the lines after ``first`` (an iterator), returned with any that detection
-    looked at put back."""
+    line is ``first``, line ``lineno`` of the file (after blank ones: the line its errors name, and the rows a
+    conversion they advise skips); ``fmt``: the format given (``auto``: detected), ``choice``: the columns the user
+    named (:class:`Columns`) or None. ``rest``: the lines after ``first`` (an iterator), returned with any that
+    detection looked at put back."""
     if choice is not None and "\t" in first and _one_csv_field(first):
         return "tsv", rest  # (columns named in a header of tabs, not commas)
     # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
@@ -54,7 +55,7 @@ def format_to_read(first, rest, fmt, choice, uri):
         return "jsonl", rest
     if fmt != "auto":
         return fmt, rest
-    return _detected_format(first, rest, uri)
+    return _detected_format(first, rest, uri, lineno)
 
 
 def _one_csv_field(line):
@@ -66,13 +67,13 @@ def _one_csv_field(line):
         return False
 
 
-def _detected_format(first, rest, uri):
+def _detected_format(first, rest, uri, lineno):
     """``(format, rest)`` of a file of no format given: :func:`detect_format` of its first line; when that says
     nothing, the first :data:`HEADER_LOOKAHEAD` lines after it (taken from ``rest``, and put back) are classes written
     as words (:func:`word_class_csv`), or the file is refused."""
-    rest = _refuse_excel_sep_over_no_table(first, rest, uri)
+    rest = _refuse_excel_sep_over_no_table(first, rest, uri, lineno)
     try:
-        return detect_format(first, uri), rest
+        return detect_format(first, uri, lineno), rest
     except FastTextError as exc:
         ahead = list(itertools.islice(rest, HEADER_LOOKAHEAD))
         rest = chain_lines(ahead, rest)
@@ -88,7 +89,7 @@ def _detected_format(first, rest, uri):
             if two_names(row):  # v1,v2,,, or positive,great whose class is rare at the top: the rest of the file
                 return "csv", rest  # tells (header_row.class_and_text_columns), which refuses a header so
             # (the hint below, --format csv, read such a header as a document: a class of its own, v1)
-            raise _header_of_unknown_columns(uri, "CSV", line, row) from None
+            raise _header_of_unknown_columns(uri, "CSV", line, row, lineno) from None
         raise FormatToGive(f"{exc}; a CSV whose class is written as a word (positive,the text) is read",
                            " with {format}", " once its first line is a header row naming its columns (label,text)",
                            "csv") from None
@@ -120,7 +121,9 @@ class _UndetectedFormat(FastTextError):
     named as such): :func:`_detected_format` then looks at the first lines (:func:`word_class_csv`)."""
 
 
-def detect_format(first_line, uri):
+def detect_format(first_line, uri, lineno=1):
+    """The format of a file whose first line that is not blank is ``first_line``, line ``lineno`` (its errors name it:
+    blank lines above it were said as line 1)."""
     stripped = first_line.lstrip("\ufeff").lstrip()
     if json_object_line(stripped):
         return "jsonl"
@@ -129,7 +132,7 @@ def detect_format(first_line, uri):
     if semicolon_header(stripped) or (stripped.startswith('"') and _separated_by(stripped.rstrip("\r\n"), ";")):
         # (a quoted one, "sentiment";"review" or "positive";"great food": R's write.csv2, QUOTE_ALL, was refused as
         # malformed CSV, and a header with spaces, class name;review text, as of no format: named so by predict)
-        raise _semicolon_separated(uri)
+        raise _semicolon_separated(uri, lineno)
     quoted_tsv = stripped.startswith('"') and _separated_by(stripped.rstrip("\r\n"), "\t")
     if (stripped.startswith('"') and not quoted_tsv) or _UNQUOTED_CSV.match(stripped):
         return "csv"
@@ -139,8 +142,8 @@ def detect_format(first_line, uri):
     try:
         row = next(csv.reader([stripped]), [])
     except csv.Error:  # a lone \r inside line 1 (class,text\r...: an old Mac file) stopped training in a traceback
-        raise FastTextError(f"{uri}:1: cannot detect the format of line 1: it holds a line break inside it"
-                            f"{LONE_CR_HINT}") from None
+        raise FastTextError(f"{uri}:{lineno}: cannot detect the format of line {lineno}: it holds a line break "
+                            f"inside it{LONE_CR_HINT}") from None
     # (a header naming two class columns, id,rating,label,text, is a header predict reads: refused below, as before)
     if len(row) >= 2 and ((looks_like_header(row) and not several_class_columns(row))
                           or (index_named(row) and short_names(row[1:]))):
@@ -161,9 +164,9 @@ def detect_format(first_line, uri):
             if (_UNQUOTED_TSV.match(line) or (looks_like_header(cells) and not several_class_columns(cells))
                     or (index_named(cells) and short_names(cells[1:]))):
                 return "tsv"
-            _refuse_a_header_of_unknown_columns(uri, "TSV", cells)
+            _refuse_a_header_of_unknown_columns(uri, "TSV", cells, lineno)
         raise _HeaderlessTsv(
-            f"{uri}: line 1 looks tab-separated, but it is no header row naming the columns (such as "
+            f"{uri}: line {lineno} looks tab-separated, but it is no header row naming the columns (such as "
             f"sentence<TAB>label) and its lines do not start with a class (a number, or a word that repeats line "
             f"after line): add a header row that names the class and text columns (e.g. pandas: pd.read_csv(path, "
             f"sep='\\t', header=None{'' if quoted_tsv else ', quoting=3'}, names=[...]).to_csv(new_path, "
@@ -171,33 +174,35 @@ def detect_format(first_line, uri):
     cells = line.split(";")
     # a class column before the separator: one word, no comma (text often holds a semicolon)
     if len(cells) >= 2 and cells[0].strip() and not any(c in cells[0] for c in ", "):
-        raise _semicolon_separated(uri)
+        raise _semicolon_separated(uri, lineno)
     json_hint = json_input(stripped.strip(), uri)
     if json_hint:
         raise FastTextError(json_hint)
-    _refuse_a_header_of_unknown_columns(uri, "CSV", row)
+    _refuse_a_header_of_unknown_columns(uri, "CSV", row, lineno)
     raise _UndetectedFormat(
-        f"{uri}: cannot detect the format of line 1 (expected '__label__X text', a '\"class\",\"text\"' CSV row, or a "
-        f"CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the text "
-        f"column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
+        f"{uri}: cannot detect the format of line {lineno} (expected '__label__X text', a '\"class\",\"text\"' CSV "
+        f"row, or a CSV header row naming the class column ({', '.join(sorted(HEADER_LABEL_NAMES)[:6])}, ...) and the "
+        f"text column(s) ({', '.join(sorted(HEADER_TEXT_NAMES)[:6])}, ...))"
     )
 
 
-def _refuse_a_header_of_unknown_columns(uri, kind, row):
-    """Refuse a line 1 of three or more fields, each a short name and none a number: the header row of a table with more
-    than a class and a text (tweet_id,airline_sentiment,...,text) whose class column has a name training does not
-    know. The columns can be named, so the error says how (unread_columns). ``kind``: CSV or TSV, as it was read."""
+def _refuse_a_header_of_unknown_columns(uri, kind, row, lineno):
+    """Refuse a first line (line ``lineno``) of three or more fields, each a short name and none a number: the header
+    row of a table with more than a class and a text (tweet_id,airline_sentiment,...,text) whose class column has a
+    name training does not know. The columns can be named, so the error says how (unread_columns). ``kind``: CSV or
+    TSV, as it was read."""
     if len(row) >= 3 and short_names(row) and not any(reads_as_number(c) for c in row):
-        raise _header_of_unknown_columns(uri, kind, ",".join(c.strip() for c in row), row)
+        raise _header_of_unknown_columns(uri, kind, ",".join(c.strip() for c in row), row, lineno)
 
 
-def _header_of_unknown_columns(uri, kind, shown, row):
-    """The error for a line 1 that reads as a ``kind`` (CSV, TSV) header row, ``shown`` as its names are, whose
-    columns training cannot read: what it names (columns.unread_columns), so that they can be named."""
-    return _UnknownColumns(f"{uri}: line 1 reads as a {kind} header row ({shown}), {unread_columns(row)}")
+def _header_of_unknown_columns(uri, kind, shown, row, lineno):
+    """The error for a first line (line ``lineno``) that reads as a ``kind`` (CSV, TSV) header row, ``shown`` as its
+    names are, whose columns training cannot read: what it names (columns.unread_columns), so that they can be
+    named."""
+    return _UnknownColumns(f"{uri}: line {lineno} reads as a {kind} header row ({shown}), {unread_columns(row)}")
 
 
-def _refuse_excel_sep_over_no_table(first, rest, uri):
+def _refuse_excel_sep_over_no_table(first, rest, uri, lineno):
     """``rest`` (lines read ahead put back), after refusing a ``first`` line that reads as Excel's ``sep=;``
     (lines.excel_separator) over lines that are no table of its separator, nor a comma or tab one: fastText lines,
     JSON Lines, reviews. On line 1 the file's reader (lines.without_excel_sep) read it so, as a review, no labeled
@@ -209,17 +214,17 @@ def _refuse_excel_sep_over_no_table(first, rest, uri):
     if sep is None or sep in ",\t":
         return rest
     ahead = list(itertools.islice(rest, HEADER_LOOKAHEAD))
-    if not excel_sep_line(first, uri, ahead):
-        raise FastTextError(f"{uri}: line 1 reads sep={sep} (Excel's separator line), but no {sep!r}-separated table "
-                            f"follows it: it is no labeled example; remove that line")
+    if not excel_sep_line(first, uri, ahead, lineno):
+        raise FastTextError(f"{uri}: line {lineno} reads sep={sep} (Excel's separator line), but no {sep!r}-separated "
+                            f"table follows it: it is no labeled example; remove that line")
     return chain_lines(ahead, rest)
 
 
-def _semicolon_separated(uri):
+def _semicolon_separated(uri, lineno):
     """:func:`detect_format`'s error for a semicolon-separated file, with the conversion that reads it (every line kept
     as it is, a header row or a first record: lines.pandas_conversion)."""
     return FastTextError(
-        f"{uri}: line 1 looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
+        f"{uri}: line {lineno} looks semicolon-separated; only comma- and tab-separated files, JSON Lines and fastText "
         f"format are read: convert it (e.g. pandas: {pandas_conversion(SEMICOLONS)})")
 
 

@@ -225,13 +225,13 @@ def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), 
     columns = header_columns(ahead[0][0], later) if ahead else None
     if columns is None and ahead and unread_header(ahead[0][0], later, classes):
         refusal = ColumnsToName(f"{uri}:{ahead[0][1]}: its first row reads as a header ({','.join(header_row)}), "
-                                f"{unread_columns(ahead[0][0])}", after=header_or_record(ahead[0][0]))
+                                f"{unread_columns(ahead[0][0])}", after=header_or_record(*ahead[0]))
         if two_names(ahead[0][0]):
             further = list(itertools.islice(rows, FURTHER_ROWS))
             if _class_further_down(ahead[0][0], further):  # (positive,great: a record whose class is rare at the
                 return None, chain_lines(further, rows)     # top of its file, not v1,v2,,,)
             if not predicting:  # (predict's rows are the model's classes: unread_header has told it already)
-                return None, FirstClassWatch(ahead[0][0], further, rows, refusal,
+                return None, FirstClassWatch(ahead[0], further, rows, refusal,
                                              f"{uri}:{ahead[0][1]}: its first row ({','.join(header_row)})")
             rows = chain_lines(further, rows)
         if predicting and class_and_text_names(ahead[0][0]):
@@ -282,11 +282,12 @@ class FirstClassWatch:
     tells them apart: the first row is read as the record it may be, and the file refused as the header it then is
     (``refusal``) once its records are all read and none has that class. (Refused after the 10,050 rows searched, a
     genuine first record whose class recurs further down failed a file that trains; taken for a header, a document
-    was lost.) ``said``: ``FILE:1: its first row (v1,v2)``, as the messages start. Iterated once: each record as it
-    comes, compared until the class is found."""
+    was lost.) ``first``: that row's record, ``(row, line)``; ``said``: ``FILE:1: its first row (v1,v2)``, as the
+    messages start. Iterated once: each record as it comes, compared until the class is found."""
 
     def __init__(self, first, searched, rows, refusal, said):
-        self.of_its_class, self.refusal, self.found = _of_the_class_of(first), refusal, False
+        (first, self.line), self.refusal, self.found = first, refusal, False
+        self.of_its_class = _of_the_class_of(first)
         self.first, self.said = first, said
         self.searched, self.rows = iter(searched), iter(rows)
         # (fewer than FURTHER_ROWS: the file ended among them, and the refusal comes once they are read)
@@ -313,8 +314,8 @@ class FirstClassWatch:
             return
         note(f"{self.said} may be a header row: none of the rows up to line {self.searched_to} has its first value "
              f"({first_value(self.first)!r}) as its class, and the rest of the file decides (read to its end: a header "
-             f"is refused there, a record read as one); to skip the wait, say which it is: if line 1 is a record, "
-             f"add a header row above it (label,text); if it is a header, name its columns: {FLAG_ADVICE}")
+             f"is refused there, a record read as one); to skip the wait, say which it is: if line {self.line} is a "
+             f"record, add a header row above it (label,text); if it is a header, name its columns: {FLAG_ADVICE}")
 
     def settle_at_limit(self, limit):
         """For a read that stops at its ``limit`` of documents (read_labeled's), before the first row is settled: the
@@ -336,7 +337,8 @@ class FirstClassWatch:
             f"{self.said} reads as a header row or as a record, and a read limited to {limit} documents cannot tell "
             f"which: none of the rows up to line {record[1]} has its first value ({first_value(self.first)!r}) as its "
             f"class, and only the rest of the file would show whether one does (read without a limit, it is read to "
-            f"its end to tell)", "if it is a header, say which to read", after=header_or_record(self.first))
+            f"its end to tell)", "if it is a header, say which to read",
+            after=header_or_record(self.first, self.line))
 
 
 def header_layout(header, columns, index, uri, note, found):

@@ -394,7 +394,7 @@ def excel_separator(line):
     return sep if sep and (sep == "\t" or unicodedata.category(sep)[0] in "PS") else None
 
 
-def excel_sep_line(line, uri, following=None):
+def excel_sep_line(line, uri, following=None, lineno=1):
     """Is ``line`` (a file's or a body's first line, BOM removed) Excel's separator hint? The one rule of the file
     readers (:func:`without_excel_sep`, :func:`line_blocks`) and the endpoint (serve_requests._excel_sep_blank).
     ``sep=,``: True (the caller reads it as a blank line, keeping line numbers; it was "cannot detect the format", and
@@ -407,7 +407,10 @@ def excel_sep_line(line, uri, following=None):
     under it were answered as reviews, one a line, and predict refused the file). Else False: a review that reads
     ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered in its place, where predict refused
     the file. ``following`` None: no lines to tell by (a JSON Lines body, where no review reads so): refused. A line
-    that names no separator of Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review."""
+    that names no separator of Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review. ``lineno``:
+    the line ``line`` is (training judges a ``sep=;`` after blank lines too: formats._refuse_excel_sep_over_no_table),
+    which the error names and its conversion skips with the lines above it: ``skiprows=1`` read that line as the
+    table's header."""
     sep = excel_separator(line)
     if sep is None:
         return False
@@ -417,9 +420,9 @@ def excel_sep_line(line, uri, following=None):
     if opening is None and following is not None:  # (blank lines alone under it: a review)
         return False
     if opening is None or _separated_table(*opening, sep):
-        raise FastTextError(f"{uri}:1: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
+        raise FastTextError(f"{uri}:{lineno}: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
                             f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it "
-                            f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows=1')})")
+                            f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows={lineno}')})")
     return _comma_or_tab_table(*opening)
 
 

@@ -2030,6 +2030,72 @@ def test_excel_s_line_over_no_table_is_refused_by_training_as_that_line(tmp_path
                               f"'{sep}'-separated table follows it: it is no labeled example; remove that line\n")
 
 
+_BLANK_LINES_AT_THE_START = [1, 2]  # (blank lines above a file's first line with text: the messages said line 1)
+
+
+@pytest.mark.parametrize("blank", _BLANK_LINES_AT_THE_START)
+@pytest.mark.parametrize("body, said", [
+    ("great food\ncold soup\nkind staff\n", "{path}: cannot detect the format of line {n} (expected"),
+    ("row_id,mood,remark\n1,happy,great food\n2,sad,cold soup\n",
+     "{path}: line {n} reads as a CSV header row (row_id,mood,remark), but it names no class column"),
+    ("row_id\tmood\tremark\n1\thappy\tgreat food\n2\tsad\tcold soup\n",
+     "{path}: line {n} reads as a TSV header row (row_id,mood,remark), but it names no class column"),
+    ("v1,v2,,,\nham,hello there\nspam,win money\nham,see you\nham,ok\n",
+     "{path}:{n}: its first row reads as a header (v1,v2,,,), but it names no class column"),
+    ("class,text\r1,nice place\r2,awful\r", "{path}:{n}: cannot detect the format of line {n}: it holds a line break"),
+    ("sep=;\n__label__positive great food\n__label__negative cold soup\n",
+     "{path}: line {n} reads sep=; (Excel's separator line), but no ';'-separated table follows it"),
+], ids=["unknown-format", "unknown-csv-header", "unknown-tsv-header", "two-unknown-names", "line-break-inside",
+        "excel-sep-over-no-table"])
+def test_format_messages_name_the_first_line_with_text_after_blank_lines_at_the_start(tmp_path, blank, body, said):
+    """Blank lines above a training file's first line with text: detection judged that line but its messages called
+    it line 1 (``FILE:1:``), and a header of two names asked "if line 1 is a record". They name its line, as
+    every other message names the line it speaks of; train says the same."""
+    path = tmp_path / "data.csv"
+    path.write_bytes(("\n" * blank + body).encode())
+    expected = said.format(path=path, n=blank + 1)
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(str(path))
+    message = str(refused.value)
+    assert message.startswith(expected), message
+    assert "line 1 " not in message and ":1:" not in message, message
+    if body.startswith("v1,v2"):  # (a header of two names may be a record: the way out names its line too)
+        assert f"; if line {blank + 1} is a record, not a header, add a header row above it" in message, message
+    got = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
+    assert (got.returncode, got.stdout) == (2, "") and not (tmp_path / "m").exists()
+    assert got.stderr.startswith(f"error: {expected}") and got.stderr.count("\n") == 1, got.stderr
+
+
+@pytest.mark.parametrize("blank", _BLANK_LINES_AT_THE_START)
+@pytest.mark.parametrize("table, said", [
+    ("sep=;\n{header}{semicolons}", "{path}:{n}: Excel's separator line sep=;: the file is ';'-separated"),
+    ("{header}{semicolons}", "{path}: line {n} looks semicolon-separated"),
+    ("{semicolons}", "{path}: line {n} looks semicolon-separated"),
+    ("{tabbed}", "{path}: line {n} looks tab-separated, but it is no header row"),
+], ids=["excel-sep", "semicolons", "headerless-semicolons", "headerless-tsv"])
+def test_the_conversion_a_format_message_advises_after_blank_lines_at_the_start_reads_the_file(tmp_path, real, blank,
+                                                                                              table, said):
+    """The pandas line a format message advises, run on a file that opens with blank lines, converts it to one that
+    trains on every row, the header first where the file has one: Excel's ``sep=;`` line after blank lines was
+    skipped with ``skiprows=1`` (only the first blank line), read as a row of its own above the header."""
+    semicolons = _excel_rows(real, ";").replace("\r\n", "\n")
+    header, semicolons = semicolons.split("\n", 1)
+    tabbed = "".join(f"{text}\t{label}\n" for text, label in zip(real.texts, real.labels))
+    path, converted = tmp_path / "data.csv", tmp_path / "converted.csv"
+    path.write_text("\n" * blank + table.format(header=header + "\n", semicolons=semicolons, tabbed=tabbed))
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(str(path))
+    message = str(refused.value)
+    assert message.startswith(said.format(path=path, n=blank + 1)), message
+    conversion = message.split("pandas: ", 1)[1].split(", or give")[0][:-1]  # (the ")" closing "(e.g. pandas: ")
+    conversion = conversion.replace("names=[...]", "names=['text', 'label']")  # (the TSV's columns, as the user says)
+    exec(conversion, {"pd": pd, "path": str(path), "new_path": str(converted)})
+    data = read_labeled(str(converted))
+    assert (data.labels, data.texts) == (real.labels, real.texts)
+    if "{header}" in table:
+        assert converted.read_text().split("\n", 1)[0] == "label,text"  # (not a row "sep=," above it)
+
+
 def test_a_sep_line_over_a_comma_table_whose_first_row_is_longer_than_a_block_is_judged_by_the_rows(tmp_path, real,
                                                                                                    bundle):
     """``sep=;`` over a headerless comma table whose first review is longer than predict's block (lines.line_blocks, a
