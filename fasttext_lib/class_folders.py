@@ -24,6 +24,8 @@ import unicodedata
 from . import storage
 from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError, refuse_standard_output
+from .formats import CSV_FIELD_LIMIT
+from .lines import DECOMPRESS_ERRORS, MAX_LINE_BYTES, decompressed
 from .writers import compressing
 
 UNLABELED_NAMES = ("unsup", "unlabeled", "unlabelled")  # aclImdb's unsup/: reviews without a rating
@@ -33,6 +35,17 @@ SHOWN = 6  # folder and file names a message lists before "... and N more"
 # Label,Text a repeat of the header, skipped. (Each is a name the readers know: columns.HEADER_LABEL_NAMES, ...)
 CLASS_HEADER_NAMES = ("label", "class", "category", "target")
 TEXT_HEADER_NAMES = ("text", "document", "content", "body")
+# A document is one CSV field of the file written, which every reader refuses over formats.CSV_FIELD_LIMIT characters
+# ("a field longer than 16 Mi characters"), or where a line of it is over lines.MAX_LINE_BYTES ("line longer than 64
+# MiB"): in UTF-8 (the file's), its quotes doubled, with the class and the quotes around the text on its first and last
+# line (room for a folder's name of 255 bytes, quoted, each quote doubled): LINE_BYTES. One that long is refused here,
+# naming its file. A file is read up to the bytes that many characters take at most (4 each, in UTF-8, UTF-16 or
+# UTF-32; with room for a byte order mark and the last line end): a 10 GB file, or a gzip "bomb" (10 MB of gzip of
+# 10 GB of zeros), was read whole into memory, which ran out (a crash, no error line), or written as a row that every
+# reader refused.
+LINE_BYTES = MAX_LINE_BYTES - 1024
+DOCUMENT_BYTES = 4 * CSV_FIELD_LIMIT + 16
+_FIELD_BOUND = f"the {CSV_FIELD_LIMIT >> 20} Mi characters a document may be (every reader refuses a CSV field that long)"
 
 
 def _visible(entries):
@@ -260,14 +273,11 @@ def csv_row(label, text):
 
 def _read_document(path, encoding, said=FLAGS):
     """A file's text, its last line end dropped; bytes the encoding cannot read are refused naming the file (a UTF-8
-    file's byte order mark is no part of its text), and the encoding to give as ``said`` (:class:`_Said`). Compressed
-    data is read as the readers read it (:func:`_uncompressed`)."""
+    file's byte order mark is no part of its text), and the encoding to give as ``said`` (:class:`_Said`), as is a
+    text longer than a reader takes (:data:`DOCUMENT_BYTES`). Compressed data is read as the readers read it
+    (:func:`_document_bytes`)."""
     utf8 = codecs.lookup(encoding).name == "utf-8"
-    try:
-        with open(path, "rb") as f:
-            raw = _uncompressed(f.read(), path, encoding)
-    except OSError as exc:  # (a file that may not be read, or gone since the folder was listed)
-        raise FastTextError(f"cannot read {path}: {exc.strerror or exc}") from None
+    raw = _document_bytes(path, encoding)
     try:
         text = raw.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as exc:
@@ -282,23 +292,53 @@ def _read_document(path, encoding, said=FLAGS):
         raise FastTextError(f"{path}: holds NUL characters (\\x00), as a binary file or UTF-16 text read as "
                             f"{encoding} does; remove the file, or pass the "
                             + ("--encoding it is written in" if said.flags else "encoding it is written in (encoding=...)"))
-    return text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith(("\n", "\r")) else text
+    text = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith(("\n", "\r")) else text
+    if len(text) > CSV_FIELD_LIMIT:
+        raise _too_long(path, f"{len(text)} characters", _FIELD_BOUND)
+    if 4 * len(text) > LINE_BYTES:  # (else no line of it is that long, in characters of 4 bytes each, UTF-8's most)
+        longest = max(len(line) + line.count(b'"') for line in text.encode("utf-8").split(b"\n"))
+        if longest > LINE_BYTES:
+            raise _too_long(path, f"a line of {longest} bytes as written (UTF-8, its quotes doubled)",
+                            f"the {MAX_LINE_BYTES >> 20} MiB a line may be (every reader refuses a line that long)")
+    return text
 
 
-def _uncompressed(raw, path, encoding):
-    """A document's bytes ``raw``, decompressed where they are gzip, bzip2, xz or .lzma data, and zstd data, archives
-    and binary tables refused, by the readers' rule (lines.decompressed: by their structure, told from text in
-    ``encoding``). Read as bytes of the encoding, a bzip2 file was trained on as a review of garbage under
-    ``--encoding latin-1`` (which decodes any byte), and each was told to pass that encoding without it."""
-    from .lines import DECOMPRESS_ERRORS, decompressed
-
-    stream, compression = decompressed(io.BytesIO(raw), path, charsets=(encoding,))
-    if compression is None:
-        return raw
+def _document_bytes(path, encoding):
+    """A document's bytes, decompressed where they are gzip, bzip2, xz or .lzma data, and zstd data, archives and
+    binary tables refused, by the readers' rule (lines.decompressed: by their structure, told from text in
+    ``encoding``; refused with advice for a file in a class folder). Read as bytes of the encoding, a bzip2 file was
+    trained on as a review of garbage under ``--encoding latin-1`` (which decodes any byte), and each was told to pass
+    that encoding without it. At most :data:`DOCUMENT_BYTES` are read (decompressed), one more to tell a longer one."""
+    compression = None
     try:
-        return stream.read()
+        with open(path, "rb") as f:  # (closed here: a GzipFile leaves the file it is given open)
+            stream, compression = decompressed(f, path, charsets=(encoding,), document=True)
+            with stream:
+                raw = _read_at_most(stream, DOCUMENT_BYTES + 1)
     except DECOMPRESS_ERRORS as exc:
+        if compression is None or getattr(exc, "errno", None):  # (a file that may not be read, or gone since the
+            raise FastTextError(f"cannot read {path}: {exc.strerror or exc}") from None  # folder was listed)
         raise FastTextError(f"{path}: corrupt or truncated {compression} data ({exc})") from None
+    if len(raw) > DOCUMENT_BYTES:
+        raise _too_long(path, f"over {DOCUMENT_BYTES >> 20} MiB{' decompressed' if compression else ''}", _FIELD_BOUND)
+    return raw
+
+
+def _read_at_most(stream, size, chunk=1 << 20):
+    """Up to ``size`` bytes of ``stream``, read a ``chunk`` at a time: one read(size) set aside ``size`` bytes for
+    every file, however short."""
+    chunks = []
+    while size > 0 and (data := stream.read(min(chunk, size))):
+        chunks.append(data)
+        size -= len(data)
+    return b"".join(chunks)
+
+
+def _too_long(path, size, bound):
+    """The refusal of a document longer than a reader takes: ``size``, how long it is; ``bound``, the length it may
+    be, and why."""
+    return FastTextError(f"{path}: {size}, longer than {bound}; split it into documents, or move it out of the class "
+                         f"folder")
 
 
 def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, note=None, on_written=None,

@@ -16,6 +16,7 @@ import itertools
 import lzma
 import os
 import re
+import shlex
 import unicodedata
 import zlib
 
@@ -92,10 +93,11 @@ class _Prepended(io.RawIOBase):
 _FILE_CHARSETS = ("utf-16-le", "utf-16-be")
 
 
-def decompressed(raw, name, charsets=None):
+def decompressed(raw, name, charsets=None, document=False):
     """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2, xz or legacy
     .lzma data (``compression`` is then their name, else None); ``name`` is the file's, for errors. zstd data, archives
-    and binary tables are refused. ``charsets``: those the data may be text in where the user named one
+    and binary tables are refused (``document``: ``name`` is a document of a class folder, import-folders': the advice
+    is to take it out of the folder, :func:`_refused`). ``charsets``: those the data may be text in where the user named one
     (import-folders' ``--encoding``), else told from its first line (:data:`_FILE_CHARSETS`). Gzip, xz, .lzma, zstd,
     zip and .xls are told by their structure after their magic bytes or header (binary_data.binary_kind, the
     endpoint's rule too), not by those alone: a UTF-16 file without a byte order mark
@@ -115,24 +117,65 @@ def decompressed(raw, name, charsets=None):
         if charsets is None:
             charsets = _FILE_CHARSETS if utf16_text(probe.split(b"\n", 1)[0], name, 1, "") else ()
         kind = binary_kind(probe, charsets, whole=len(probe) < PROBE_BYTES)
-    if kind == "zip":
-        what = _zip_contents(raw.peek(512))
+    if kind in ("zip", "parquet", "xls", "zstd"):
+        head = raw.peek(512) if kind == "zip" else b""
         raw.close()
-        raise FastTextError(f"{name}: {what}")
-    if kind in ("parquet", "xls"):
-        raw.close()  # a pandas frame saved with to_parquet (a Hugging Face dataset's files), or an Excel 97-2003 .xls
-        raise FastTextError(f"{name}: " + (
-            "is a Parquet file, not text; convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
-            "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)" if kind == "parquet" else
-            "is an Excel workbook (.xls), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
-            "pd.read_excel(path).to_csv(new_path, index=False))"))
-    if kind == "zstd":
-        raw.close()
-        raise FastTextError(f"{name}: {_zstd_hint(name)}")
+        raise FastTextError(f"{name}: {_refused(kind, head, name, document)}")
     if kind in ("gzip", "bzip2", "xz", "lzma"):  # (lzma's FORMAT_AUTO reads .lzma as xz -d does, by liblzma's rule)
         opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile, "lzma": lzma.LZMAFile}[kind]
         return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
     return raw, None
+
+
+# What the readers decompress themselves: said where they refuse what they do not (zstd data, archives).
+READ_DIRECTLY = "gzip, bzip2, xz and .lzma"
+
+
+def _refused(kind, head, name, document):
+    """The error's text for zstd data, a zip archive (starting with ``head``), a Parquet file or an .xls workbook
+    (``kind``). For a ``document`` of a class folder (import-folders), how to take it out of the folder: a single
+    file's fix (``zstd -d``, unzip, a conversion to CSV) left the .zst, the zip or the table in it, refused again by
+    the rerun (or a table's CSV copy written as one document's text)."""
+    if kind == "zip":
+        first = _zip_first_member(head)
+        kind = "xlsx" if _is_workbook(first) else kind
+    if document:
+        return _in_a_class_folder(kind, name)
+    if kind == "zip":
+        return _zip_contents(first)
+    if kind == "zstd":
+        return _zstd_hint(name)
+    what, how = _TABLES[kind]
+    return f"is {what}, not text; {how}"
+
+
+_EXCEL_CSV = "save it as 'CSV UTF-8' in Excel, or convert it (pandas: pd.read_excel(path).to_csv(new_path, index=False))"
+# Binary tables: what each is, and how to convert it. An Excel workbook (.xlsx) is a zip archive too, whose "unzip it"
+# would give XML; a Parquet file is a pandas frame saved with to_parquet (a Hugging Face dataset's files).
+_TABLES = {
+    "xlsx": ("an Excel workbook (.xlsx)", _EXCEL_CSV),
+    "xls": ("an Excel workbook (.xls)", _EXCEL_CSV),
+    "parquet": ("a Parquet file", "convert it to CSV first (pandas: pd.read_parquet(path).to_csv(new_path, "
+                                  "index=False); pandas reads Parquet with pyarrow: pip install pyarrow)"),
+}
+
+
+def _in_a_class_folder(kind, name):
+    """:func:`_refused`'s text for a document of a class folder: zstd data decompressed in its place (``--rm``: the
+    .zst, left beside its copy, was refused again), a zip's documents extracted beside it and the zip moved out, a
+    table moved out (a class folder holds one text document per file; a table of labeled rows is a training file)."""
+    quoted = shlex.quote(name)
+    if kind == "zstd":
+        out = "" if name.lower().endswith(".zst") else f" -o {shlex.quote(name + '.txt')}"
+        return (f"is zstd-compressed, which this program does not read; decompress it in its place first (zstd -d "
+                f"--rm {quoted}{out}: --rm removes the compressed file, which the next run would refuse again) "
+                f"({READ_DIRECTLY} files are read directly)")
+    if kind == "zip":
+        return (f"is a zip archive; a class folder holds one document per file: extract its files beside it (unzip "
+                f"-j {quoted} -d {shlex.quote(os.path.dirname(name) or '.')}) and move the zip out of the folder, "
+                f"where the next run would refuse it again")
+    return (f"is {_TABLES[kind][0]}, not a text document; move it out of the class folder (a class folder holds one "
+            f"document per file; a table of labeled rows is converted to CSV and given to train as it is)")
 
 
 def _zstd_hint(uri):
@@ -141,28 +184,34 @@ def _zstd_hint(uri):
     name = _shell_name(uri)
     if name == "stdin":  # (predict's reviews piped in)
         return ("is zstd-compressed, which this program does not read; decompress it first (pipe it through zstd -dc) "
-                "(gzip, bzip2 and xz data are read directly)")
+                f"({READ_DIRECTLY} data are read directly)")
     if name.lower().endswith(".zst"):
         command = f"zstd -d {name}"  # (writes the name without .zst)
     else:
         command = f"zstd -d {name} -o new{os.path.splitext(name)[1] or '.txt'}"
     return (f"is zstd-compressed, which this program does not read; decompress it first ({_copied_down(uri, command)}) "
-            f"and give that file (gzip, bzip2 and xz files are read directly)")
+            f"and give that file ({READ_DIRECTLY} files are read directly)")
 
 
-def _zip_contents(head):
-    """What a zip archive that starts with ``head`` is, and what to do (the error's text). Its first member's name is in
-    its first bytes (a local file header): an Excel workbook (.xlsx) is a zip archive too, whose "unzip it" would give
-    XML. Not read directly: a zip's list of members is at its end (no streaming from S3 or a pipe), and Kaggle's
-    downloads hold one CSV as often as several (train.csv, test.csv)."""
+def _zip_first_member(head):
+    """The name of the first member of a zip archive that starts with ``head`` (its local file header holds it), or
+    ``""``."""
     size = int.from_bytes(head[26:28], "little")
-    first = head[30:30 + size].decode("utf-8", "replace") if len(head) >= 30 + size else ""
-    if first == "[Content_Types].xml" or first.startswith(("xl/", "docProps/", "_rels/")):
-        return ("is an Excel workbook (.xlsx), not text; save it as 'CSV UTF-8' in Excel, or convert it (pandas: "
-                "pd.read_excel(path).to_csv(new_path, index=False))")
+    return head[30:30 + size].decode("utf-8", "replace") if len(head) >= 30 + size else ""
+
+
+def _is_workbook(first):
+    """Whether a zip archive whose first member is named ``first`` is an Excel workbook (.xlsx)."""
+    return first == "[Content_Types].xml" or first.startswith(("xl/", "docProps/", "_rels/"))
+
+
+def _zip_contents(first):
+    """The error's text for a zip archive whose first member is ``first`` (not a workbook): what to do. Not read
+    directly: a zip's list of members is at its end (no streaming from S3 or a pipe), and Kaggle's downloads hold one
+    CSV as often as several (train.csv, test.csv)."""
     holding = f" (its first file: {first})" if first else ""
-    return (f"is a zip archive{holding}; unzip it first and give the file inside it (unzip -l lists them; gzip, bzip2 "
-            f"and xz files are read directly)")
+    return (f"is a zip archive{holding}; unzip it first and give the file inside it (unzip -l lists them; "
+            f"{READ_DIRECTLY} files are read directly)")
 
 
 def _shell_name(uri):
@@ -191,10 +240,10 @@ def _not_text(raw, uri, lineno, table=True):
     if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
         if name == "stdin":  # (predict's reviews piped in: no file to name)
             return (f"{uri}: is a tar archive; extract the file from it first and pipe that in (tar -xOf ARCHIVE FILE "
-                    f"| ...) (gzip, bzip2 and xz data of one CSV or text file are read directly)")
+                    f"| ...) ({READ_DIRECTLY} data of one CSV or text file are read directly)")
         return (f"{uri}: is a tar archive; extract the file from it first ({_copied_down(uri, f'tar -xf {name}')}) "
                 f"and give that file "
-                f"(gzip, bzip2 and xz files of one CSV or text file are read directly)")
+                f"({READ_DIRECTLY} files of one CSV or text file are read directly)")
     utf16 = utf16_text(raw, uri, lineno, ".csv" if table else ".vec")
     if utf16 and not table:
         return f"{where}not a text file this program reads: {utf16}"

@@ -96,7 +96,7 @@ class _FirstBytes:
 
 @contextlib.contextmanager
 def checked_lines(path, check=None):
-    """The documents of ``path`` (stdin for ``-``; gzip, bzip2 and xz read directly), one per line (``\\n``,
+    """The documents of ``path`` (stdin for ``-``; gzip, bzip2, xz and .lzma read directly), one per line (``\\n``,
     CRLF too), as an iterator, in constant memory; with ``check``, ``(lines, what check returned)``.
 
     Every line is checked (UTF-8, no NUL bytes, a bounded length: lines.line_blocks) before the first one

@@ -6,7 +6,7 @@ published wiki/crawl vectors are) is UTF-8 text::
     <count> <dim>
     <word> <v1> ... <vdim>          one line per word, values separated by whitespace
 
-* :func:`read_vec` reads one (local or ``s3://``; gzip, bzip2 and xz recognized as lines.decompressed tells them,
+* :func:`read_vec` reads one (local or ``s3://``; gzip, bzip2, xz and .lzma recognized as lines.decompressed tells them,
   as the data reader does) as a stream and checks all of it, so a bad file is one ``error:`` line before
   training spends any time: the header, every line's value count (named by its line), numbers that
   are not numbers or not finite, non-UTF-8 text, a count that does not match the lines. Files of other formats are

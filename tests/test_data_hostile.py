@@ -139,7 +139,7 @@ def _tar(p, mode, data):
     # zstd -c train.csv > ...: "not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
     ("train.csv.zst", lambda p, data: _zstd(p, data), r"is zstd-compressed, which this program does not read; "
                                                      r"decompress it first \(zstd -d .*train\.csv\.zst\) and give "
-                                                     r"that file \(gzip, bzip2 and xz files are read directly\)"),
+                                                     r"that file \(gzip, bzip2, xz and \.lzma files are read directly\)"),
     ("t", lambda p, data: p.write_bytes(zstd_frame(data)),
      r"is zstd-compressed, .*\(zstd -d .*/t -o new\.txt\)"),
 ])

@@ -13,7 +13,9 @@ import shlex
 import pytest
 
 from cli_helpers import TINY, assert_error, listing
-from conftest import cli_in_process, run_cli, zstd_frame
+from conftest import cli_in_process, ole2_header, run_cli, zstd_frame
+from fasttext_lib.class_folders import DOCUMENT_BYTES
+from fasttext_lib.formats import CSV_FIELD_LIMIT
 
 POSITIVE = ["great wonderful film", "a superb and moving story", "loved it , brilliant acting", "wonderful cast"]
 NEGATIVE = ["awful boring film", "a dull and tedious story", "hated it , terrible acting", "boring cast"]
@@ -314,6 +316,121 @@ def test_compressed_data_the_readers_refuse_is_refused_in_one_line_whatever_the_
         r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv", *encoding)
         assert_error(r, f"{document}: {says}")
         assert not (tmp_path / "out.csv").exists()
+
+
+def _gzip_members(path, byte, size, members=1):
+    """A gzip file of ``members`` members, each of ``size`` bytes ``byte``, written a MiB at a time (no ``size`` bytes
+    in memory): one member of just over the bound, or 1,024 of 1 MiB each, a "bomb" of 1 GiB in about 1 MB."""
+    block = byte * min(size, 1 << 20)
+    with open(path, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=1) as f:
+            for _ in range(size // len(block)):
+                f.write(block)
+            f.write(byte * (size % len(block)))
+        member = raw.tell()
+    with open(path, "ab") as raw:
+        raw.write(path.read_bytes()[:member] * (members - 1))
+
+
+@pytest.mark.parametrize("byte, size, members", [
+    (b"a", DOCUMENT_BYTES + 1, 1), (b"\x00", DOCUMENT_BYTES + 1, 1), (b"\x00", 1 << 20, 1024),
+], ids=["just over the bound", "zeros just over it", "1 GiB of zeros in 1 MB"])
+def test_a_compressed_document_is_decompressed_up_to_the_bound_a_document_has_and_refused_beyond_it(
+        tmp_path, byte, size, members):
+    """A gzip "bomb" in a class folder (a few MB of gzip that are GBs of zeros) was decompressed whole into memory,
+    which ran out (a crash, no error line), or written as a row that every reader refuses (a CSV field over 16 Mi
+    characters); it is read up to the bytes a document may take, and refused in one line naming the file and the
+    bound, with nothing written."""
+    directory, document = _with_a_document(tmp_path, b"")
+    _gzip_members(document, byte, size, members)
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert_error(r, f"{document}: over 64 MiB decompressed, longer than the 16 Mi characters a document may be "
+                    f"(every reader refuses a CSV field that long); split it into documents, or move it out of the "
+                    f"class folder")
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_document_is_written_up_to_the_length_a_reader_takes_and_refused_beyond_it(tmp_path):
+    """A plain document had no bound either: one longer than a CSV field may be (formats.CSV_FIELD_LIMIT characters),
+    or with a line longer than a line may be (lines.MAX_LINE_BYTES, in the UTF-8 written), was written, and the file
+    refused by every reader after ("malformed CSV record ... a field longer than 16 Mi characters", "line longer than
+    64 MiB"), naming a line of the CSV, not the document. One of the longest, in characters of 4 bytes each (UTF-8's
+    most) over lines, is written and read back whole; one character more, or one line of them, is refused, naming the
+    file, and nothing written."""
+    from fasttext_lib.data import read_labeled
+
+    directory, document = _with_a_document(tmp_path, b"")
+    line = "\U0001f600" * 1023 + "\n"
+    longest = line * (CSV_FIELD_LIMIT // len(line)) + "\U0001f600" * (CSV_FIELD_LIMIT % len(line))
+    document.write_bytes(longest.encode() + b"\r\n")
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert max(len(text) for text in read_labeled(str(tmp_path / "out.csv")).texts) == CSV_FIELD_LIMIT
+    for text, says in ((longest + "a", f"{CSV_FIELD_LIMIT + 1} characters, longer than the 16 Mi characters a "
+                                       f"document may be (every reader refuses a CSV field that long)"),
+                       ("\U0001f600" * (CSV_FIELD_LIMIT - 100), f"a line of {4 * (CSV_FIELD_LIMIT - 100)} bytes as "
+                                                                 f"written (UTF-8, its quotes doubled), longer than the "
+                                                                 f"64 MiB a line may be (every reader refuses a line")):
+        document.write_bytes(text.encode())
+        r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "again.csv")
+        assert_error(r, f"{document}: {says}")
+        assert not (tmp_path / "again.csv").exists()
+
+
+def test_zstd_data_in_a_class_folder_is_decompressed_in_its_place_as_the_error_says(tmp_path):
+    """The advice was a single file's, "zstd -d FILE ... and give that file": zstd -d leaves the .zst beside the file
+    it writes, in the class folder, and the rerun refused it again. The command the line gives (--rm) runs as printed
+    and the rerun writes the document."""
+    import subprocess
+
+    directory, document = _with_a_document(tmp_path, b"")
+    document = document.with_name("my review.txt.zst")
+    document.write_bytes(zstd_frame(b"great fun\n"))
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert_error(r, f"{document}: is zstd-compressed, which this program does not read; decompress it in its place "
+                    f"first (zstd -d --rm {shlex.quote(str(document))}: --rm removes the compressed file")
+    assert "(gzip, bzip2, xz and .lzma files are read directly)" in r.stderr
+    command = r.stderr.split("(zstd -d --rm ", 1)[1].split(": --rm", 1)[0]
+    subprocess.run(f"zstd -q -d --rm {command}", shell=True, check=True)
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert ["pos", "great fun"] in _rows(tmp_path / "out.csv")
+
+
+def test_a_zip_archive_in_a_class_folder_is_extracted_beside_it_as_the_error_says(tmp_path):
+    """A zip's advice was a single file's, "unzip it first and give the file inside it": the zip left in the class
+    folder was refused again. The command the line gives extracts the documents into the folder."""
+    import subprocess
+    import zipfile
+
+    directory, _ = _with_a_document(tmp_path, b"")
+    archive = directory / "pos" / "9.txt"
+    archive.unlink()
+    archive = archive.with_name("more.zip")
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("reviews/a.txt", "superb acting")
+        z.writestr("reviews/b.txt", "moving story")
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    command = f"unzip -j {archive} -d {archive.parent}"
+    assert_error(r, f"{archive}: is a zip archive; a class folder holds one document per file: extract its files "
+                    f"beside it ({command}) and move the zip out of the folder")
+    subprocess.run(["unzip", "-q", *command.split()[1:]], check=True)
+    archive.rename(tmp_path / archive.name)
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert ["pos", "superb acting"] in _rows(tmp_path / "out.csv")
+
+
+@pytest.mark.parametrize("data, what", [
+    (b"PAR1\x15\x04\x15\x80\x01" + b"x" * 64 + b"\x00\x00PAR1", "a Parquet file"),
+    (ole2_header() + b"x" * 64, "an Excel workbook (.xls)"),
+], ids=["parquet", "xls"])
+def test_a_table_in_a_class_folder_is_said_to_be_moved_out_of_it(tmp_path, data, what):
+    """A table's advice was a single file's, "convert it to CSV first": its CSV copy in the class folder would be
+    written as one document's text, the table refused again."""
+    directory, document = _with_a_document(tmp_path, data)
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert_error(r, f"{document}: is {what}, not a text document; move it out of the class folder")
 
 
 def test_an_unknown_encoding_is_refused_before_anything_is_read(tmp_path):
