@@ -220,8 +220,10 @@ class WrittenRecord:
 
 def kept_name(name, whose, n=1):
     """``history.csv`` kept aside as the file of ``whose``'s bundle: ``history.exp1.csv``; the ``n``th such copy
-    where the names of the others are taken: ``history.exp1-2.csv``."""
+    where the names of the others are taken: ``history.exp1-2.csv``. A ``whose`` that ends in ``-NUMBER`` (prefix
+    ``runs/a-2``) is named with an ``_`` after it (:func:`_unambiguous`)."""
     stem, dot, suffix = name.rpartition(".")
+    whose = _unambiguous(whose)
     return f"{stem}.{whose if n == 1 else f'{whose}-{n}'}{dot}{suffix}"
 
 
@@ -231,8 +233,18 @@ def is_kept_name(name, output, whose=None):
     (a name in the folder itself: ``history.x/../../y.csv`` names none). The one definition of those names: the
     records' (:meth:`WrittenRecord.is_copy`) and workspace's search for copies of one bundle both ask it."""
     stem, _, suffix = output.rpartition(".")
-    who = r"[^/\\]+" if whose is None else rf"{re.escape(whose)}(?:-(?:[2-9]|[1-9][0-9]+))?"
+    who = r"[^/\\]+" if whose is None else rf"{re.escape(_unambiguous(whose))}(?:-(?:[2-9]|[1-9][0-9]+))?"
     return re.fullmatch(rf"{re.escape(stem)}\.{who}\.{re.escape(suffix)}", name, re.DOTALL) is not None
+
+
+def _unambiguous(whose):
+    """``whose`` as a copy's name holds it: with an ``_`` after it where it ends in ``-NUMBER`` and any ``_``s
+    (``runs-a-2``: ``runs-a-2_``; ``runs-a-2_``: ``runs-a-2__``), else as it is (``exp1``). Taken as it is, the 2nd
+    copy of ``runs-a``'s (``runs-a-2``) was the 1st of ``runs-a-2``'s, and is_kept_name took it for either bundle's: a
+    save of one claimed the other's copy as its own. None ends in ``-NUMBER`` now, and no two ``whose`` are named
+    alike (where one is given the ``_``, the other is given one too), so a copy's name is of one ``whose`` and ``n``
+    only; the names of the others (``history.exp1-2.csv``, from before too) are as they were."""
+    return f"{whose}_" if re.search(r"-[0-9]+_*\Z", whose) else whose
 
 
 def _plain_file_bytes(path):

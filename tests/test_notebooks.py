@@ -1967,6 +1967,40 @@ def test_02_a_copys_name_of_no_record_is_noted_once_whichever_bucket_named_it(tm
     assert len(notes) == 1 and notes[0].startswith("note: kept history.exp1-2.csv in "), notes
 
 
+def test_02_a_copy_of_a_prefix_ending_in_a_number_is_never_taken_for_another_prefixs(tmp_path, s3_bucket, capsys):
+    """The n-th copy of a bundle's history was named history.WHOSE-n.csv, and WHOSE is made of the prefix: the 2nd
+    copy of runs/a's (history.runs-a-2.csv) was the 1st of runs/a-2's, and written_record.is_kept_name took either for
+    both. runs/a's save then claimed a copy of runs/a-2's history (changed since it was kept: no longer recorded) as its
+    own, "named as ... files of runs/a's bundle ... (yours?)", and since that line is said once only (the record notes
+    it), runs/a-2's own save never said it. A prefix ending in -NUMBER is kept under a name no other's copy has now
+    (history.runs-a-2_.csv); runs/a's save leaves it unsaid and runs/a-2's names it, as its own. Nothing is removed."""
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.workspace import Workspace, _whose
+    from fasttext_lib.written_record import kept_name
+
+    out = str(tmp_path / "out")
+    _, _, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
+    bucket, run = s3_bucket[len("s3://"):], tmp_path / "out" / "sample"
+    a, a2 = Workspace(bucket, "runs/a", out), Workspace(bucket, "runs/a-2", out)
+    a2_copy = kept_name("history.csv", _whose(a2.model("sample"), "sample", bucket))
+    for ws in (a2, a):  # a's save keeps a2's history aside
+        ws.save_run(trained, "sample", fig)
+    (run / a2_copy).write_bytes(b"a2's history, annotated")  # changed since it was kept: the user's now
+    a2.save_run(trained, "sample", fig)  # (says it kept the changed copy; it is out of the record since)
+    capsys.readouterr()
+    a.save_run(trained, "sample", fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [], notes  # (not a's: a's save has nothing to say of it)
+    assert (run / a2_copy).read_bytes() == b"a2's history, annotated"
+    a2.save_run(trained, "sample", fig)
+    plt.close(fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: kept {a2_copy} in {out}/sample: named as notebook 02's history's files of "
+                     f"{a2.model('sample')} kept aside, but not recorded as kept (yours?): not removed"], notes
+    assert (run / a2_copy).read_bytes() == b"a2's history, annotated"
+
+
 def test_one_definition_of_a_copys_name():
     """kept_name's names, as the records (WrittenRecord.is_copy) and 02's search for one bundle's copies
     (workspace._copies_named) know them: the copies of exp1's are exp1, exp1-2, exp1-3...; the search took
@@ -1982,6 +2016,36 @@ def test_one_definition_of_a_copys_name():
     for no_copy in ("history.csv", "history..csv", "history.a/b.csv", "history.a\\b.csv", "autotune.exp1.png"):
         assert not HISTORY_RECORD.is_copy(no_copy), no_copy
 
+
+def test_no_two_bundles_copies_are_named_alike():
+    """The n-th copy of one bundle's file and a copy of another's never share a name (history.runs-a-2.csv was runs/a's
+    2nd and runs/a-2's 1st), and each name is taken for one bundle's only: names made of prefixes ending in a number,
+    of those with an underscore after, and of a shortened prefix's hash (workspace._fitting) that is all digits."""
+    from fasttext_lib.written_record import is_kept_name, kept_name
+
+    whoses = ["runs-a", "runs-a-2", "runs-a-2_", "runs-a-2__", "runs-a-2-2", "runs-a-10", "runs-a_", "a-123456789012",
+              "2", "-2", "exp1"]
+    names = {(whose, n): kept_name("history.csv", whose, n) for whose in whoses for n in range(1, 13)}
+    assert len(set(names.values())) == len(names), names
+    for (whose, n), name in names.items():
+        assert [other for other in whoses if is_kept_name(name, "history.csv", other)] == [whose], name
+    assert kept_name("history.csv", "runs-a-2") == "history.runs-a-2_.csv"
+    assert kept_name("history.csv", "runs-a-2", 2) == "history.runs-a-2_-2.csv"
+
+
+def test_copies_named_as_before_are_still_known_where_they_were_of_one_bundle_only(tmp_path):
+    """A folder holding copies named before (history.exp1.csv, history.exp1-2.csv, history.b-exp1-3.png: their
+    bundles' prefixes end in no number) is searched as before: each is its bundle's, named as it was."""
+    from fasttext_lib.workspace import HISTORY_RECORD, _copies_named
+    from fasttext_lib.written_record import kept_name
+
+    old = ["history.b-exp1-3.png", "history.exp1-2.csv", "history.exp1.csv"]
+    for name in old:
+        (tmp_path / name).write_bytes(b"x")
+    assert [kept_name("history.csv", "exp1", n) for n in (1, 2)] == old[:0:-1]
+    assert _copies_named(tmp_path, HISTORY_RECORD.outputs, {"exp1", "b-exp1"}) == old
+    assert _copies_named(tmp_path, HISTORY_RECORD.outputs, {"exp1-2"}) == []  # (exp1's 2nd, not exp1-2's)
+    assert all(HISTORY_RECORD.is_copy(name) for name in old)
 
 def test_copies_named_finds_only_the_copies_of_whose(tmp_path):
     """02's search for one bundle's copies of no record: those of the names given (the bundle's, as a save in its own
