@@ -761,11 +761,10 @@ def _check_trials_output(args, config):
     unwritable path failed only once the search and the bundle were done), and, without --overwrite, must
     not exist (as a bundle at --output)."""
     from . import label_names, storage
+    from .writers import refuse_a_zip_name
 
     uri = args.autotune_trials
-    if uri.lower().endswith(".zip"):  # (written as text under that name: no zip tool, nor pandas, opened it)
-        raise FastTextError(f"{uri}: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz "
-                            f"(.csv.gz, .csv.bz2, .csv.xz), not as a zip archive; give another name")
+    refuse_a_zip_name(uri, "the trial table is written as CSV text", ".csv")
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
                                                            os.path.isfile(args.label_names)) else None  # not 'none', 'ag_news'
     inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),

@@ -36,7 +36,7 @@ from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError, refuse_standard_output
 from .text import TRAINING_FORM, nfc, one_token
-from .writers import compressing
+from .writers import compressing, refuse_a_zip_name
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
 _BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
@@ -450,9 +450,8 @@ def check_vec_output(uri, overwrite=False, overwrite_as=storage.OVERWRITE_ARGUME
     """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite`` (the refusal says to pass
     ``overwrite_as``: this argument, or the command line's storage.OVERWRITE_FLAG), and must be writable, and not name a
     zip archive (written as text under that name, no zip tool opened it)."""
-    if (isinstance(uri, str) or hasattr(uri, "__fspath__")) and str(uri).lower().endswith(".zip"):
-        raise FastTextError(f"{uri}: a .vec file is written as text, or compressed by gzip, bzip2 or xz (.vec.gz, "
-                            f".vec.bz2, .vec.xz), not as a zip archive; give another name")
+    if isinstance(uri, str) or hasattr(uri, "__fspath__"):
+        refuse_a_zip_name(uri, "a .vec file is written as text", ".vec")
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite, hint=storage.replace_with(overwrite_as))
 
 

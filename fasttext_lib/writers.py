@@ -171,6 +171,15 @@ def compressing(raw, uri):
     return lzma.LZMAFile(raw, "wb") if ending == "xz" else raw
 
 
+def refuse_a_zip_name(uri, written_as, extension):
+    """Refuse an output ``uri`` named ``.zip``: it would be ``written_as`` text under that name (no zip tool, nor
+    pandas, opened it). ``extension``: the file's own (``.vec``), for the names :func:`compressing` writes."""
+    if str(uri).lower().endswith(".zip"):
+        names = ", ".join(f"{extension}.{ending}" for ending in ("gz", "bz2", "xz", "lzma"))
+        raise FastTextError(f"{uri}: {written_as}, or compressed by gzip, bzip2, xz or LZMA ({names}), not as a zip "
+                            f"archive; give another name")
+
+
 def compressed(data, uri):
     """``data`` (bytes) compressed as ``uri``'s ending says (:func:`compressing`)."""
     out = io.BytesIO()

@@ -1074,7 +1074,8 @@ def test_a_trial_table_named_compressed_is_compressed(data_files, tmp_path, endi
 def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_files, tmp_path):
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
                        "--autotune-duration", "0.01", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.zip")
-    _assert_one_error_line(r, "t.zip: the trial table is written as CSV text, or compressed by gzip, bzip2 or xz")
+    _assert_one_error_line(r, "t.zip: the trial table is written as CSV text, or compressed by gzip, bzip2, xz or LZMA "
+                                 "(.csv.gz, .csv.bz2, .csv.xz, .csv.lzma), not as a zip archive; give another name")
     assert not (tmp_path / "o").exists() and not (tmp_path / "t.zip").exists()
 
 

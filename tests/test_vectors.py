@@ -828,8 +828,8 @@ def test_an_export_named_bz2_or_xz_is_compressed_so_and_a_zip_is_refused(tmp_pat
         assert read_vec(str(tmp_path / name)).words == learned.words, name  # (and read back as it is named)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FastTextError, match=r"^v\.vec\.zip: a \.vec file is written as text, or compressed by gzip, "
-                                            r"bzip2 or xz \(\.vec\.gz, \.vec\.bz2, \.vec\.xz\), not as a zip archive; "
-                                            r"give another name$"):
+                                            r"bzip2, xz or LZMA \(\.vec\.gz, \.vec\.bz2, \.vec\.xz, \.vec\.lzma\), "
+                                            r"not as a zip archive; give another name$"):
         export_vectors(str(tmp_path / "nowhere"), "v.vec.zip")  # (before the bundle is looked at)
     assert not os.path.exists("v.vec.zip") and plain
 
