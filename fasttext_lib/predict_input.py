@@ -344,9 +344,9 @@ def _json_lines(opening, given):
     """JSON Lines: :class:`ReadAs` ``"json"``, each object's text keys, every object checked before the first answer;
     else None. With ``--format csv`` too: each object was read as a labeled CSV row, its first key's value as the
     class."""
-    from .jsonl import json_object_line, jsonl_texts
+    from .jsonl import json_lines_start, jsonl_texts
 
-    if given.fmt not in ("auto", "csv") or opening.start != "{" or not json_object_line(opening.first.strip()):
+    if given.fmt not in ("auto", "csv") or not json_lines_start(opening.first):
         return None
     notes, found = [], {}
     for _ in jsonl_texts(opening.lines(), given.name, note=notes.append, found=found):

@@ -15,7 +15,8 @@
   is whitespace in its review, or, in a field of a CSV that is no review a line, a 400, as predict reads and refuses
   it. A semicolon-separated table is a 400, as predict refuses it (formats.semicolon_table, the rule of both, on the
   same lines), named before any other 400 of the body's CSV, as predict asks first; with ``header=absent`` only its
-  rows tell, the first line among them.
+  rows tell, the first line among them. A body of JSON Lines (its first line that is not blank a JSON object, as
+  predict tells a file: jsonl.json_lines_start) is read as ``application/jsonlines`` reads it.
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -35,7 +36,7 @@ from typing import NamedTuple
 from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError
 from .formats import predicted_record  # (module-level: _blank_or asks it of every record of a body)
-from .jsonl import json_integer, missing_json, whole_characters
+from .jsonl import json_integer, json_lines_start, missing_json, whole_characters
 from .quoted_spans import QUOTED_FIELD  # (what predict reads as a quoted field too)
 from .serve_limits import in_batch_transform
 
@@ -534,6 +535,11 @@ def csv_request(text, header):
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     opening = _opening(judged, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
     delimiter = "\t" if header != "absent" and _tsv_with_header(opening) else ","
+    if delimiter == "," and opening is not None and json_lines_start(opening.first):
+        # JSON Lines sent as text/csv (a .jsonl file given to Batch Transform with content_type="text/csv"): read as
+        # predict reads such a file, and as application/jsonlines answers it, one answer a line. Read as CSV, each
+        # review was its object's JSON, keys and braces as words. (A line that is no JSON object, {curly} text: CSV.)
+        return jsonlines_texts(text)
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
     semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None
     # Its header row is known without the model's classes: refused before the body is read as CSV, which
