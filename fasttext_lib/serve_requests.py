@@ -479,23 +479,35 @@ def _excel_sep_blank(text, csv_body=False):
         raise RequestError(400, str(exc)) from None
     if excel:
         return blanked, blanked
-    return text, _judged_past_a_sep_review(text)
+    return text, _judged_past_a_sep_review(text, csv_body)
 
 
-def _judged_past_a_sep_review(text):
+def _judged_past_a_sep_review(text, csv_body):
     """``text`` with its first line that is not blank blanked where it reads as Excel's (lines.reads_as_excel_sep) but
     is none (a review: :func:`_excel_sep_blank`), its line end kept, so that the table under it is judged without it
     (as predict judges a file: predict_input._table). After blank lines too, where no line is Excel's (only the first
-    is): a semicolon table under ``sep=;`` there was answered, a row a review, where training and predict refuse it."""
-    from .lines import reads_as_excel_sep
+    is): a semicolon table under ``sep=;`` there was answered, a row a review, where training and predict refuse it;
+    in CSV (``csv_body``) a comma table under it is a 400, as training and predict refuse it
+    (lines.refuse_excel_sep_after_blank_lines)."""
+    from .lines import reads_as_excel_sep, refuse_excel_sep_after_blank_lines
 
     start = 0
     while start < len(text):  # (line by line, as its first line is read: not the whole body split, for one line)
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
-        if text[start:end].strip():
-            return text[:start] + text[end:] if reads_as_excel_sep(text[start:end]) else text
-        start = end + 1
+        line = text[start:end]
+        if not line.strip():
+            start = end + 1
+            continue
+        if not reads_as_excel_sep(line):
+            return text
+        if csv_body and start:
+            lineno = text.count("\n", 0, start) + 1
+            try:
+                refuse_excel_sep_after_blank_lines(line, "request", _lines_of(text[end + 1:]), lineno)
+            except FastTextError as exc:
+                raise RequestError(400, str(exc)) from None
+        return text[:start] + text[end:]
     return text
 
 

@@ -5172,6 +5172,24 @@ def test_a_semicolon_table_under_blank_lines_and_a_sep_line_is_refused_as_by_pre
     assert caught.value.status_code == 400 and what.search(said)[1] == what.search(error)[1], (said, error)
 
 
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_a_sep_line_after_blank_lines_above_a_comma_table_is_refused_as_by_training_and_predict(tmp_path, bundle,
+                                                                                               served, monkeypatch,
+                                                                                               batch):
+    """``sep=;`` after blank lines above a comma table (no line of Excel's there: only the first is): the endpoint
+    answered it and every line under it as reviews, the header too, each row whole, where training and predict refuse
+    the file (lines.refuse_excel_sep_after_blank_lines): a 400 saying the same, to remove that line."""
+    body = "\n\nsep=;\nlabel,text\n2,great food\n1,cold soup\n"
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert answers is None and error.endswith("remove that line"), error
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with pytest.raises(sm_serve.RequestError) as caught:
+        _served_answers(body, served, "text/csv")
+    said = caught.value.message
+    assert caught.value.status_code == 400 and said.split(": ", 1)[1] == error.split(": ", 2)[2], (said, error)
+
+
 @pytest.mark.parametrize("content_type, rest", [
     ("text/csv", "great food\ncold soup; would not go again\nnever again\n"),
     ("text/csv; header=absent", "great food\ncold soup\n"),
