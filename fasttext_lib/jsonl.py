@@ -36,6 +36,16 @@ def json_object_line(line):
         return line.rstrip().endswith("}")
 
 
+def json_lines_start(line):
+    """Does an input whose first line that is not blank is ``line`` read as JSON Lines (:func:`json_object_line`)?
+    The one test of predict's files (predict_input._json_lines) and the endpoint's ``text/csv`` bodies
+    (serve_requests.csv_request); its start is looked at first, so that a first line of 60 MB that is no JSON is not
+    copied whole (lines.stripped_start)."""
+    from .lines import stripped_start
+
+    return stripped_start(line, 1) == "{" and json_object_line(line.strip())
+
+
 def missing_json(value):
     """Is ``value`` a missing value as pandas and Python write one in JSON: ``null``, or ``NaN`` (Python's json module
     writes a float column's missing value so, and reads it back as a float nan)?"""

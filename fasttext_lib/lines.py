@@ -459,7 +459,8 @@ def excel_sep_line(line, uri, following=None, lineno=1):
     that names no separator of Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review. ``lineno``:
     the line ``line`` is (training judges a ``sep=;`` after blank lines too: formats._refuse_excel_sep_over_no_table),
     which the error names and its conversion skips with the lines above it: ``skiprows=1`` read that line as the
-    table's header."""
+    table's header. After blank lines (``lineno`` > 1) no line is Excel's, and no reader reads it as a blank one:
+    above a comma or tab table it is refused (:func:`refuse_excel_sep_after_blank_lines`)."""
     sep = excel_separator(line)
     if sep is None:
         return False
@@ -472,7 +473,33 @@ def excel_sep_line(line, uri, following=None, lineno=1):
         raise FastTextError(f"{uri}:{lineno}: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
                             f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it "
                             f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows={lineno}')})")
-    return _comma_or_tab_table(*opening)
+    if not _comma_or_tab_table(*opening):
+        return False
+    if lineno > 1:
+        raise _excel_sep_after_blank_lines(uri, lineno, sep)
+    return True
+
+
+def refuse_excel_sep_after_blank_lines(line, uri, following, lineno):
+    """Refuse ``line``, line ``lineno`` of an input to label after blank lines, when it reads as Excel's ``sep=;`` (a
+    separator other than a comma's or a tab's) above a comma or tab table (``following``: the lines after it), as
+    training refuses it (:func:`excel_sep_line`). Only a file's first line is Excel's: training took it for a
+    semicolon-separated file's first line and advised a conversion that read the comma rows as one field each, predict
+    read it as a row of the table (a malformed one), the endpoint answered it and every row under it as reviews. The
+    same file without the blank lines is read as the comma table. (Above a table of its own separator, predict and the
+    endpoint refuse that table: formats.semicolon_table; above reviews it is a review.)"""
+    sep = excel_separator(line)
+    opening = _table_opening(following)
+    if (sep not in (None, ",", "\t") and opening is not None and not _separated_table(*opening, sep)
+            and _comma_or_tab_table(*opening)):
+        raise _excel_sep_after_blank_lines(uri, lineno, sep)
+
+
+def _excel_sep_after_blank_lines(uri, lineno, sep):
+    """The error for a ``sep=`` line ``lineno`` (after blank lines) above a comma or tab table."""
+    return FastTextError(f"{uri}: line {lineno} reads sep={sep} (Excel's separator line) after blank lines, above a "
+                         f"comma- or tab-separated table: Excel reads that line only as a file's first, and it names "
+                         f"another separator than the table's; remove that line")
 
 
 def _table_opening(lines):

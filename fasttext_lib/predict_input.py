@@ -269,12 +269,16 @@ def _table(lines, given):
     Lines? Its :class:`ReadAs`, else False (plain reviews). The checks look at its start (:class:`_Opening`), in this
     order: the first to give a verdict (a :class:`ReadAs`, an error) decides, and :func:`_csv_table`, the last,
     always gives one."""
-    from .lines import leading_blank_lines, reads_as_excel_sep
+    from .formats import lines_ahead
+    from .lines import leading_blank_lines, reads_as_excel_sep, refuse_excel_sep_after_blank_lines
 
     if given.fmt == "text":
         return False
     blank, first = leading_blank_lines(lines)
     if first is not None and reads_as_excel_sep(first):
+        if blank:  # (no line of Excel's after blank lines: sep=; over a comma table is refused, as training refuses it)
+            following, lines = lines_ahead(lines)
+            refuse_excel_sep_after_blank_lines(first, given.name, following, len(blank) + 1)
         # A first review that reads sep=; (line_blocks read Excel's line as a blank one; after blank lines none is
         # Excel's): what starts under it is judged as if it were blank, as the endpoint judges a body
         # (serve_requests._excel_sep_blank), and read with it. Judged by it, a semicolon table or JSON Lines under it
@@ -344,9 +348,9 @@ def _json_lines(opening, given):
     """JSON Lines: :class:`ReadAs` ``"json"``, each object's text keys, every object checked before the first answer;
     else None. With ``--format csv`` too: each object was read as a labeled CSV row, its first key's value as the
     class."""
-    from .jsonl import json_object_line, jsonl_texts
+    from .jsonl import json_lines_start, jsonl_texts
 
-    if given.fmt not in ("auto", "csv") or opening.start != "{" or not json_object_line(opening.first.strip()):
+    if given.fmt not in ("auto", "csv") or not json_lines_start(opening.first):
         return None
     notes, found = [], {}
     for _ in jsonl_texts(opening.lines(), given.name, note=notes.append, found=found):

@@ -15,7 +15,8 @@
   is whitespace in its review, or, in a field of a CSV that is no review a line, a 400, as predict reads and refuses
   it. A semicolon-separated table is a 400, as predict refuses it (formats.semicolon_table, the rule of both, on the
   same lines), named before any other 400 of the body's CSV, as predict asks first; with ``header=absent`` only its
-  rows tell, the first line among them.
+  rows tell, the first line among them. A body of JSON Lines (its first line that is not blank a JSON object, as
+  predict tells a file: jsonl.json_lines_start) is read as ``application/jsonlines`` reads it.
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -35,7 +36,7 @@ from typing import NamedTuple
 from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError
 from .formats import predicted_record  # (module-level: _blank_or asks it of every record of a body)
-from .jsonl import json_integer, missing_json, whole_characters
+from .jsonl import json_integer, json_lines_start, missing_json, whole_characters
 from .quoted_spans import QUOTED_FIELD  # (what predict reads as a quoted field too)
 from .serve_limits import in_batch_transform
 
@@ -478,23 +479,35 @@ def _excel_sep_blank(text, csv_body=False):
         raise RequestError(400, str(exc)) from None
     if excel:
         return blanked, blanked
-    return text, _judged_past_a_sep_review(text)
+    return text, _judged_past_a_sep_review(text, csv_body)
 
 
-def _judged_past_a_sep_review(text):
+def _judged_past_a_sep_review(text, csv_body):
     """``text`` with its first line that is not blank blanked where it reads as Excel's (lines.reads_as_excel_sep) but
     is none (a review: :func:`_excel_sep_blank`), its line end kept, so that the table under it is judged without it
     (as predict judges a file: predict_input._table). After blank lines too, where no line is Excel's (only the first
-    is): a semicolon table under ``sep=;`` there was answered, a row a review, where training and predict refuse it."""
-    from .lines import reads_as_excel_sep
+    is): a semicolon table under ``sep=;`` there was answered, a row a review, where training and predict refuse it;
+    in CSV (``csv_body``) a comma table under it is a 400, as training and predict refuse it
+    (lines.refuse_excel_sep_after_blank_lines)."""
+    from .lines import reads_as_excel_sep, refuse_excel_sep_after_blank_lines
 
     start = 0
     while start < len(text):  # (line by line, as its first line is read: not the whole body split, for one line)
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
-        if text[start:end].strip():
-            return text[:start] + text[end:] if reads_as_excel_sep(text[start:end]) else text
-        start = end + 1
+        line = text[start:end]
+        if not line.strip():
+            start = end + 1
+            continue
+        if not reads_as_excel_sep(line):
+            return text
+        if csv_body and start:
+            lineno = text.count("\n", 0, start) + 1
+            try:
+                refuse_excel_sep_after_blank_lines(line, "request", _lines_of(text[end + 1:]), lineno)
+            except FastTextError as exc:
+                raise RequestError(400, str(exc)) from None
+        return text[:start] + text[end:]
     return text
 
 
@@ -534,6 +547,11 @@ def csv_request(text, header):
     # (each line was answered whole, the class and pandas' row number as words of the review, the header as a review)
     opening = _opening(judged, header)  # (the lines predict judges a file by: one rule of both, on the same lines)
     delimiter = "\t" if header != "absent" and _tsv_with_header(opening) else ","
+    if delimiter == "," and opening is not None and json_lines_start(opening.first):
+        # JSON Lines sent as text/csv (a .jsonl file given to Batch Transform with content_type="text/csv"): read as
+        # predict reads such a file, and as application/jsonlines answers it, one answer a line. Read as CSV, each
+        # review was its object's JSON, keys and braces as words. (A line that is no JSON object, {curly} text: CSV.)
+        return jsonlines_texts(text)
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
     semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None
     # Its header row is known without the model's classes: refused before the body is read as CSV, which

@@ -2096,6 +2096,30 @@ def test_the_conversion_a_format_message_advises_after_blank_lines_at_the_start_
         assert converted.read_text().split("\n", 1)[0] == "label,text"  # (not a row "sep=," above it)
 
 
+@pytest.mark.parametrize("header", [True, False], ids=["header", "headerless"])
+def test_a_sep_line_after_blank_lines_above_a_comma_table_is_refused_by_training_and_predict_saying_to_remove_it(
+        tmp_path, real, bundle, header):
+    """``sep=;`` after blank lines, above a comma table: only a file's first line is Excel's (lines.excel_sep_line), so
+    no reader reads it as a blank line there. Training took it for a semicolon-separated file's first line and advised
+    a pandas conversion that read each comma row as one field; predict read it as a malformed row of the table. Both
+    refuse it in the same line, saying to remove it; so removed, the file trains on every row."""
+    table = _excel_rows(real).replace("\r\n", "\n")
+    table = table if header else table.split("\n", 1)[1]
+    path, removed = tmp_path / "hinted.csv", tmp_path / "removed.csv"
+    path.write_text(f"\n\nsep=;\n{table}")
+    removed.write_text(f"\n\n{table}")  # (the line removed, as the error says)
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(str(path))
+    message = str(refused.value)
+    assert message.startswith(f"{path}: line 3 reads sep=;") and message.endswith("remove that line"), message
+    data = read_labeled(str(removed))
+    assert (data.labels, data.texts) == (real.labels, real.texts)
+    for source, stdin in ((path, None), ("-", path.read_bytes())):
+        got = cli_in_process("predict", "--model", bundle, "--input", source, input=stdin)
+        assert (got.returncode, got.stdout) == (2, "")
+        assert got.stderr == f"error: {message if source != '-' else message.replace(str(path), 'stdin')}\n"
+
+
 def test_a_sep_line_over_a_comma_table_whose_first_row_is_longer_than_a_block_is_judged_by_the_rows(tmp_path, real,
                                                                                                    bundle):
     """``sep=;`` over a headerless comma table whose first review is longer than predict's block (lines.line_blocks, a

@@ -2060,6 +2060,27 @@ def read_lines(response):
     return [json.loads(line) for line in response.split("\n")]
 
 
+@pytest.mark.parametrize("batch", [False, True])
+def test_jsonl_sent_as_text_csv_is_answered_as_application_jsonlines_answers_it(endpoint, served, monkeypatch, batch):
+    """A .jsonl file given to Batch Transform (or an endpoint) with content_type="text/csv": read as JSON Lines, as
+    predict reads the file (predict_input._json_lines' test, jsonl.json_lines_start), with application/jsonlines'
+    answers, one a line, blank lines too. Read as CSV, each review was its object's JSON text, keys and braces as
+    words. A CSV whose text merely starts with a brace ({curly} text) is read as CSV still, as predict reads it."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    lines = [json.dumps({"text": "The pasta was great and the staff were friendly!"}), "",
+             json.dumps({"text": "Not good. Cold food and a long wait.", "id": 3})]
+    body = ("\n".join(lines) + "\n").encode()
+    as_jsonlines = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
+    assert as_jsonlines[0] == 200
+    assert endpoint.invoke(body, "text/csv", "application/jsonlines") == as_jsonlines
+    expected = served[1].predict([json.loads(line)["text"] if line else "" for line in lines])
+    assert read_lines(as_jsonlines[2]) == blazingtext_lines(expected, ranked=False)  # one answer a line
+    not_json = b"{curly} braces, great food\n{not json\n"
+    status, _, response = endpoint.invoke(not_json, "text/csv", "application/json")
+    assert status == 200 and json.loads(response) == served[1].predict(["{curly} braces, great food", "{not json"])
+
+
 # what the toolkit gives input_fn when the Accept header is missing or */*: its default, application/json
 @pytest.mark.parametrize("accept", ["application/jsonlines", None, "*/*", "application/json"])
 def test_jsonlines_in_jsonlines_out_one_line_per_record_in_order(endpoint, served, accept):
@@ -5149,6 +5170,24 @@ def test_a_semicolon_table_under_blank_lines_and_a_sep_line_is_refused_as_by_pre
         _served_answers(body, served, "text/csv")
     said, what = caught.value.message, re.compile(r": (line \d+ .*semicolon-separated.*?): convert it")
     assert caught.value.status_code == 400 and what.search(said)[1] == what.search(error)[1], (said, error)
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_a_sep_line_after_blank_lines_above_a_comma_table_is_refused_as_by_training_and_predict(tmp_path, bundle,
+                                                                                               served, monkeypatch,
+                                                                                               batch):
+    """``sep=;`` after blank lines above a comma table (no line of Excel's there: only the first is): the endpoint
+    answered it and every line under it as reviews, the header too, each row whole, where training and predict refuse
+    the file (lines.refuse_excel_sep_after_blank_lines): a 400 saying the same, to remove that line."""
+    body = "\n\nsep=;\nlabel,text\n2,great food\n1,cold soup\n"
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert answers is None and error.endswith("remove that line"), error
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with pytest.raises(sm_serve.RequestError) as caught:
+        _served_answers(body, served, "text/csv")
+    said = caught.value.message
+    assert caught.value.status_code == 400 and said.split(": ", 1)[1] == error.split(": ", 2)[2], (said, error)
 
 
 @pytest.mark.parametrize("content_type, rest", [
