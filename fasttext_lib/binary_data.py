@@ -248,15 +248,20 @@ def _ole2_start(body):
 # 5 bytes, the first of them 00. The fewest bytes of any .lzma file: those 18 (an empty one has 23).
 _LZMA_PROPERTIES, _LZMA_HEADER, _LZMA_START = 225, 13, 18
 _LZMA_UNKNOWN_SIZE = (1 << 64) - 1
+_LZMA_SMALLEST_DICTIONARY = 1 << 12
 
 
 def _lzma_header_start(head):
     """Do the 5 bytes ``head`` start an .lzma header: a properties byte lzma has, and a dictionary size of 2**n or
-    2**n + 2**(n-1) bytes, or FF FF FF FF? (liblzma's own rule for a file it is asked to tell from xz: no size
-    else is written, so other bytes are no .lzma file.) Such a size has three zero bytes of four: no UTF-8 text's."""
+    2**n + 2**(n-1) bytes, at least 4 KiB, or FF FF FF FF? (liblzma's own rule for a file it is asked to tell from xz:
+    no size else is written, so other bytes are no .lzma file; and no encoder writes one below 4 KiB, xz's nor the LZMA
+    SDK's. liblzma takes a size of 0, which NULs are: /dev/zero, read as endless empty .lzma streams, hung training.)
+    Such a size has three zero bytes of four: no UTF-8 text's."""
     if len(head) < 5 or head[0] >= _LZMA_PROPERTIES:
         return False
     size = int.from_bytes(head[1:5], "little")
+    if size < _LZMA_SMALLEST_DICTIONARY:
+        return False
     smeared = (size - 1) & 0xFFFFFFFF
     for shift in (2, 3, 4, 8, 16):  # (liblzma's: the bits below the top one or two set, then one added)
         smeared |= smeared >> shift

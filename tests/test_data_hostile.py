@@ -289,6 +289,22 @@ def test_text_that_starts_as_an_lzma_header_might_is_text(text):
     assert binary_kind(lzma.compress(text.encode(), format=lzma.FORMAT_ALONE), ("utf-16-le",)) == "lzma"
 
 
+def test_nuls_are_no_lzma_data(tmp_path):
+    """liblzma takes a dictionary size of 0 and an uncompressed size of 0: 13 NULs read as an empty .lzma stream, and
+    NULs without end (/dev/zero) as endless such streams, which hung training. No encoder writes a dictionary below 4
+    KiB: NULs are refused as a binary file, as before .lzma was read."""
+    from fasttext_lib.binary_data import binary_kind, magic_kind
+
+    assert magic_kind(bytes(64)) is None and binary_kind(bytes(64), ("utf-16-le",)) is None
+    (tmp_path / "zeros.txt").write_bytes(bytes(4096))
+    with pytest.raises(FastTextError, match=r"zeros\.txt:1: not a text file \(contains NUL bytes"):
+        read_labeled(str(tmp_path / "zeros.txt"))
+    smallest = lzma.compress(b"__label__1 good\n", format=lzma.FORMAT_ALONE,
+                             filters=[{"id": lzma.FILTER_LZMA1, "dict_size": 4096}])
+    (tmp_path / "small.lzma").write_bytes(smallest)
+    assert read_labeled(str(tmp_path / "small.lzma")).labels == ["1"]
+
+
 def _zip(p, members):
     with zipfile.ZipFile(p, "w") as z:
         for member, data in members.items():
