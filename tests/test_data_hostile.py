@@ -142,6 +142,9 @@ def _tar(p, mode, data):
                                                      r"that file \(gzip, bzip2, xz and \.lzma files are read directly\)"),
     ("t", lambda p, data: p.write_bytes(zstd_frame(data)),
      r"is zstd-compressed, .*\(zstd -d .*/t -o new\.txt\)"),
+    # zstd -d names its output for a lowercase .zst only ("unknown suffix" for this one): the command names it
+    ("train.csv.ZST", lambda p, data: p.write_bytes(zstd_frame(data)),
+     r"is zstd-compressed, .*\(zstd -d .*/train\.csv\.ZST -o new\.csv\)"),
 ])
 def test_archives_and_binary_table_formats_are_named_with_how_to_convert(tmp_path, name, write, expected):
     p = tmp_path / name

@@ -397,6 +397,28 @@ def test_zstd_data_in_a_class_folder_is_decompressed_in_its_place_as_the_error_s
     assert ["pos", "great fun"] in _rows(tmp_path / "out.csv")
 
 
+@pytest.mark.parametrize("name", ["my review.TXT.ZST", "it's a review"])
+def test_zstd_data_in_a_class_folder_not_named_zst_is_decompressed_by_the_command_as_printed(tmp_path, name):
+    """zstd -d names its output only for a lowercase .zst: "zstd -d --rm 'my review.TXT.ZST'", the advice as it was,
+    failed as pasted ("unknown suffix ... Specify it with -o"), and the document stayed refused. The command names its
+    output where zstd would not, and runs as printed."""
+    import subprocess
+
+    directory, document = _with_a_document(tmp_path, b"")
+    document.unlink()
+    document = document.with_name(name)
+    document.write_bytes(zstd_frame(b"great fun\n"))
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert_error(r, f"{document}: is zstd-compressed, which this program does not read; decompress it in its place "
+                    f"first (zstd -d --rm {shlex.quote(str(document))} -o ")
+    command = r.stderr.split("(zstd -d --rm ", 1)[1].split(": --rm", 1)[0]
+    subprocess.run(f"zstd -q -d --rm {command}", shell=True, check=True)
+    assert not document.exists()
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert ["pos", "great fun"] in _rows(tmp_path / "out.csv")
+
+
 def test_a_zip_archive_in_a_class_folder_is_extracted_beside_it_as_the_error_says(tmp_path):
     """A zip's advice was a single file's, "unzip it first and give the file inside it": the zip left in the class
     folder was refused again. The command the line gives extracts the documents into the folder."""
