@@ -253,6 +253,10 @@ def _ole2_start(body):
 # 5 bytes, the first of them 00. The fewest bytes of any .lzma file: those 18 (an empty one has 23).
 _LZMA_PROPERTIES, _LZMA_HEADER, _LZMA_START = 225, 13, 18
 _LZMA_UNKNOWN_SIZE = (1 << 64) - 1
+# The probe's dictionary, at most: it decompresses PROBE_BYTES, whose matches reach no further back, so its verdict is
+# that of the header's dictionary. Taken from the header (FF FF FF FF: 4 GiB), it was allocated for a body of a few
+# bytes; where it could not be (a small endpoint instance, ulimit -v), such a body was a 500, not a 400.
+_LZMA_PROBE_DICTIONARY = 1 << 20
 
 
 def _lzma_header_start(head):
@@ -281,7 +285,8 @@ def _lzma_start(body):
     if len(body) < _LZMA_START:
         return None
     try:
-        lzma.LZMADecompressor(lzma.FORMAT_ALONE).decompress(body[:PROBE_BYTES], PROBE_BYTES)
+        dictionary = min(int.from_bytes(body[1:5], "little"), _LZMA_PROBE_DICTIONARY).to_bytes(4, "little")
+        lzma.LZMADecompressor(lzma.FORMAT_ALONE).decompress(body[:1] + dictionary + body[5:PROBE_BYTES], PROBE_BYTES)
     except lzma.LZMAError:
         return False
     return True
