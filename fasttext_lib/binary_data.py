@@ -51,13 +51,17 @@ def binary_kind(body, charsets, whole=True):
             "lzma": _lzma_start}.get(kind)
     started = told(body) if told else kind is not None
     if started is None:
-        started = not any(_reads_as_text(body, charset, whole) for charset in charsets)
+        started = not any(_reads_as_text(body, charset, whole, kind) for charset in charsets)
     return kind if started else None
 
 
-def _reads_as_text(body, charset, whole=True):
-    """Does ``body`` read as UTF-16 text in ``charset`` (one of UTF-16's), its characters ones text holds: none a
-    control character but a tab or a line end, none for private use? (Where not
+def _reads_as_text(body, charset, whole=True, kind=None):
+    """Does ``body`` read as UTF-16 text in ``charset`` (one of UTF-16's; of UTF-32's too where it starts as an .lzma
+    header, ``kind`` ``"lzma"``), its characters ones text holds: none a control character but a tab or a line end,
+    none for private use? (A UTF-32 text's zero bytes pass the header's test: 'x' U+3000 in UTF-32-LE, ' hi' in
+    UTF-32-BE. A short document of such text, import-folders --encoding utf-32-le, was refused as "corrupt or
+    truncated lzma data"; real .lzma data has a character no text holds in UTF-32: its header's fields read as a
+    NUL or beyond U+10FFFF.) (Where not
     ``whole``, a character cut short at its end is left undecoded.) Asked of data that starts as gzip, zstd, zip, xz
     or xls data does and is too short to tell by more. Only UTF-16 text begins with those bytes as characters a review
     starts with (U+8B1F, U+B528, U+4B50, Hangul); in another charset they are no review's start: under latin-1 or
@@ -65,7 +69,7 @@ def _reads_as_text(body, charset, whole=True):
     and such data, cut short, was answered as a review of them. In UTF-16 a header most often has a NUL or a control
     character still (gzip's, little-endian: U+0008). One that has none reads as the text it decodes to: the price of
     answering a UTF-16 review of a few characters that begins with those bytes."""
-    if codecs.lookup(charset).name not in _UTF16:
+    if codecs.lookup(charset).name not in (_UTF16 + _UTF32 if kind == "lzma" else _UTF16):
         return False
     try:
         # (not an incremental decoder for whole data: UTF-16's refuses data without a byte order mark, which
@@ -77,6 +81,7 @@ def _reads_as_text(body, charset, whole=True):
 
 
 _UTF16 = ("utf-16", "utf-16-le", "utf-16-be")  # (codecs.lookup's names: utf_16le, UTF-16LE and utf16 are these)
+_UTF32 = ("utf-32", "utf-32-le", "utf-32-be")
 
 
 def _not_text(character):
@@ -249,6 +254,10 @@ def _ole2_start(body):
 _LZMA_PROPERTIES, _LZMA_HEADER, _LZMA_START = 225, 13, 18
 _LZMA_UNKNOWN_SIZE = (1 << 64) - 1
 _LZMA_SMALLEST_DICTIONARY = 1 << 12
+# The probe's dictionary, at most: it decompresses PROBE_BYTES, whose matches reach no further back, so its verdict is
+# that of the header's dictionary. Taken from the header (FF FF FF FF: 4 GiB), it was allocated for a body of a few
+# bytes; where it could not be (a small endpoint instance, ulimit -v), such a body was a 500, not a 400.
+_LZMA_PROBE_DICTIONARY = 1 << 20
 
 
 def _lzma_header_start(head):
@@ -281,7 +290,8 @@ def _lzma_start(body):
     if len(body) < _LZMA_START:
         return None
     try:
-        lzma.LZMADecompressor(lzma.FORMAT_ALONE).decompress(body[:PROBE_BYTES], PROBE_BYTES)
+        dictionary = min(int.from_bytes(body[1:5], "little"), _LZMA_PROBE_DICTIONARY).to_bytes(4, "little")
+        lzma.LZMADecompressor(lzma.FORMAT_ALONE).decompress(body[:1] + dictionary + body[5:PROBE_BYTES], PROBE_BYTES)
     except lzma.LZMAError:
         return False
     return True

@@ -166,7 +166,7 @@ def _in_a_class_folder(kind, name):
     table moved out (a class folder holds one text document per file; a table of labeled rows is a training file)."""
     quoted = shlex.quote(name)
     if kind == "zstd":
-        out = "" if name.lower().endswith(".zst") else f" -o {shlex.quote(name + '.txt')}"
+        out = "" if name.endswith(".zst") else f" -o {shlex.quote(_without_zst(name) or name + '.txt')}"
         return (f"is zstd-compressed, which this program does not read; decompress it in its place first (zstd -d "
                 f"--rm {quoted}{out}: --rm removes the compressed file, which the next run would refuse again) "
                 f"({READ_DIRECTLY} files are read directly)")
@@ -185,12 +185,19 @@ def _zstd_hint(uri):
     if name == "stdin":  # (predict's reviews piped in)
         return ("is zstd-compressed, which this program does not read; decompress it first (pipe it through zstd -dc) "
                 f"({READ_DIRECTLY} data are read directly)")
-    if name.lower().endswith(".zst"):
+    if name.endswith(".zst"):
         command = f"zstd -d {name}"  # (writes the name without .zst)
     else:
-        command = f"zstd -d {name} -o new{os.path.splitext(name)[1] or '.txt'}"
+        command = f"zstd -d {name} -o new{os.path.splitext(_without_zst(name) or name)[1] or '.txt'}"
     return (f"is zstd-compressed, which this program does not read; decompress it first ({_copied_down(uri, command)}) "
             f"and give that file ({READ_DIRECTLY} files are read directly)")
+
+
+def _without_zst(name):
+    """``name`` without an ending ``.zst`` in other case than zstd's (``.ZST``), else None: zstd -d names its output
+    itself by a lowercase ``.zst`` only, and refuses any other ("unknown suffix ... Specify it with -o"), so a command
+    for ``reviews.ZST`` without ``-o`` failed as pasted."""
+    return name[:-4] if name.lower().endswith(".zst") and not name.endswith(".zst") else None
 
 
 def _zip_first_member(head):

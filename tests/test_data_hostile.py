@@ -142,6 +142,9 @@ def _tar(p, mode, data):
                                                      r"that file \(gzip, bzip2, xz and \.lzma files are read directly\)"),
     ("t", lambda p, data: p.write_bytes(zstd_frame(data)),
      r"is zstd-compressed, .*\(zstd -d .*/t -o new\.txt\)"),
+    # zstd -d names its output for a lowercase .zst only ("unknown suffix" for this one): the command names it
+    ("train.csv.ZST", lambda p, data: p.write_bytes(zstd_frame(data)),
+     r"is zstd-compressed, .*\(zstd -d .*/train\.csv\.ZST -o new\.csv\)"),
 ])
 def test_archives_and_binary_table_formats_are_named_with_how_to_convert(tmp_path, name, write, expected):
     p = tmp_path / name
@@ -217,6 +220,32 @@ def test_compressed_files_told_by_their_structure_are_read(tmp_path, write):
     write(p, "".join(ROWS * 40).encode())
     data = read_labeled(str(p))
     assert data.labels[:3] == ["1", "2", "1"] and data.texts[:2] == ["bad food", "great food"] and len(data.texts) == 120
+
+
+def test_an_lzma_header_naming_a_4_gib_dictionary_is_probed_without_setting_it_aside(tmp_path):
+    """The decompression probe that tells .lzma data (binary_data._lzma_start) allocated the dictionary its header
+    names (FF FF FF FF: 4 GiB, which liblzma's rule admits) for a body of a few dozen bytes: where that memory could not
+    be had (a small endpoint instance; here a 2 GiB address space) the endpoint's answer was a MemoryError (a 500), not
+    the 400 it gives such bytes. The probe's dictionary is 1 MiB at most, enough for what it decompresses; such a file
+    whose data is real is still read."""
+    import subprocess
+    import sys
+
+    real = lzma.compress(b"1,good\n2,bad\n", format=lzma.FORMAT_ALONE)
+    hostile = real[:1] + b"\xff\xff\xff\xff" + real[5:]
+    code = ("import resource, sys\n"
+            "from fasttext_lib import sm_serve\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+            "try:\n"
+            "    sm_serve.input_fn(sys.stdin.buffer.read(), 'text/csv')\n"
+            "except sm_serve.RequestError as exc:\n"
+            "    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], input=hostile, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+    assert "not valid utf-8 text (it is lzma-compressed" in done.stdout.decode()
+    p = tmp_path / "train.csv"
+    p.write_bytes(hostile)
+    assert read_labeled(str(p)).texts == ["good", "bad"]
 
 
 def test_predict_reads_gzip_whose_extra_field_its_subfields_do_not_fill(tmp_path):

@@ -397,6 +397,51 @@ def test_zstd_data_in_a_class_folder_is_decompressed_in_its_place_as_the_error_s
     assert ["pos", "great fun"] in _rows(tmp_path / "out.csv")
 
 
+@pytest.mark.parametrize("name", ["my review.TXT.ZST", "it's a review"])
+def test_zstd_data_in_a_class_folder_not_named_zst_is_decompressed_by_the_command_as_printed(tmp_path, name):
+    """zstd -d names its output only for a lowercase .zst: "zstd -d --rm 'my review.TXT.ZST'", the advice as it was,
+    failed as pasted ("unknown suffix ... Specify it with -o"), and the document stayed refused. The command names its
+    output where zstd would not, and runs as printed."""
+    import subprocess
+
+    directory, document = _with_a_document(tmp_path, b"")
+    document.unlink()
+    document = document.with_name(name)
+    document.write_bytes(zstd_frame(b"great fun\n"))
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert_error(r, f"{document}: is zstd-compressed, which this program does not read; decompress it in its place "
+                    f"first (zstd -d --rm {shlex.quote(str(document))} -o ")
+    command = r.stderr.split("(zstd -d --rm ", 1)[1].split(": --rm", 1)[0]
+    subprocess.run(f"zstd -q -d --rm {command}", shell=True, check=True)
+    assert not document.exists()
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert r.returncode == 0, r.stderr
+    assert ["pos", "great fun"] in _rows(tmp_path / "out.csv")
+
+
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+def test_short_utf32_documents_whose_zero_bytes_pass_an_lzma_header_are_read_as_text(tmp_path, encoding):
+    """UTF-32 text has the zero bytes of an .lzma header's dictionary size ('x' U+3000 in UTF-32-LE: 78 00 00 00 00;
+    ' hi' in UTF-32-BE: 00 00 00 20 00), and a document too short for the decompression probe to tell (under 18
+    bytes) was refused as "corrupt or truncated lzma data", where it was read before .lzma was; real .lzma data, cut
+    as short, is still refused as such."""
+    texts = {"utf-32-le": ["x\u3000\u4e00", "x\u3000"], "utf-32-be": [" hi", "0 ok"]}[encoding]
+    (tmp_path / "in" / "pos").mkdir(parents=True)
+    (tmp_path / "in" / "neg").mkdir()
+    for i, text in enumerate(texts):
+        (tmp_path / "in" / "pos" / f"{i}.txt").write_bytes(text.encode(encoding))
+    (tmp_path / "in" / "neg" / "0.txt").write_bytes("a review".encode(encoding))
+    r = cli_in_process("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "out.csv",
+                       "--encoding", encoding)
+    assert r.returncode == 0, r.stderr
+    assert sorted(_rows(tmp_path / "out.csv")[1:]) == sorted([["neg", "a review"]] + [["pos", t] for t in texts])
+    cut = tmp_path / "in" / "neg" / "1.txt"
+    cut.write_bytes(lzma.compress(b"a review", format=lzma.FORMAT_ALONE)[:12])
+    r = cli_in_process("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "again.csv",
+                       "--encoding", encoding)
+    assert_error(r, f"{cut}: corrupt or truncated lzma data")
+
+
 def test_a_zip_archive_in_a_class_folder_is_extracted_beside_it_as_the_error_says(tmp_path):
     """A zip's advice was a single file's, "unzip it first and give the file inside it": the zip left in the class
     folder was refused again. The command the line gives extracts the documents into the folder."""
