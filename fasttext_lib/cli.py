@@ -284,8 +284,8 @@ def build_parser():
                    help="time budget of the search, final model included (default: 300); Ctrl-C stops the search "
                         "sooner, and the chosen setting of the trials completed is trained and saved (a 2nd Ctrl-C stops)")
     t.add_argument("--autotune-trials", metavar="CSV", type=FILE,
-                   help="write the autotune trial table here (local or s3://; compressed if it ends in .gz, .bz2 or .xz; "
-                        "an existing file is kept unless --overwrite)")
+                   help="write the autotune trial table here (local or s3://; compressed if it ends in .gz, .bz2, .xz "
+                        "or .lzma; an existing file is kept unless --overwrite)")
     t.add_argument("--autotune-no-refit", dest="autotune_refit", action="store_false", default=None,
                    help="keep the chosen trial's model, trained on --train only (fastText's way), instead of training the "
                         "chosen setting again on --train and the validation data together (the default, within the budget)")
@@ -362,7 +362,8 @@ def build_parser():
 
     v = sub.add_parser("export-vectors", help="write a bundle's word vectors as a fastText .vec text file")
     v.add_argument("--model", required=True, help="bundle directory or s3:// prefix")
-    v.add_argument("--output", required=True, help=".vec file (local or s3://; compressed if it ends in .gz, .bz2 or .xz)")
+    v.add_argument("--output", required=True,
+                   help=".vec file (local or s3://; compressed if it ends in .gz, .bz2, .xz or .lzma)")
     v.add_argument("--overwrite", action="store_true", help="replace --output if it exists (default: refuse)")
 
     f = sub.add_parser("import-folders", help="write a directory of class folders (one document per file: IMDB's "
@@ -370,7 +371,7 @@ def build_parser():
     f.add_argument("--input", required=True, type=_path_of("a local directory"), metavar="DIR",
                    help="the directory of class folders: each folder's name is a class, each file in it a document")
     f.add_argument("--output", required=True, type=FILE, metavar="FILE.csv",
-                   help="the CSV file (local or s3://; compressed if it ends in .gz, .bz2 or .xz)")
+                   help="the CSV file (local or s3://; compressed if it ends in .gz, .bz2, .xz or .lzma)")
     f.add_argument("--skip", action="append", default=[], metavar="FOLDER",
                    help="leave this folder out (repeat it for several); a folder of unlabeled documents, as "
                         "aclImdb's unsup, is refused unless skipped")

@@ -186,9 +186,9 @@ def _zstd_hint(uri):
         return ("is zstd-compressed, which this program does not read; decompress it first (pipe it through zstd -dc) "
                 f"({READ_DIRECTLY} data are read directly)")
     if name.endswith(".zst"):
-        command = f"zstd -d {name}"  # (writes the name without .zst)
+        command = f"zstd -d {shlex.quote(name)}"  # (writes the name without .zst)
     else:
-        command = f"zstd -d {name} -o new{os.path.splitext(_without_zst(name) or name)[1] or '.txt'}"
+        command = f"zstd -d {shlex.quote(name)} -o new{os.path.splitext(_without_zst(name) or name)[1] or '.txt'}"
     return (f"is zstd-compressed, which this program does not read; decompress it first ({_copied_down(uri, command)}) "
             f"and give that file ({READ_DIRECTLY} files are read directly)")
 
@@ -222,13 +222,14 @@ def _zip_contents(first):
 
 
 def _shell_name(uri):
-    """``uri`` as a shell command in an error names it: an S3 object by its file name (:func:`_copied_down` first)."""
+    """``uri`` as a shell command in an error names it: an S3 object by its file name (:func:`_copied_down` first). (A
+    command quotes it: shlex.quote; a name with a space split in two as pasted.)"""
     return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
 
 
 def _copied_down(uri, command):
     """``command`` (on :func:`_shell_name`'s file) as a user runs it: for an S3 object, after copying it down."""
-    return f"aws s3 cp {uri} . && {command}" if storage.is_s3(uri) else command
+    return f"aws s3 cp {shlex.quote(uri)} . && {command}" if storage.is_s3(uri) else command
 
 
 def _iconv(source, uri, extension):
@@ -236,7 +237,7 @@ def _iconv(source, uri, extension):
     name = _shell_name(uri)
     if name == "stdin":
         return f"pipe it through iconv -f {source} -t UTF-8"
-    return _copied_down(uri, f"iconv -f {source} -t UTF-8 {name} > new{extension}")
+    return _copied_down(uri, f"iconv -f {source} -t UTF-8 {shlex.quote(name)} > new{extension}")
 
 
 def _not_text(raw, uri, lineno, table=True):
@@ -248,7 +249,8 @@ def _not_text(raw, uri, lineno, table=True):
         if name == "stdin":  # (predict's reviews piped in: no file to name)
             return (f"{uri}: is a tar archive; extract the file from it first and pipe that in (tar -xOf ARCHIVE FILE "
                     f"| ...) ({READ_DIRECTLY} data of one CSV or text file are read directly)")
-        return (f"{uri}: is a tar archive; extract the file from it first ({_copied_down(uri, f'tar -xf {name}')}) "
+        extract = _copied_down(uri, f"tar -xf {shlex.quote(name)}")
+        return (f"{uri}: is a tar archive; extract the file from it first ({extract}) "
                 f"and give that file "
                 f"({READ_DIRECTLY} files of one CSV or text file are read directly)")
     utf16 = utf16_text(raw, uri, lineno, ".csv" if table else ".vec")
@@ -320,7 +322,7 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
         name = _shell_name(uri)
         where = f"line {utf8_line if utf8_line is not None else lineno}"
         fix = (f"pipe it through {_MIXED_FIX}" if name == "stdin" else
-               _copied_down(uri, f"{_MIXED_FIX} < {name} > new{os.path.splitext(stem)[1] or '.txt'}"))
+               _copied_down(uri, f"{_MIXED_FIX} < {shlex.quote(name)} > new{os.path.splitext(stem)[1] or '.txt'}"))
         return (f"{message}: the file mixes UTF-8 ({where}) and Windows-1252, as rows pasted from Windows programs "
                 f"are; converting it all from Windows-1252 would garble its UTF-8; convert the other bytes only: {fix})")
     if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)

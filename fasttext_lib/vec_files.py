@@ -456,10 +456,10 @@ def check_vec_output(uri, overwrite=False, overwrite_as=storage.OVERWRITE_ARGUME
 
 
 def write_vec(vectors, uri, overwrite=False, on_written=None, overwrite_as=storage.OVERWRITE_ARGUMENT, beside=None):
-    """Write :class:`WordVectors` as a ``.vec`` file (gzip, bzip2 or xz if ``uri`` ends in ``.gz``, ``.bz2`` or
-    ``.xz``), atomically: the file appears whole or not at all. Values are written with 9 significant digits, which
-    read back as the same float32. Refuses an existing ``uri`` unless ``overwrite`` (saying to pass ``overwrite_as``:
-    :func:`check_vec_output`'s). Returns ``uri``.
+    """Write :class:`WordVectors` as a ``.vec`` file (gzip, bzip2, xz or LZMA if ``uri`` ends in ``.gz``, ``.bz2``,
+    ``.xz`` or ``.lzma``), atomically: the file appears whole or not at all. Values are written with 9 significant
+    digits, which read back as the same float32. Refuses an existing ``uri`` unless ``overwrite`` (saying to pass
+    ``overwrite_as``: :func:`check_vec_output`'s). Returns ``uri``.
     ``on_written``: called with the number of words once the file is in place (an error it raises puts back what
     ``uri`` was locally), after an S3 upload (storage.atomic_write's). ``~``: the home folder.
     ``beside``: ``(path, contents)``, a local file written with it as one set (storage.atomic_writes: both in place,

@@ -165,6 +165,30 @@ def _zstd(p, data):
         p.write_bytes(zstd_frame(data))
 
 
+def test_a_conversion_command_runs_as_pasted_for_a_file_whose_name_a_shell_splits(tmp_path):
+    """The commands of the UTF-16, zstd and tar refusals named the file as it is: pasted, a name with a space (or a
+    quote) was two arguments and the command failed. Each is run here, in a shell, as printed."""
+    import shlex
+    import subprocess
+
+    folder = tmp_path / "it's my"
+    folder.mkdir()
+    rows = "".join(ROWS).encode()
+    (folder / "train data.csv").write_bytes(rows.decode().encode("utf-16-le"))
+    _zstd(folder / "zstd data.csv.zst", rows)
+    _tar(folder / "train data.csv.tar", "w", rows)
+    for name, command, made in (("train data.csv", r"iconv -f UTF-16LE -t UTF-8 \S.*? > new\.csv", "new.csv"),
+                                ("zstd data.csv.zst", r"zstd -d \S.*?(?=\) and give)", "zstd data.csv"),
+                                ("train data.csv.tar", r"tar -xf \S.*?(?=\) and give)", "train.csv")):
+        with pytest.raises(FastTextError) as info:
+            read_labeled(str(folder / name))
+        pasted = re.search(command, str(info.value)).group(0)
+        assert shlex.split(pasted)[5 if name.endswith(".csv") else 2] == str(folder / name), pasted
+        subprocess.run(pasted, shell=True, check=True, cwd=folder, capture_output=True)
+        assert read_labeled(str(folder / made)).texts, name
+        (folder / made).unlink()
+
+
 def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, monkeypatch):
     """predict's reviews on stdin name no file to decompress: the hint is a pipe, not "zstd -d stdin"."""
     from fasttext_lib.lines import decompressed
