@@ -343,16 +343,16 @@ def _too_long(path, size, bound):
 
 def folders_to_csv(directory, uri, skip=(), encoding="utf-8", overwrite=False, note=None, on_written=None,
                    overwrite_as=None):
-    """Write the class folders of the local ``directory`` as one ``label,text`` CSV file (a header, one row per
-    file: the class its folder's name, the text its content) at ``uri`` (local or ``s3://``; compressed if it ends
-    in .gz, .bz2, .xz or .lzma), atomically: the file appears whole or not at all, a failure or Ctrl-C midway leaves
-    what was there. ``skip``: folder names to leave out; ``encoding``: the files' (20 Newsgroups': latin-1);
-    ``overwrite``: replace an existing ``uri`` (else refused); ``note``: a callable given lines on what was left out.
-    Returns ``{class: documents written}``; ``on_written`` is called with it once the file is in place. ``overwrite_as``: how
-    the refusal of an existing ``uri`` says to replace it (None: this function's ``overwrite=True``; the command
-    line passes its flag, storage.OVERWRITE_FLAG), which also has every other refusal and note name the command
-    line's flags (``--encoding``) where it is the flag, else this function's arguments (``encoding=``). ``~`` in
-    ``directory`` or ``uri``: the home folder."""
+    """Write the class folders of the local ``directory`` as one ``label,text`` CSV file (a header, one row per file:
+    the class its folder's name, the text its content) at ``uri`` (local or ``s3://``; compressed if it ends in .gz,
+    .bz2, .xz or .lzma), atomically: the file appears whole or not at all, a failure or Ctrl-C midway leaves what was
+    there. ``skip``: folder names to leave out; ``encoding``: the files' (20 Newsgroups': latin-1); ``overwrite``:
+    replace an existing ``uri`` (else refused); ``note``: a callable given lines on what was left out. Returns ``{class:
+    documents written}``; ``on_written`` is called with it once the file is in place. ``overwrite_as``: how the refusal
+    of an existing ``uri`` says to replace it (None: this function's ``overwrite=True``; the command line passes its
+    flag, storage.OVERWRITE_FLAG), which also has every other refusal and note name the command line's flags
+    (``--encoding``) where it is the flag, else this function's arguments (``encoding=``). ``~`` in ``directory`` or
+    ``uri``: the home folder."""
     directory, uri = storage.expand_home(directory), storage.expand_home(uri)  # (~: the home folder's, as readers do)
     overwrite_as = overwrite_as or storage.OVERWRITE_ARGUMENT
     said = FLAGS if overwrite_as == storage.OVERWRITE_FLAG else ARGUMENTS  # (the command line's, or the Python API's)
