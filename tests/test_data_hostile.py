@@ -276,9 +276,15 @@ def test_predict_reads_gzip_whose_extra_field_its_subfields_do_not_fill(tmp_path
     """A gzip file whose extra field's subfields do not fill XLEN (not RFC 1952; Python's gzip module reads it): zlib
     reads the data after the declared field, so it is gzip (binary_data._gzip_start), answered as its text is, from a
     file or piped in; it was taken for text and refused for its NUL bytes."""
+    _answered_as_its_text(tmp_path, "to_label.txt.gz", gzipped_with_unfilled_extra)
+
+
+def _answered_as_its_text(tmp_path, name, compress):
+    """``(path, model)``: 30 reviews ``compress``ed as the file ``name``, which predict answers, read from it and piped
+    in, as it answers their text (asserted)."""
     reviews = "".join(f"review {i} of the great food\n" for i in range(30))
-    p, plain = tmp_path / "to_label.txt.gz", tmp_path / "to_label.txt"
-    p.write_bytes(gzipped_with_unfilled_extra(reviews.encode()))
+    p, plain = tmp_path / name, tmp_path / "to_label.txt"
+    p.write_bytes(compress(reviews.encode()))
     plain.write_text(reviews)
     model = _tiny_model(tmp_path / "m")
     expected = cli_in_process("predict", "--model", model, "--input", plain)
@@ -286,6 +292,7 @@ def test_predict_reads_gzip_whose_extra_field_its_subfields_do_not_fill(tmp_path
     for got in (cli_in_process("predict", "--model", model, "--input", p),
                 cli_in_process("predict", "--model", model, input=p.read_bytes())):
         assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr
+    return p, model
 
 
 @pytest.mark.parametrize("start, said", [
@@ -313,16 +320,8 @@ def test_a_compressed_file_cut_within_its_header_is_named_as_its_format(tmp_path
 def test_predict_reads_an_lzma_file_and_names_one_cut_short(tmp_path):
     """Legacy .lzma data (xz --format=lzma, Python's lzma.FORMAT_ALONE) is read as xz data is, from a file or piped
     in; it was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)". One cut short is named as it."""
-    reviews = "".join(f"review {i} of the great food\n" for i in range(30))
-    p, plain = tmp_path / "to_label.txt.lzma", tmp_path / "to_label.txt"
-    p.write_bytes(lzma.compress(reviews.encode(), format=lzma.FORMAT_ALONE))
-    plain.write_text(reviews)
-    model = _tiny_model(tmp_path / "m")
-    expected = cli_in_process("predict", "--model", model, "--input", plain)
-    assert expected.returncode == 0 and len(expected.stdout.splitlines()) == 30
-    for got in (cli_in_process("predict", "--model", model, "--input", p),
-                cli_in_process("predict", "--model", model, input=p.read_bytes())):
-        assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr
+    p, model = _answered_as_its_text(tmp_path, "to_label.txt.lzma",
+                                     lambda data: lzma.compress(data, format=lzma.FORMAT_ALONE))
     for cut in (16, 40):  # (within its header, and past it)
         (tmp_path / "cut.lzma").write_bytes(p.read_bytes()[:cut])
         got = cli_in_process("predict", "--model", model, "--input", tmp_path / "cut.lzma")
