@@ -6,13 +6,13 @@ file; :func:`check_classes` runs them before anything is featurized (train.train
 import contextlib
 import os
 import re
-import shlex
 import sys
 
 from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
 from .formats import separator_bytes
+from .lines import shell_word
 from .text import nfc
 from .unknown_labels import case_folded, invisible_in, invisible_named, removal, without_invisible
 
@@ -175,7 +175,7 @@ def _how_to_merge(data, pairs):
     # (a line's start may hold a UTF-8 byte order mark, Notepad's, which the reader skips before a label)
     before = f"(?:^(?:\\xef\\xbb\\xbf)*|{separator})"  # (every mark a line starts with: the reader skips them all)
     program = "; ".join(f"s/{before}\\K__label__{c}(?={separator}|$)/__label__{c.lower()}/g" for c in spelled)
-    paths = " ".join(shlex.quote("./" + uri if uri.startswith("-") else uri) for uri in files)  # (-x: no option)
+    paths = " ".join(shell_word(uri) for uri in files)
     return f"{'this file' if len(files) == 1 else 'these files'}: perl -C0 -i.bak -pe '{program}' {paths}"
 
 

@@ -25,7 +25,7 @@ from . import storage
 from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError, refuse_standard_output
 from .formats import CSV_FIELD_LIMIT
-from .lines import DECOMPRESS_ERRORS, MAX_LINE_BYTES, decompressed
+from .lines import DECOMPRESS_ERRORS, MAX_LINE_BYTES, decompressed, shell_word
 from .writers import compressing
 
 UNLABELED_NAMES = ("unsup", "unlabeled", "unlabelled")  # aclImdb's unsup/: reviews without a rating
@@ -74,11 +74,6 @@ def _is_class_folder(path):
     return bool(files) and not folders
 
 
-def _shell(path):
-    """``path`` as a shell word of the command a hint gives (a folder named "My Reviews", or "-x")."""
-    return shlex.quote(f"./{path}" if path.startswith("-") else path)
-
-
 def directory_hint(path, then="", split="train"):
     """What to do with the local directory ``path`` given as labeled data, when it is a class-folder dataset or a
     folder of them (aclImdb/: train/ and test/); else ``""``. Appended to "expected a file but got a directory".
@@ -93,14 +88,14 @@ def directory_hint(path, then="", split="train"):
     if classes:
         skip = [name for name in classes if name.lower() in UNLABELED_NAMES]
         return (f"; it is a directory of class folders ({_names(classes)}): write it as one CSV file first, with "
-                f"python -m fasttext_lib import-folders --input {_shell(path)} --output FILE.csv"
+                f"python -m fasttext_lib import-folders --input {shell_word(path)} --output FILE.csv"
                 + "".join(f" --skip {shlex.quote(name)}" for name in skip) + f"{then} (docs/INPUT.md#class-folders)")
     splits = [name for name in folders if any(_is_class_folder(os.path.join(path, name, sub))
                                               for sub in _listed(os.path.join(path, name))[0])]
     if splits:
         example = os.path.join(path, next((name for name in (split, "train") if name in splits), splits[0]))
         return (f"; it holds folders of class folders ({_names(splits)}): write each as one CSV file first, with "
-                f"python -m fasttext_lib import-folders --input {_shell(example)} --output FILE.csv{then} "
+                f"python -m fasttext_lib import-folders --input {shell_word(example)} --output FILE.csv{then} "
                 f"(docs/INPUT.md#class-folders)")
     return ""
 
@@ -109,7 +104,7 @@ def predict_then(model):
     """What ``predict`` does with the CSV file that import-folders writes of class folders (:func:`directory_hint`'s
     ``then``): they are labeled documents, so ``evaluate`` scores ``model`` against their classes, and ``predict``
     answers each one's text (the class column not scored), as it reads any labeled CSV."""
-    model = _shell(str(model))
+    model = shell_word(str(model))
     return (f"; then evaluate --model {model} --data FILE.csv scores the model against their classes, or predict "
             f"--model {model} --input FILE.csv answers each document")
 

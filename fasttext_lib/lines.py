@@ -164,15 +164,15 @@ def _in_a_class_folder(kind, name):
     """:func:`_refused`'s text for a document of a class folder: zstd data decompressed in its place (``--rm``: the
     .zst, left beside its copy, was refused again), a zip's documents extracted beside it and the zip moved out, a
     table moved out (a class folder holds one text document per file; a table of labeled rows is a training file)."""
-    quoted = shlex.quote(name)
+    quoted = shell_word(name)
     if kind == "zstd":
-        out = "" if name.endswith(".zst") else f" -o {shlex.quote(_without_zst(name) or name + '.txt')}"
+        out = "" if name.endswith(".zst") else f" -o {shell_word(_without_zst(name) or name + '.txt')}"
         return (f"is zstd-compressed, which this program does not read; decompress it in its place first (zstd -d "
                 f"--rm {quoted}{out}: --rm removes the compressed file, which the next run would refuse again) "
                 f"({READ_DIRECTLY} files are read directly)")
     if kind == "zip":
         return (f"is a zip archive; a class folder holds one document per file: extract its files beside it (unzip "
-                f"-j {quoted} -d {shlex.quote(os.path.dirname(name) or '.')}) and move the zip out of the folder, "
+                f"-j {quoted} -d {shell_word(os.path.dirname(name) or '.')}) and move the zip out of the folder, "
                 f"where the next run would refuse it again")
     return (f"is {_TABLES[kind][0]}, not a text document; move it out of the class folder (a class folder holds one "
             f"document per file; a table of labeled rows is converted to CSV and given to train as it is)")
@@ -186,9 +186,9 @@ def _zstd_hint(uri):
         return ("is zstd-compressed, which this program does not read; decompress it first (pipe it through zstd -dc) "
                 f"({READ_DIRECTLY} data are read directly)")
     if name.endswith(".zst"):
-        command = f"zstd -d {shlex.quote(name)}"  # (writes the name without .zst)
+        command = f"zstd -d {shell_word(name)}"  # (writes the name without .zst)
     else:
-        command = f"zstd -d {shlex.quote(name)} -o new{os.path.splitext(_without_zst(name) or name)[1] or '.txt'}"
+        command = f"zstd -d {shell_word(name)} -o {_new_file(os.path.splitext(_without_zst(name) or name)[1])}"
     return (f"is zstd-compressed, which this program does not read; decompress it first ({_copied_down(uri, command)}) "
             f"and give that file ({READ_DIRECTLY} files are read directly)")
 
@@ -221,9 +221,21 @@ def _zip_contents(first):
             f"{READ_DIRECTLY} files are read directly)")
 
 
+def shell_word(path):
+    """``path`` as one word of a shell command a hint gives: quoted (a name with a space was two words), and a name
+    that starts with "-" as ./-name (iconv, zstd and tar took -name.csv for their options)."""
+    return shlex.quote(f"./{path}" if path.startswith("-") else path)
+
+
+def _new_file(extension):
+    """The file a conversion command writes: new, with the input's ``extension`` (else .txt), a shell word too (a
+    name "a.c v" gave > new.c v: v was an argument)."""
+    return shell_word(f"new{extension or '.txt'}")
+
+
 def _shell_name(uri):
     """``uri`` as a shell command in an error names it: an S3 object by its file name (:func:`_copied_down` first). (A
-    command quotes it: shlex.quote; a name with a space split in two as pasted.)"""
+    command quotes it: :func:`shell_word`; a name with a space split in two as pasted.)"""
     return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
 
 
@@ -237,7 +249,7 @@ def _iconv(source, uri, extension):
     name = _shell_name(uri)
     if name == "stdin":
         return f"pipe it through iconv -f {source} -t UTF-8"
-    return _copied_down(uri, f"iconv -f {source} -t UTF-8 {shlex.quote(name)} > new{extension}")
+    return _copied_down(uri, f"iconv -f {source} -t UTF-8 {shell_word(name)} > {_new_file(extension)}")
 
 
 def _not_text(raw, uri, lineno, table=True):
@@ -249,7 +261,7 @@ def _not_text(raw, uri, lineno, table=True):
         if name == "stdin":  # (predict's reviews piped in: no file to name)
             return (f"{uri}: is a tar archive; extract the file from it first and pipe that in (tar -xOf ARCHIVE FILE "
                     f"| ...) ({READ_DIRECTLY} data of one CSV or text file are read directly)")
-        extract = _copied_down(uri, f"tar -xf {shlex.quote(name)}")
+        extract = _copied_down(uri, f"tar -xf {shell_word(name)}")
         return (f"{uri}: is a tar archive; extract the file from it first ({extract}) "
                 f"and give that file "
                 f"({READ_DIRECTLY} files of one CSV or text file are read directly)")
@@ -322,7 +334,7 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
         name = _shell_name(uri)
         where = f"line {utf8_line if utf8_line is not None else lineno}"
         fix = (f"pipe it through {_MIXED_FIX}" if name == "stdin" else
-               _copied_down(uri, f"{_MIXED_FIX} < {shlex.quote(name)} > new{os.path.splitext(stem)[1] or '.txt'}"))
+               _copied_down(uri, f"{_MIXED_FIX} < {shell_word(name)} > {_new_file(os.path.splitext(stem)[1])}"))
         return (f"{message}: the file mixes UTF-8 ({where}) and Windows-1252, as rows pasted from Windows programs "
                 f"are; converting it all from Windows-1252 would garble its UTF-8; convert the other bytes only: {fix})")
     if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)

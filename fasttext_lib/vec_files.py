@@ -396,9 +396,9 @@ def _header_command(uri, dim, compression):
     """The shell command that writes ``uri`` (a local file without the header line, ``compression``: as it was found
     by its bytes) with its header as ``new.vec``: the name quoted (a name with a space was cut into several), a
     compressed file read through its decompressor (``cat`` of one wrote its compressed bytes after the header)."""
-    import shlex
+    from .lines import shell_word
 
-    name, read = shlex.quote(f"./{uri}" if uri.startswith("-") else uri), _DECOMPRESSING[compression]  # (-x.txt: no option)
+    name, read = shell_word(uri), _DECOMPRESSING[compression]
     # The count is of the lines the reader reads as words: all but those of ASCII whitespace only (_read_rows'
     # bytes.split), which is [:space:] in the C locale; a UTF-8 locale's also holds U+3000 and the other wide spaces,
     # and a line of one was left out of the count (formats.separator_bytes is str.split's set: not this one).

@@ -189,6 +189,31 @@ def test_a_conversion_command_runs_as_pasted_for_a_file_whose_name_a_shell_split
         (folder / made).unlink()
 
 
+def test_a_conversion_command_runs_as_pasted_for_a_name_that_starts_with_a_dash_or_ends_in_a_spaced_extension(
+        tmp_path, monkeypatch):
+    """A name that starts with "-" was given to iconv and zstd as it is, and they took it for their options ("iconv:
+    invalid option"); the file a command writes, named from the input's extension, was unquoted ("a.c v": > new.c v
+    wrote new.c and gave v to the command). Each command is run here, in a shell, as printed, in the file's folder."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    rows = "".join(ROWS)
+    (tmp_path / "-utf16.csv").write_bytes(rows.encode("utf-16-le"))
+    _zstd(tmp_path / "-zstd data.c v", rows.encode())
+    (tmp_path / "-mixed.c v").write_bytes('"1","café"\n'.encode() + '"2","naïve"\n'.encode("cp1252"))
+    (tmp_path / "-cp1252.c v").write_bytes('"1","naïve"\n"2","good"\n'.encode("cp1252"))
+    for name, command, made in (("-utf16.csv", r"iconv -f UTF-16LE .*? > new\.csv", "new.csv"),
+                                ("-zstd data.c v", r"zstd -d .*?(?=\) and give)", "new.c v"),
+                                ("-mixed.c v", r"python3 -c .*?(?=\)$)", "new.c v"),
+                                ("-cp1252.c v", r"iconv -f CP1252 .*?(?=\)$)", "new.c v")):
+        with pytest.raises(FastTextError) as info:
+            read_labeled(name)
+        pasted = re.search(command, str(info.value)).group(0)
+        subprocess.run(pasted, shell=True, check=True, capture_output=True)
+        assert read_labeled(made).texts, pasted
+        (tmp_path / made).unlink()
+
+
 def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, monkeypatch):
     """predict's reviews on stdin name no file to decompress: the hint is a pipe, not "zstd -d stdin"."""
     from fasttext_lib.lines import decompressed
