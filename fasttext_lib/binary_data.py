@@ -24,6 +24,15 @@ TOLD_BY_STRUCTURE = frozenset({"gzip", "zstd", "zip", "xz", "xls", "lzma"})
 PROBE_BYTES = 1 << 16
 
 
+def bom_charset(head):
+    """The charset whose byte order mark starts ``head``: ``"utf-32"`` or ``"utf-16"``, else None. UTF-32-LE's (FF FE 00
+    00) starts as UTF-16-LE's does: taken for it, a UTF-32 file was called UTF-16, and the conversion said (iconv -f
+    UTF-16, charset=utf-16, --encoding utf-16) made of it text with a NUL beside every character."""
+    if head[:4] in (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE):
+        return "utf-32"
+    return "utf-16" if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else None
+
+
 def magic_kind(head):
     """``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``, ``"zip"``, ``"parquet"`` or ``"xls"``: the format whose magic
     bytes ``head`` starts with; ``"lzma"`` where its first 5 bytes are an .lzma header's first fields

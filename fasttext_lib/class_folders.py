@@ -22,6 +22,7 @@ import shlex
 import unicodedata
 
 from . import storage
+from .binary_data import bom_charset
 from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError, refuse_standard_output
 from .formats import CSV_FIELD_LIMIT
@@ -276,8 +277,10 @@ def _read_document(path, encoding, said=FLAGS):
     try:
         text = raw.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as exc:
-        if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-            hint = f"it starts with a UTF-16 byte order mark: pass {said.given('--encoding', 'encoding', 'utf-16')}"
+        marked = bom_charset(raw)
+        if marked:
+            hint = (f"it starts with a {marked.upper()} byte order mark: pass "
+                    f"{said.given('--encoding', 'encoding', marked)}")
         else:
             hint = (f"if the files are Latin-1 (20 Newsgroups' are), pass "
                     f"{said.given('--encoding', 'encoding', 'latin-1')}")

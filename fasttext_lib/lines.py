@@ -21,7 +21,7 @@ import unicodedata
 import zlib
 
 from . import storage
-from .binary_data import PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, magic_kind
+from .binary_data import PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, magic_kind
 from .errors import FastTextError
 
 
@@ -265,6 +265,9 @@ def _not_text(raw, uri, lineno, table=True):
         return (f"{uri}: is a tar archive; extract the file from it first ({extract}) "
                 f"and give that file "
                 f"({READ_DIRECTLY} files of one CSV or text file are read directly)")
+    if lineno == 1 and bom_charset(raw) == "utf-32":  # (no Excel nor pandas hint: Excel writes no UTF-32)
+        return (f"{where}not a text file this program reads: it is UTF-32 text; convert it to UTF-8 first, e.g. "
+                f"{_iconv('UTF-32', uri, '.csv' if table else '.vec')}")
     utf16 = utf16_text(raw, uri, lineno, ".csv" if table else ".vec")
     if utf16 and not table:
         return f"{where}not a text file this program reads: {utf16}"
@@ -279,7 +282,9 @@ def utf16_text(raw, uri, lineno, extension):
     it (to ``new{extension}``): "it is UTF-16 text; convert it to UTF-8 first, e.g. iconv ..."; ``None`` when it is
     not (a binary file's bytes, a stray NUL). UTF-16 is its byte order mark starting the file, or without one, a NUL
     beside every ASCII character."""
-    bom = lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+    if lineno == 1 and bom_charset(raw) == "utf-32":  # (its mark, FF FE 00 00, starts as UTF-16's)
+        return None
+    bom = lineno == 1 and bom_charset(raw) == "utf-16"
     # (a UTF-16LE line after the first starts with the \n's NUL; the first line's NUL is its own: stripped, a UTF-16BE
     # file's first line, 00 5F 00 5F ..., counted as little-endian, and the iconv said garbled the whole file)
     body = raw[2:] if bom else raw if lineno == 1 else raw.lstrip(b"\x00")

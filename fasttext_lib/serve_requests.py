@@ -181,8 +181,11 @@ def body_text(body, charset, limit):
         try:
             text = body.decode(charset)
         except ValueError as exc:  # UnicodeDecodeError; a plain UnicodeError from a codec that raises one: it was a 500
-            bom = " (it starts with a UTF-16 byte order mark: send charset=utf-16)" \
-                if body[:2] in (b"\xff\xfe", b"\xfe\xff") and "16" not in charset else ""
+            from .binary_data import bom_charset
+
+            marked = bom_charset(body)
+            bom = f" (it starts with a {marked.upper()} byte order mark: send charset={marked})" \
+                if marked and marked[4:] not in charset else ""
             raise RequestError(400, f"request body is not valid {charset} text"
                                     f"{bom or _undecoded_place(body, charset, exc)}") from None
     if "\x00" in text:

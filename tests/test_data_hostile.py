@@ -214,6 +214,20 @@ def test_a_conversion_command_runs_as_pasted_for_a_name_that_starts_with_a_dash_
         (tmp_path / made).unlink()
 
 
+def test_utf32_text_with_its_byte_order_mark_is_called_utf32_and_its_iconv_converts_it(tmp_path):
+    """UTF-32-LE's mark (FF FE 00 00) starts as UTF-16-LE's: the file was called UTF-16 text, and the iconv -f UTF-16
+    given wrote a NUL beside every character, a file refused again."""
+    import subprocess
+
+    (tmp_path / "train.csv").write_bytes("".join(ROWS).encode("utf-32"))
+    called = r"train\.csv:1: not a text file this program reads: it is UTF-32 text; "
+    with pytest.raises(FastTextError, match=called) as info:
+        read_labeled(str(tmp_path / "train.csv"))
+    pasted = re.search(r"iconv -f UTF-32 .*? > new\.csv", str(info.value)).group(0)
+    subprocess.run(pasted, shell=True, check=True, cwd=tmp_path, capture_output=True)
+    assert read_labeled(str(tmp_path / "new.csv")).texts == ["bad food", "great food", "slow service"]
+
+
 def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, monkeypatch):
     """predict's reviews on stdin name no file to decompress: the hint is a pipe, not "zstd -d stdin"."""
     from fasttext_lib.lines import decompressed

@@ -708,6 +708,9 @@ def test_the_python_function_names_its_own_arguments_in_every_refusal(tmp_path):
     (split / "pos" / "0_7.txt").write_bytes(b"\xff\xfe u\x00t\x00f\x00")
     assert refusal(split, tmp_path / "o.csv", skip=["unsup"]).endswith(
         "it starts with a UTF-16 byte order mark: pass encoding='utf-16'")
+    (split / "pos" / "0_7.txt").write_bytes("utf".encode("utf-32"))  # (FF FE 00 00: UTF-16-LE's mark, then NULs)
+    assert refusal(split, tmp_path / "o.csv", skip=["unsup"]).endswith(
+        "it starts with a UTF-32 byte order mark: pass encoding='utf-32'")
     (split / "pos" / "0_7.txt").write_bytes(b"a\x00b")
     assert refusal(split, tmp_path / "o.csv", skip=["unsup"]).endswith(
         "remove the file, or pass the encoding it is written in (encoding=...)")

@@ -2622,6 +2622,10 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
      "UTF-16 text sent as utf-8? send UTF-8, or charset=utf-16 in the Content-Type"),
     ("great food\n".encode("utf-16"), "text/plain", 400,
      "not valid utf-8 text (it starts with a UTF-16 byte order mark: send charset=utf-16)"),
+    # UTF-32-LE's mark (FF FE 00 00) starts as UTF-16-LE's: it was told to send charset=utf-16, and so sent was refused
+    # for its NULs
+    ("great food\n".encode("utf-32"), "text/plain", 400,
+     "not valid utf-8 text (it starts with a UTF-32 byte order mark: send charset=utf-32)"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
