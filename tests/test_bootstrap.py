@@ -370,11 +370,12 @@ def test_make_n_test_only_says_what_it_would_run(tmp_path):
     ran = tmp_path / "ran"
     (venv / "bin" / "python").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{ran}"\n')
     (venv / ".installed").touch()  # (after pyproject.toml and the lock: the venv is up to date)
+    env = {name: value for name, value in os.environ.items() if name != "TEST_WORKERS"}  # (the Makefile's default)
     r = subprocess.run(["make", "--no-print-directory", "-n", "test", f"VENV={venv}"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=HANG)
+                       capture_output=True, text=True, cwd=ROOT, timeout=HANG, env=env)
     assert r.returncode == 0, r.stderr
     assert not ran.exists(), ran.read_text()
-    assert f"{venv}/bin/python -m pytest -q -n 2 --dist loadfile" in r.stdout, r.stdout
+    assert f"{venv}/bin/python -m pytest -q -n 3 --dist loadfile" in r.stdout, r.stdout
     assert "--nbval " in r.stdout, r.stdout
 
 
