@@ -46,7 +46,8 @@ TEXT_HEADER_NAMES = ("text", "document", "content", "body")
 # reader refused.
 LINE_BYTES = MAX_LINE_BYTES - 1024
 DOCUMENT_BYTES = 4 * CSV_FIELD_LIMIT + 16
-_FIELD_BOUND = f"the {CSV_FIELD_LIMIT >> 20} Mi characters a document may be (every reader refuses a CSV field that long)"
+_FIELD_BOUND = (f"the {CSV_FIELD_LIMIT >> 20} Mi characters a document may be (every reader refuses a CSV field that "
+                f"long)")
 
 
 def _visible(entries):

@@ -1,8 +1,8 @@
 """Reading labeled text: what is read (:class:`LabeledTexts`, :class:`CountedTexts`) and the readers that read it
 (:func:`read_labeled`, :func:`read_counted`, :func:`iter_examples`, :func:`examples_of_lines`).
 
-The stages, one module each: :mod:`fasttext_lib.lines` opens a local path or ``s3://`` URI (gzip, bzip2, xz and .lzma read
-transparently) and yields checked lines; :mod:`fasttext_lib.formats` decides the format (fastText, CSV, TSV or JSON
+The stages, one module each: :mod:`fasttext_lib.lines` opens a local path or ``s3://`` URI (gzip, bzip2, xz and .lzma
+read transparently) and yields checked lines; :mod:`fasttext_lib.formats` decides the format (fastText, CSV, TSV or JSON
 Lines) and parses records; for a table, :mod:`fasttext_lib.header_row` decides what its first row is (a header row
 such as ``"label","text"`` or Yelp's ``review_id,...,stars,...,text``; pandas' index) by
 :mod:`fasttext_lib.columns`' rules for which columns are the class and the text; :mod:`fasttext_lib.jsonl` reads

@@ -97,13 +97,13 @@ def decompressed(raw, name, charsets=None, document=False):
     """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2, xz or legacy
     .lzma data (``compression`` is then their name, else None); ``name`` is the file's, for errors. zstd data, archives
     and binary tables are refused (``document``: ``name`` is a document of a class folder, import-folders': the advice
-    is to take it out of the folder, :func:`_refused`). ``charsets``: those the data may be text in where the user named one
-    (import-folders' ``--encoding``), else told from its first line (:data:`_FILE_CHARSETS`). Gzip, xz, .lzma, zstd,
-    zip and .xls are told by their structure after their magic bytes or header (binary_data.binary_kind, the
-    endpoint's rule too), not by those alone: a UTF-16 file without a byte order mark
-    (with one, it starts FF FE or FE FF, no magic) whose first characters are U+B528 U+FD2F or U+4B50 U+0403 was
-    refused as zstd or a zip archive, one starting with U+8B1F read as gzip ("corrupt or truncated gzip data"); they
-    are read on as the UTF-16 text they are, and refused as such (utf16_text: with the iconv that converts them)."""
+    is to take it out of the folder, :func:`_refused`). ``charsets``: those the data may be text in where the user named
+    one (import-folders' ``--encoding``), else told from its first line (:data:`_FILE_CHARSETS`). Gzip, xz, .lzma, zstd,
+    zip and .xls are told by their structure after their magic bytes or header (binary_data.binary_kind, the endpoint's
+    rule too), not by those alone: a UTF-16 file without a byte order mark (with one, it starts FF FE or FE FF, no
+    magic) whose first characters are U+B528 U+FD2F or U+4B50 U+0403 was refused as zstd or a zip archive, one starting
+    with U+8B1F read as gzip ("corrupt or truncated gzip data"); they are read on as the UTF-16 text they are, and
+    refused as such (utf16_text: with the iconv that converts them)."""
     if not hasattr(raw, "peek"):
         raw = io.BufferedReader(raw)
     head = raw.peek(6)[:6]
@@ -149,7 +149,8 @@ def _refused(kind, head, name, document):
     return f"is {what}, not text; {how}"
 
 
-_EXCEL_CSV = "save it as 'CSV UTF-8' in Excel, or convert it (pandas: pd.read_excel(path).to_csv(new_path, index=False))"
+_EXCEL_CSV = ("save it as 'CSV UTF-8' in Excel, or convert it (pandas: pd.read_excel(path).to_csv(new_path, "
+              "index=False))")
 # Binary tables: what each is, and how to convert it. An Excel workbook (.xlsx) is a zip archive too, whose "unzip it"
 # would give XML; a Parquet file is a pandas frame saved with to_parquet (a Hugging Face dataset's files).
 _TABLES = {
