@@ -283,9 +283,10 @@ def utf16_text(raw, uri, lineno, extension):
     it (to ``new{extension}``): "it is UTF-16 text; convert it to UTF-8 first, e.g. iconv ..."; ``None`` when it is
     not (a binary file's bytes, a stray NUL). UTF-16 is its byte order mark starting the file, or without one, a NUL
     beside every ASCII character."""
-    if lineno == 1 and bom_charset(raw) == "utf-32":  # (its mark, FF FE 00 00, starts as UTF-16's)
+    mark = bom_charset(raw) if lineno == 1 else None
+    if mark == "utf-32":  # (its mark, FF FE 00 00, starts as UTF-16's)
         return None
-    bom = lineno == 1 and bom_charset(raw) == "utf-16"
+    bom = mark == "utf-16"
     # (a UTF-16LE line after the first starts with the \n's NUL; the first line's NUL is its own: stripped, a UTF-16BE
     # file's first line, 00 5F 00 5F ..., counted as little-endian, and the iconv said garbled the whole file)
     body = raw[2:] if bom else raw if lineno == 1 else raw.lstrip(b"\x00")
@@ -493,18 +494,27 @@ def excel_sep_line(line, uri, following=None, lineno=1):
         return False
     if sep in (",", "\t"):
         return True
-    opening = None if following is None else _table_opening(following)
-    if opening is None and following is not None:  # (blank lines alone under it: a review)
-        return False
-    if opening is None or _separated_table(*opening, sep):
+    under = _under_excel_sep(sep, following)
+    if under == "its own table":
         raise FastTextError(f"{uri}:{lineno}: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
                             f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it "
                             f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows={lineno}')})")
-    if not _comma_or_tab_table(*opening):
-        return False
-    if lineno > 1:
+    if under == "a comma or tab table" and lineno > 1:
         raise _excel_sep_after_blank_lines(uri, lineno, sep)
-    return True
+    return under == "a comma or tab table"
+
+
+def _under_excel_sep(sep, following):
+    """What a line naming Excel's separator ``sep`` (not a comma's or a tab's) is above, by the lines ``following``
+    it: ``"its own table"`` (a ``sep``-separated one, or no lines to tell by: None), ``"a comma or tab table"``, or
+    None (reviews; blank lines alone). The one verdict of :func:`excel_sep_line` and
+    :func:`refuse_excel_sep_after_blank_lines`."""
+    opening = None if following is None else _table_opening(following)
+    if opening is None:
+        return None if following is not None else "its own table"
+    if _separated_table(*opening, sep):
+        return "its own table"
+    return "a comma or tab table" if _comma_or_tab_table(*opening) else None
 
 
 def refuse_excel_sep_after_blank_lines(line, uri, following, lineno):
@@ -516,9 +526,7 @@ def refuse_excel_sep_after_blank_lines(line, uri, following, lineno):
     same file without the blank lines is read as the comma table. (Above a table of its own separator, predict and the
     endpoint refuse that table: formats.semicolon_table; above reviews it is a review.)"""
     sep = excel_separator(line)
-    opening = _table_opening(following)
-    if (sep not in (None, ",", "\t") and opening is not None and not _separated_table(*opening, sep)
-            and _comma_or_tab_table(*opening)):
+    if sep not in (None, ",", "\t") and _under_excel_sep(sep, following) == "a comma or tab table":
         raise _excel_sep_after_blank_lines(uri, lineno, sep)
 
 

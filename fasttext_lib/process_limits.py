@@ -47,6 +47,7 @@ def missing_cluster_variables(environ=None):
     environ = os.environ if environ is None else environ
     return [name for name in DIST_ENVIRONMENT if not environ.get(name)]
 
+
 _CGROUP = "/proc/self/cgroup"
 _CGROUP_ROOTS = {"v2": "/sys/fs/cgroup", "v1": "/sys/fs/cgroup/pids"}
 _THREADS_MAX = "/proc/sys/kernel/threads-max"
