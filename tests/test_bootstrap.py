@@ -563,8 +563,8 @@ def test_a_stop_ends_make_at_once_while_the_python_check_waits(tmp_path, stop, b
         _, stderr = make.communicate(timeout=HANG)
         assert make.returncode != 0
         assert all(re.match(r"make(\[\d+\])?: ", line) for line in stderr.splitlines()), stderr  # (make's only)
-        for pid in shim_pids:
-            assert not os.path.exists(f"/proc/{pid}") or "Z" in _proc_state(pid), "the shim was left running"
+        for pid in shim_pids:  # (the stop reaches the shim's sleep as make ends: it may take a moment to die)
+            assert _ends(pid), "the shim was left running"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(make.pid, signal.SIGKILL)
