@@ -164,17 +164,20 @@ _TABLES = {
 def _in_a_class_folder(kind, name):
     """:func:`_refused`'s text for a document of a class folder: zstd data decompressed in its place (``--rm``: the
     .zst, left beside its copy, was refused again), a zip's documents extracted beside it and the zip moved out, a
-    table moved out (a class folder holds one text document per file; a table of labeled rows is a training file)."""
+    table moved out (a class folder holds one text document per file; a table of labeled rows is a training file). The
+    unzip command never asks nor replaces: a document of the name of one of the zip's files (its own, or two of the
+    zip's of one name in different folders of it, -j) stays, and the zip's file stays in the zip, moved out."""
     quoted = shell_word(name)
     if kind == "zstd":
         out = "" if name.endswith(".zst") else f" -o {shell_word(_without_zst(name) or name + '.txt')}"
         return (f"is zstd-compressed, which this program does not read; decompress it in its place first (zstd -d "
                 f"--rm {quoted}{out}: --rm removes the compressed file, which the next run would refuse again) "
                 f"({READ_DIRECTLY} files are read directly)")
-    if kind == "zip":
+    if kind == "zip":  # (-n: unzip asked before replacing a document of a member's name; -o would replace it)
         return (f"is a zip archive; a class folder holds one document per file: extract its files beside it (unzip "
-                f"-j {quoted} -d {shell_word(os.path.dirname(name) or '.')}) and move the zip out of the folder, "
-                f"where the next run would refuse it again")
+                f"-n -j {quoted} -d {shell_word(os.path.dirname(name) or '.')}: -n keeps a file already there of a "
+                f"name the zip holds, and leaves the zip's in it, which unzip -l lists) and move the zip out of the "
+                f"folder, where the next run would refuse it again")
     return (f"is {_TABLES[kind][0]}, not a text document; move it out of the class folder (a class folder holds one "
             f"document per file; a table of labeled rows is converted to CSV and given to train as it is)")
 

@@ -444,7 +444,10 @@ def test_short_utf32_documents_whose_zero_bytes_pass_an_lzma_header_are_read_as_
 
 def test_a_zip_archive_in_a_class_folder_is_extracted_beside_it_as_the_error_says(tmp_path):
     """A zip's advice was a single file's, "unzip it first and give the file inside it": the zip left in the class
-    folder was refused again. The command the line gives extracts the documents into the folder."""
+    folder was refused again. The command the line gives extracts the documents into the folder. It was unzip -j,
+    which asked before replacing a document of one of the zip's names (a prompt in a notebook's terminal; no answer:
+    exit 1), and whose "A" answer replaced the user's document: -n keeps it, and the zip's file stays in the zip."""
+    import shlex
     import subprocess
     import zipfile
 
@@ -452,18 +455,25 @@ def test_a_zip_archive_in_a_class_folder_is_extracted_beside_it_as_the_error_say
     archive = directory / "pos" / "9.txt"
     archive.unlink()
     archive = archive.with_name("more.zip")
+    (archive.parent / "b.txt").write_bytes(b"the user's own review")  # (a name the zip holds too)
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("reviews/a.txt", "superb acting")
         z.writestr("reviews/b.txt", "moving story")
     r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
-    command = f"unzip -j {archive} -d {archive.parent}"
+    command = f"unzip -n -j {archive} -d {archive.parent}"
     assert_error(r, f"{archive}: is a zip archive; a class folder holds one document per file: extract its files "
-                    f"beside it ({command}) and move the zip out of the folder")
-    subprocess.run(["unzip", "-q", *command.split()[1:]], check=True)
+                    f"beside it ({command}: -n keeps a file already there of a name the zip holds, and leaves the "
+                    f"zip's in it, which unzip -l lists) and move the zip out of the folder")
+    ran = subprocess.run(shlex.split(command), stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    assert ran.returncode == 0 and "replace" not in ran.stdout, ran  # (no question asked)
+    assert (archive.parent / "b.txt").read_bytes() == b"the user's own review"
     archive.rename(tmp_path / archive.name)
     r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
     assert r.returncode == 0, r.stderr
     assert ["pos", "superb acting"] in _rows(tmp_path / "out.csv")
+    assert ["pos", "the user's own review"] in _rows(tmp_path / "out.csv")
+    with zipfile.ZipFile(tmp_path / archive.name) as z:  # (the zip's b.txt, not extracted, is still there)
+        assert z.read("reviews/b.txt") == b"moving story"
 
 
 @pytest.mark.parametrize("data, what", [
