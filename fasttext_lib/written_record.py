@@ -90,14 +90,17 @@ class WrittenRecord:
 
     def note_said(self, folder, names):
         """Record that a line was said of each of ``names`` (files of a copy's name no record names: the user's), for it
-        to be said once, not at every save; those said before and not in ``names`` are forgotten (gone since: one of
-        that name made again is said again). Not recorded (no record of this writer's there to hold it, or it cannot
-        be written), it is said again, which is all that is lost."""
-        recorded = self._load(folder)
-        if recorded is _NOT_A_RECORD or set(names) == self.said(folder):
+        to be said once, not at every save; those said before that are gone since are forgotten (one of that name made
+        again is said again), and only those: the names of another bundle's copies, said by its save, are not among
+        ``names`` (one save's), and forgotten they were said again by each save of the two bundles in turn. Not
+        recorded (no record of this writer's there to hold it, or it cannot be written), it is said again, which is all
+        that is lost."""
+        recorded, said = self._load(folder), self.said(folder)
+        kept = {name for name in said if (folder / name).exists() or (folder / name).is_symlink()}
+        if recorded is _NOT_A_RECORD or kept | set(names) == said:
             return
         try:
-            self._write(folder, recorded or {}, said=names)
+            self._write(folder, recorded or {}, said=kept | set(names))
         except OSError:
             pass
 

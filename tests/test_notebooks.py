@@ -1967,6 +1967,30 @@ def test_02_a_copys_name_of_no_record_is_noted_once_whichever_bucket_named_it(tm
     assert len(notes) == 1 and notes[0].startswith("note: kept history.exp1-2.csv in "), notes
 
 
+def test_02_the_notes_of_two_bundles_copies_names_of_no_record_are_each_said_once_as_they_save_in_turn(
+        tmp_path, s3_bucket, capsys):
+    """The record's list of the names said ("not recorded as kept (yours?)") was replaced by each save's own: exp2's
+    save forgot that exp1's had said history.exp1-2.csv, and exp1's forgot exp2's, so saves of the two bundles in turn
+    said both notes again every time. Each is said once now; only a name gone since is forgotten."""
+    import matplotlib.pyplot as plt
+
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
+    run = tmp_path / "out" / "sample"
+    for ws in (exp1, exp2):
+        ws.save_run(trained, "sample", fig)
+    for name in ("history.exp1-2.csv", "history.exp2-2.csv"):
+        (run / name).write_bytes(b"mine")
+    said = []
+    for ws in (exp1, exp2, exp1, exp2):
+        capsys.readouterr()
+        ws.save_run(trained, "sample", fig)
+        said.append([line.split(" in ")[0] for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")])
+    plt.close(fig)
+    assert said == [["note: kept history.exp1-2.csv"], ["note: kept history.exp2-2.csv"], [], []], said
+    assert all((run / name).read_bytes() == b"mine" for name in ("history.exp1-2.csv", "history.exp2-2.csv"))
+
+
 def test_02_a_copy_of_a_prefix_ending_in_a_number_is_never_taken_for_another_prefixs(tmp_path, s3_bucket, capsys):
     """The n-th copy of a bundle's history was named history.WHOSE-n.csv, and WHOSE is made of the prefix: the 2nd
     copy of runs/a's (history.runs-a-2.csv) was the 1st of runs/a-2's, and written_record.is_kept_name took either for
