@@ -34,7 +34,7 @@ from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_wr
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
 from .writers import splits_written_line
-from .written_record import WrittenRecord, is_kept_name, kept_name
+from .written_record import WrittenRecord, is_kept_name, kept_name, whose_part
 
 # Notebook 01's cache of downloaded archives, in output_dir: no dataset's or run's folder (Workspace._folder)
 DOWNLOADS = "downloads"
@@ -501,8 +501,8 @@ class Workspace:
         kept; one changed since stays, and so does a file of such a name no record names (yours; or kept before the
         copies were recorded), each said in one line, that one only the first time (the record notes it: said again
         at every save of the bundle, it was noise). Such names are the bundle's as a save in its own bucket names it
-        (``history.exp1.csv``), or one in another (``history.BUCKET-exp1.csv``). Said only, they stayed for good, an
-        older history of the bundle beside the newer one. Copies of another bundle's files stay, unsaid."""
+        (``history.exp1.csv``), or one in another (``history.BUCKET-exp1~3f0c1e.csv``). Said only, they stayed for
+        good, an older history of the bundle beside the newer one. Copies of another bundle's files stay, unsaid."""
         dest, folder, shown = self.model(run_name), self.run_folder(run_name), self.show(key_path(run_name, "run_name"))
         whoses = {_whose(dest, key_path(run_name, "run_name"), bucket)
                   for bucket in (storage.split_s3(dest)[0], None)}  # (None: a bucket other than any: it is named)
@@ -615,32 +615,37 @@ class Workspace:
 
 
 def _whose(bundle, run_name, bucket):
-    """What names the bundle ``s3://B/PREFIX/models/RUN_NAME`` among run_name's in the workspace's ``bucket``: its
-    prefix, ``exp1`` (``runs/a``: ``runs-a``; ``runs\\a`` too: a copy's name is one in the folder itself, which a
-    backslash, Windows' separator, is not to written_record.is_kept_name, so such a copy was never removed), after its
-    bucket where that is another (``B-exp1``); the bucket alone where it has no prefix; shortened where long
+    """What names the bundle ``s3://B/PREFIX/models/RUN_NAME`` among run_name's in the workspace's ``bucket``
+    (written_record.whose_part): its prefix, ``exp1``, where that is one folder in ``bucket``; else its prefix's folders
+    (``runs/a``: ``runs-a``; ``runs\\a`` too: a copy's name is one in the folder itself, which a backslash, Windows'
+    separator, is not to written_record.is_kept_name, so such a copy was never removed), after its bucket where that is
+    another (``B-exp1``), or its bucket alone where it has no prefix, with a hash of the bundle after them
+    (``runs-a~3f0c1e``): joined by ``-``, they were the name of other prefixes too (``runs-a``'s). Shortened where long
     (:func:`_fitting`)."""
     try:
         other, key = storage.split_s3(bundle)
     except FastTextError:  # (a record edited by hand: the files are kept under a name of no bundle, never the save failed)
-        return "other"
+        return whose_part("other", bundle)
     prefix = key[:-len(f"models/{run_name}")].strip("/")
     parts = prefix.replace("\\", "/").split("/")
-    return _fitting("-".join(part for part in [other if other != bucket else "", *parts] if part) or other)
+    if other == bucket and prefix and len(parts) == 1:
+        return whose_part(_fitting(prefix))
+    return whose_part(_fitting("-".join(part for part in [other if other != bucket else "", *parts] if part) or other,
+                               _WHOSE_BYTES - len(whose_part("", bundle))), bundle)
 
 
 # The most bytes of _whose's name: a prefix may have 1,024, a file name 255 (a longer copy's name failed the save).
 _WHOSE_BYTES = 120
 
 
-def _fitting(whose):
-    """``whose``, or where it is longer than :data:`_WHOSE_BYTES`, its start and a hash of the whole (two long
-    prefixes that begin alike keep apart)."""
+def _fitting(whose, most=_WHOSE_BYTES):
+    """``whose``, or where it is longer than ``most`` bytes, its start and a hash of the whole (two long prefixes that
+    begin alike keep apart)."""
     data = whose.encode("utf-8")
-    if len(data) <= _WHOSE_BYTES:
+    if len(data) <= most:
         return whose
     digest = hashlib.sha256(data).hexdigest()[:12]
-    return f"{data[:_WHOSE_BYTES - len(digest) - 1].decode('utf-8', 'ignore')}-{digest}"
+    return f"{data[:most - len(digest) - 1].decode('utf-8', 'ignore')}-{digest}"
 
 
 def _changed(then, now):

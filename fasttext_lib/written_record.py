@@ -15,8 +15,9 @@ would record into it is refused in one line), and records nothing.
 A save that replaces another bundle's files keeps them aside under names that say whose (``history.exp1.csv``:
 :func:`kept_name`, workspace.Workspace.save_run); the record names those copies too, each with the bundle it is of, so
 that once that bundle is replaced they go (:meth:`WrittenRecord.remove_copies`), only while they hold what was kept.
-Their names are :func:`kept_name`'s, known by :func:`is_kept_name` alone. A file of such a name that no record names
-(the user's) stays, said once: the record notes which were said (:meth:`WrittenRecord.note_said`).
+Their names are :func:`kept_name`'s, known by :func:`is_kept_name` alone, each of one bundle (:func:`whose_part`). A
+file of such a name that no record names (the user's) stays, said once: the record notes which were said
+(:meth:`WrittenRecord.note_said`).
 
 No record, nothing removed: files written before records were kept (by an earlier version of the library), or by
 the user, could be told apart only by their content, which is what removed users' files. A stale file left is one
@@ -223,8 +224,8 @@ class WrittenRecord:
 
 def kept_name(name, whose, n=1):
     """``history.csv`` kept aside as the file of ``whose``'s bundle: ``history.exp1.csv``; the ``n``th such copy
-    where the names of the others are taken: ``history.exp1-2.csv``. A ``whose`` that ends in ``-NUMBER`` (prefix
-    ``runs/a-2``) is named with an ``_`` after it (:func:`_unambiguous`)."""
+    where the names of the others are taken: ``history.exp1-2.csv``. ``whose``: :func:`whose_part`'s; one that ends
+    in ``-NUMBER`` (prefix ``exp-2``) is named with an ``_`` after it (:func:`_unambiguous`)."""
     stem, dot, suffix = name.rpartition(".")
     whose = _unambiguous(whose)
     return f"{stem}.{whose if n == 1 else f'{whose}-{n}'}{dot}{suffix}"
@@ -238,6 +239,26 @@ def is_kept_name(name, output, whose=None):
     stem, _, suffix = output.rpartition(".")
     who = r"[^/\\]+" if whose is None else rf"{re.escape(_unambiguous(whose))}(?:-(?:[2-9]|[1-9][0-9]+))?"
     return re.fullmatch(rf"{re.escape(stem)}\.{who}\.{re.escape(suffix)}", name, re.DOTALL) is not None
+
+
+# The hex digits of a bundle's hash in a copy's name (whose_part): a few, kept readable; two bundles named alike but
+# for it (runs/a and runs-a's) are one in 16 million to be named alike with it.
+_LOCATED_DIGITS = 6
+_LOCATED = re.compile(rf"~[0-9a-f]{{{_LOCATED_DIGITS}}}_*\Z")
+
+
+def whose_part(readable, bundle=None):
+    """What names a bundle in its copies' names (:func:`kept_name`'s ``whose``). Where ``bundle`` is None, ``readable``
+    as it is (``exp1``: a prefix of one folder in the saving bucket, named as before), with an ``_`` after it where it
+    ends as the names below do (``~``, 6 hex digits and any ``_``s: prefix ``x~00aa11``, ``x~00aa11_``). Else
+    ``readable`` (a bucket and a prefix's folders joined by ``-``) with ``~`` and a hash of ``bundle``, its full
+    location, after it: joined, they were another bundle's name too (``runs-a``: prefix ``runs/a``'s and ``runs-a``'s;
+    ``B-x-y``: bucket B's prefix x-y and bucket B-x's prefix y), and a save's note claimed the other's copy as its own.
+    Such copies written before, of no hash, are now the names of a one-folder prefix's (``runs-a``'s), read as its own
+    where no record says otherwise: the name alone cannot tell."""
+    if bundle is None:
+        return f"{readable}_" if _LOCATED.search(readable) else readable
+    return f"{readable}~{hashlib.sha256(bundle.encode('utf-8', 'surrogatepass')).hexdigest()[:_LOCATED_DIGITS]}"
 
 
 def _unambiguous(whose):

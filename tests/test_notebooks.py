@@ -1895,13 +1895,13 @@ def test_02_a_copy_kept_of_a_prefix_with_a_backslash_is_removed_by_its_bundles_n
     """A prefix holding a backslash (``a\\b``, S3 takes it) named the copies of its bundle's history kept aside
     ``history.a\\b.csv``, which the record named but no save removed: a copy's name is one in the folder itself, and
     one with a backslash (Windows' separator) is not (written_record.is_kept_name), so the record's entry was dropped
-    as it was read. The backslash is named as a slash is now (``history.a-b.csv``), and the bundle's next save
-    removes its copies, as any other prefix's."""
+    as it was read. The backslash is named as a slash is now (``history.a-b~HASH.csv``, the hash the bundle's), and
+    the bundle's next save removes its copies, as any other prefix's."""
     import json
 
     import matplotlib.pyplot as plt
 
-    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.workspace import Workspace, _whose
 
     out = str(tmp_path / "out")
     _, other, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
@@ -1909,13 +1909,15 @@ def test_02_a_copy_kept_of_a_prefix_with_a_backslash_is_removed_by_its_bundles_n
     run = tmp_path / "out" / "sample"
     for ws in (slashed, other):  # the other prefix's save keeps a\b's history aside
         ws.save_run(trained, "sample", fig)
+    whose = _whose(slashed.model("sample"), "sample", s3_bucket[len("s3://"):])
+    assert re.fullmatch(r"a-b~[0-9a-f]{6}", whose), whose
     assert sorted(p.name for p in run.glob("history.*")) == [
-        "history.a-b.csv", "history.a-b.png", "history.csv", "history.png"]
+        f"history.{whose}.csv", f"history.{whose}.png", "history.csv", "history.png"]
     capsys.readouterr()
     slashed.save_run(trained, "sample", fig)
     plt.close(fig)
     err = capsys.readouterr().err.splitlines()
-    assert f"removed history.a-b.csv and history.a-b.png from {out}/sample: notebook 02's history's files of " \
+    assert f"removed history.{whose}.csv and history.{whose}.png from {out}/sample: notebook 02's history's files of " \
         f"{slashed.model('sample')} kept aside when another bucket's or prefix's save replaced them, older than this " \
         f"save's" in err, err
     assert sorted(p.name for p in run.glob("history.*")) == [  # (exp2's, kept by this save: still there)
@@ -1927,9 +1929,9 @@ def test_02_a_copy_kept_of_a_prefix_with_a_backslash_is_removed_by_its_bundles_n
 def test_02_a_copys_name_of_no_record_is_noted_once_whichever_bucket_named_it(tmp_path, s3_bucket, capsys):
     """exp1's save noted a file of a copy's name of no record ("not recorded as kept (yours?)") at every save of exp1's
     bundle, the same line each time; and looked only for names a save in exp1's own bucket gives its copies
-    (history.exp1.csv), not another bucket's (history.BUCKET-exp1.csv, kept_name as _keep_aside names them there).
-    Each is said once now (the record notes it); a name that is no copy of exp1's (history.exp1-1.csv: its copies
-    are exp1, exp1-2, ...) is not said at all."""
+    (history.exp1.csv), not another bucket's (history.BUCKET-exp1~HASH.csv, kept_name as _keep_aside names them
+    there). Each is said once now (the record notes it); a name that is no copy of exp1's (history.exp1-1.csv: its
+    copies are exp1, exp1-2, ...) is not said at all."""
     import json
 
     import matplotlib.pyplot as plt
@@ -1941,7 +1943,8 @@ def test_02_a_copys_name_of_no_record_is_noted_once_whichever_bucket_named_it(tm
     exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
     run, bucket = tmp_path / "out" / "sample", s3_bucket[len("s3://"):]
     other_bucket = kept_name("history.csv", _whose(exp1.model("sample"), "sample", "another-bucket"))
-    assert other_bucket == f"history.{bucket}-exp1.csv"  # (as a save in another bucket names exp1's copy)
+    # (as a save in another bucket names exp1's copy)
+    assert re.fullmatch(rf"history\.{re.escape(bucket)}-exp1~[0-9a-f]{{6}}\.csv", other_bucket), other_bucket
     for ws in (exp1, exp2):
         ws.save_run(trained, "sample", fig)
     for name in ("history.exp1-2.csv", other_bucket, "history.exp1-1.csv"):
@@ -2023,6 +2026,63 @@ def test_02_a_copy_of_a_prefix_ending_in_a_number_is_never_taken_for_another_pre
     assert notes == [f"note: kept {a2_copy} in {out}/sample: named as notebook 02's history's files of "
                      f"{a2.model('sample')} kept aside, but not recorded as kept (yours?): not removed"], notes
     assert (run / a2_copy).read_bytes() == b"a2's history, annotated"
+
+
+def test_02_a_copy_of_a_prefix_of_two_folders_is_never_taken_for_the_one_folder_prefix_named_alike(tmp_path, s3_bucket,
+                                                                                                 capsys):
+    """Prefix runs/a's copies were named as prefix runs-a's (history.runs-a.csv: the folders joined by -). runs-a's save
+    then claimed a copy of runs/a's history (changed since it was kept: no longer recorded) as its own, "named as ...
+    files of runs-a's bundle ... (yours?)", and since that line is said once only, runs/a's own save never said it.
+    A prefix of two folders is named with a hash of its bundle after it now (history.runs-a~3f0c1e.csv); runs-a's save
+    leaves the copy unsaid and runs/a's names it, as its own. Nothing is removed."""
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.workspace import Workspace, _whose
+    from fasttext_lib.written_record import kept_name
+
+    out = str(tmp_path / "out")
+    _, _, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
+    bucket, run = s3_bucket[len("s3://"):], tmp_path / "out" / "sample"
+    folders, dashed = Workspace(bucket, "runs/a", out), Workspace(bucket, "runs-a", out)
+    copy = kept_name("history.csv", _whose(folders.model("sample"), "sample", bucket))
+    for ws in (folders, dashed):  # runs-a's save keeps runs/a's history aside
+        ws.save_run(trained, "sample", fig)
+    (run / copy).write_bytes(b"runs/a's history, annotated")  # changed since it was kept: the user's now
+    folders.save_run(trained, "sample", fig)  # (says it kept the changed copy; it is out of the record since)
+    capsys.readouterr()
+    dashed.save_run(trained, "sample", fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [], notes  # (not runs-a's)
+    folders.save_run(trained, "sample", fig)
+    plt.close(fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: kept {copy} in {out}/sample: named as notebook 02's history's files of "
+                     f"{folders.model('sample')} kept aside, but not recorded as kept (yours?): not removed"], notes
+    assert (run / copy).read_bytes() == b"runs/a's history, annotated"
+
+
+def test_no_two_bundles_named_alike_by_their_folders_and_buckets_are_named_alike_in_their_copies():
+    """_whose joined a bundle's bucket (where another than the saving one) and its prefix's folders by -, which a
+    prefix holds too: runs/a and runs-a were both runs-a; bucket b's prefix x-y and bucket b-x's prefix y both b-x-y;
+    bucket b without a prefix and its prefix b both b; a\\b and a/b both a-b. Each is of one bundle now (a hash of the
+    bundle after those of several parts), and the name of a prefix of one folder in the saving bucket is as before."""
+    from fasttext_lib.workspace import _whose
+    from fasttext_lib.written_record import is_kept_name, kept_name
+
+    def whose(bundle, bucket):
+        return _whose(f"s3://{bundle}/models/sample", "sample", bucket)
+
+    hashed = whose("b/runs/a", "b")
+    pairs = [("b/runs/a", "b/runs-a", "b"), ("b/x-y", "b-x/y", "c"), ("b/x-y", "b-x/y", None), ("b", "b/b", "b"),
+             ("b", "c/b", "c"), ("b/a\\b", "b/a/b", "b"), ("b/runs/a", f"b/{hashed}", "b"), ("b/x/y", "b/x-y", None)]
+    for one, other, bucket in pairs:
+        whoses = [whose(one, bucket), whose(other, bucket)]
+        names = {w: [kept_name("history.csv", w, n) for n in (1, 2, 3)] for w in whoses}
+        assert len({name for listed in names.values() for name in listed}) == 6, names
+        for w in whoses:
+            assert [n for listed in names.values() for n in listed if is_kept_name(n, "history.csv", w)] == names[w]
+    assert [whose("b/exp1", "b"), whose("b/my-exp", "b"), whose("b/exp-2", "b")] == ["exp1", "my-exp", "exp-2"]
+    assert re.fullmatch(r"runs-a~[0-9a-f]{6}", hashed) and whose(f"b/{hashed}", "b") == f"{hashed}_"
 
 
 def test_one_definition_of_a_copys_name():
