@@ -2186,7 +2186,8 @@ def test_02_a_search_saved_again_removes_its_own_autotune_copies_kept_aside(tmp_
 def test_02_a_hand_edited_history_record_naming_no_s3_bundle_does_not_fail_the_save(tmp_path, s3_bucket, capsys, of):
     """A history_written.json whose "of" is not an s3:// URI (edited by hand) made split_s3 raise in _keep_aside: every
     save of the run_name failed, "not a valid S3 URI", after the training. The history is kept aside under a name of
-    no bundle (history.other.csv), said in one line, and the save goes on."""
+    no bundle (history.other~HASH.csv, the hash of what the record names: not prefix other's), said in one line, and
+    the save goes on."""
     import json
 
     import matplotlib
@@ -2194,6 +2195,10 @@ def test_02_a_hand_edited_history_record_naming_no_s3_bundle_does_not_fail_the_s
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fasttext_lib.workspace import _whose
+
+    other = _whose(of, "sample", s3_bucket[len("s3://"):])
+    assert re.fullmatch(r"other~[0-9a-f]{6}", other), other
     out = str(tmp_path / "out")
     exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
     exp1.save_run(trained, "sample", fig)
@@ -2206,8 +2211,8 @@ def test_02_a_hand_edited_history_record_naming_no_s3_bundle_does_not_fail_the_s
     capsys.readouterr()
     exp2.save_run(trained, "sample", fig)
     plt.close(fig)
-    assert (run / "history.other.csv").read_bytes() == before
-    assert f"kept history.other.csv and history.other.png in {out}/sample: history.csv and history.png of {of}, " \
+    assert (run / f"history.{other}.csv").read_bytes() == before
+    assert f"kept history.{other}.csv and history.{other}.png in {out}/sample: history.csv and history.png of {of}, " \
         f"replaced by this save of {exp2.model('sample')} (the folder is run_name 'sample''s for every bucket and " \
         f"prefix)" in capsys.readouterr().err.splitlines()
 
