@@ -33,6 +33,18 @@ def bom_charset(head):
     return "utf-16" if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else None
 
 
+def utf32_text(body):
+    """Are the bytes ``body`` UTF-32 text: its byte order mark (:func:`bom_charset`), or without one, every 4 bytes a
+    character whose top byte is zero (its fourth little-endian, its first big-endian), and the byte below it (its
+    plane) zero in half of them at least, as in text mostly of the Basic Multilingual Plane? UTF-16 text has its
+    letters there (``ab``: 61 00 62 00), or a line end (``a\\n``: 61 00 0A 00)."""
+    if bom_charset(body) == "utf-32":
+        return True
+    units = len(body) // 4
+    return bool(units) and not len(body) % 4 and any(
+        not body[top::4].strip(b"\x00") and 2 * body[plane::4].count(0) >= units for top, plane in ((3, 2), (0, 1)))
+
+
 def magic_kind(head):
     """``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``, ``"zip"``, ``"parquet"`` or ``"xls"``: the format whose magic
     bytes ``head`` starts with; ``"lzma"`` where its first 5 bytes are an .lzma header's first fields
@@ -259,7 +271,12 @@ def _ole2_start(body):
 
 # An .lzma header (LZMA "alone", as liblzma reads it): a properties byte (lc, lp, pb: below 9 * 5 * 5), a dictionary
 # size, an uncompressed size (8 bytes, all FF where unknown, as xz and Python write it); then the range coder's first
-# 5 bytes, the first of them 00. The fewest bytes of any .lzma file: those 18 (an empty one has 23).
+# 5 bytes, the first of them 00. The fewest bytes of any .lzma file: those 18, an empty input's where its size is known
+# (as the LZMA SDK writes it); xz and Python write it unknown, and then an end marker: 23 bytes at least.
+# Data that ends within the header is too short to be .lzma, a cut one but of the header xz and Python write (its size
+# bytes all FF, as UTF-8 and UTF-32 text never are): UTF-32 text passes the header's first fields (' hi' in UTF-32-BE,
+# 12 bytes), and was refused as "corrupt or truncated lzma data", not as the text it is. Past the header, its fields
+# tell (:func:`_lzma_start`).
 _LZMA_PROPERTIES, _LZMA_HEADER, _LZMA_START = 225, 13, 18
 _LZMA_UNKNOWN_SIZE = (1 << 64) - 1
 _LZMA_SMALLEST_DICTIONARY = 1 << 12
@@ -290,8 +307,11 @@ def _lzma_start(body):
     """Does ``body``, which starts with an .lzma header's first fields (:func:`_lzma_header_start`), start .lzma data?
     Its uncompressed size is unknown or below 2**38 bytes (liblzma's bound), the range coder's first byte is 00, and
     lzma decompresses its first bytes without an error; None (too short to tell) where the body ends before the range
-    coder's first 5 bytes. Text cannot give all that: in UTF-16 (``]`` is 5D 00) bytes 10 and 11 are one character,
-    which a size below 2**38 makes a NUL and an unknown one U+FFFF, which no text holds."""
+    coder's first 5 bytes: past the header, or within the header xz and Python write (else no .lzma: the comment
+    above). Text cannot give all that: in UTF-16 (``]`` is 5D 00) bytes 10 and 11 are one character, which a size
+    below 2**38 makes a NUL and an unknown one U+FFFF, which no text holds."""
+    if len(body) <= _LZMA_HEADER and (len(body) == 5 or body[5:].strip(b"\xff")):
+        return False  # (too short to be .lzma: it is what it otherwise is)
     size = int.from_bytes(body[5:_LZMA_HEADER], "little") if len(body) >= _LZMA_HEADER else None
     if size is not None and size != _LZMA_UNKNOWN_SIZE and size >> 38 or body[_LZMA_HEADER:_LZMA_HEADER + 1] not in (
             b"", b"\x00"):
@@ -304,3 +324,11 @@ def _lzma_start(body):
     except lzma.LZMAError:
         return False
     return True
+
+
+def lzma_stream_start(body):
+    """Do the bytes ``body`` that follow an .lzma stream (its first :data:`PROBE_BYTES`, or all there are) start
+    another, by the rule that told the first (:func:`_lzma_header_start`, :func:`_lzma_start`; one too short to tell
+    is read, and its decompressor says it is cut short)? liblzma starts one on any 13 bytes with a dictionary of 0:
+    NULs after .lzma data read as endless empty streams (lines.decompressed's reader)."""
+    return _lzma_header_start(bytes(body[:5])) and _lzma_start(body) is not False

@@ -21,7 +21,7 @@ import unicodedata
 import zlib
 
 from . import storage
-from .binary_data import PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, magic_kind
+from .binary_data import PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, lzma_stream_start, magic_kind
 from .errors import FastTextError
 
 
@@ -121,10 +121,99 @@ def decompressed(raw, name, charsets=None, document=False):
         head = raw.peek(512) if kind == "zip" else b""
         raw.close()
         raise FastTextError(f"{name}: {_refused(kind, head, name, document)}")
-    if kind in ("gzip", "bzip2", "xz", "lzma"):  # (lzma's FORMAT_AUTO reads .lzma as xz -d does, by liblzma's rule)
-        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile, "lzma": lzma.LZMAFile}[kind]
-        return opener(fileobj=raw) if kind == "gzip" else opener(raw), kind
+    if kind == "lzma":
+        return io.BufferedReader(_LzmaStreams(raw, name, document)), kind
+    if kind == "xz":  # (FORMAT_XZ, not FORMAT_AUTO: NULs after it, xz's stream padding, read as endless .lzma streams)
+        return lzma.LZMAFile(raw, format=lzma.FORMAT_XZ), kind
+    if kind in ("gzip", "bzip2"):
+        return (gzip.GzipFile(fileobj=raw) if kind == "gzip" else bz2.BZ2File(raw)), kind
     return raw, None
+
+
+class _LzmaStreams(io.RawIOBase):
+    """The text of the .lzma data ``raw`` starts with (binary_data told it), stream after stream as lzma.LZMAFile reads
+    them; but a stream after the first must pass the rule that told the first (binary_data.lzma_stream_start), and
+    other bytes after the data are refused (xz -d refuses any), not read: liblzma starts a stream on 13 NULs (a
+    dictionary of 0), and LZMAFile read NULs after .lzma data as empty streams, /dev/zero's without end. Its
+    decompressor's MemoryError is said to be its header's dictionary where that is large (:meth:`_no_room`). ``raw``
+    is left open, as LZMAFile leaves it; ``name`` and ``document`` are :func:`decompressed`'s."""
+
+    def __init__(self, raw, name, document=False):
+        self.raw, self.name, self.document = raw, name, document
+        self.decompressor = None
+        self.pending = b""  # compressed bytes read and not yet given to the decompressor
+        self.start = self.fed = 0  # where the stream starts in the data; what its decompressor was given of it
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        while len(buffer):
+            if (self.decompressor is None or self.decompressor.eof) and not self._next_stream():
+                return 0
+            if self.decompressor.needs_input and not self.pending:
+                self.pending = self.raw.read1(PROBE_BYTES)
+                if not self.pending:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            data, self.pending = self.pending, b""
+            self.fed += len(data)
+            try:
+                out = self.decompressor.decompress(data, len(buffer))
+            except MemoryError:  # (liblzma sets the header's dictionary aside as the stream starts)
+                if self.dictionary <= _XZ_LARGEST_DICTIONARY:
+                    raise
+                raise FastTextError(self._no_room()) from None
+            buffer[:len(out)] = out
+            if out:
+                return len(out)
+        return 0
+
+    def _next_stream(self):
+        """Start the next stream's decompressor: False at the end of the data; refused where what follows a stream
+        is no stream's start."""
+        if self.decompressor is not None:
+            self.pending = self.decompressor.unused_data
+            self.start += self.fed - len(self.pending)
+        head = self.pending + self.raw.read(max(PROBE_BYTES - len(self.pending), 0))
+        if not head:
+            return False
+        if self.decompressor is not None and not lzma_stream_start(head):
+            raise FastTextError(self._not_lzma_after(head))
+        self.decompressor, self.pending, self.fed = lzma.LZMADecompressor(lzma.FORMAT_ALONE), head, 0
+        self.dictionary = int.from_bytes(head[1:5], "little")
+        return True
+
+    def _not_lzma_after(self, head):
+        """The error for bytes ``head`` (their first) that follow the data's streams and start none."""
+        what = "NUL bytes" if not head.strip(b"\x00") else f"bytes ({head[:8].hex(' ')}{' ...' * (len(head) > 8)})"
+        name = _shell_name(self.name)
+        keep = ("pipe in the .lzma data alone" if name == "stdin" else "keep the .lzma data alone (" + _copied_down(
+            self.name, f"head -c {self.start} {shell_word(name)} > {_new_file('.lzma')}") + f") {self._then()}")
+        return (f"{self.name}: its lzma data (its first {self.start} bytes) is followed by {what} that are not lzma "
+                f"data (xz -d refuses them too); {keep}")
+
+    def _no_room(self):
+        """The error's text for a MemoryError of the decompressor where its header's dictionary is larger than xz's
+        largest: a few bytes made to look like .lzma, or an encoder's with a huge dictionary. (A tiny file ended in
+        "out of memory ... use a machine with more memory", which said nothing of the file.)"""
+        name = _shell_name(self.name)
+        where = ("pipe it through xz -dc --format=lzma" if name == "stdin" else
+                 _copied_down(self.name, f"xz -dc --format=lzma {shell_word(name)} > {_new_file('')}"))
+        size = (f"{self.dictionary / (1 << 30):.1f} GiB" if self.dictionary >= 1 << 30 else
+                f"{self.dictionary >> 20} MiB")
+        return (f"{self.name}: its lzma header asks for a dictionary of {size}, more memory than is free: likely not "
+                f".lzma data, or made with a huge dictionary; decompress it where that memory is ({where}) "
+                f"{'' if name == 'stdin' else self._then()}").rstrip()
+
+    def _then(self):
+        """What to do with the file a command of an error wrote: give it, or for a ``document`` of a class folder
+        (import-folders'), put it in the folder in the document's place (else the next run refused the document
+        again)."""
+        return "and put it in the class folder in its place" if self.document else "and give that file"
+
+
+# The largest dictionary xz's presets write (-9's): a MemoryError under a larger one is said to be the header's
+_XZ_LARGEST_DICTIONARY = 64 << 20
 
 
 # What the readers decompress themselves: said where they refuse what they do not (zstd data, archives).

@@ -190,9 +190,14 @@ def body_text(body, charset, limit):
                                     f"{bom or _undecoded_place(body, charset, exc)}") from None
     if "\x00" in text:
         # UTF-16 text without a byte order mark decodes as UTF-8 (every other byte a NUL) and was answered
-        # with a score per line of that garbage; predict refuses NUL bytes too
-        raise RequestError(400, f"request body holds NUL characters, which no review text does (UTF-16 text sent as "
-                                f"{charset}? send UTF-8, or charset=utf-16 in the Content-Type)")
+        # with a score per line of that garbage; predict refuses NUL bytes too. UTF-32 text is named as such: sent
+        # as utf-16, it was told to send charset=utf-16, the charset it was sent with.
+        from .binary_data import utf32_text
+
+        sent = "UTF-32" if utf32_text(body if isinstance(body, bytes) else text.encode("utf-8", "surrogatepass")) \
+            else "UTF-16"
+        raise RequestError(400, f"request body holds NUL characters, which no review text does ({sent} text sent as "
+                                f"{charset}? send UTF-8, or charset={sent.lower()} in the Content-Type)")
     return text
 
 

@@ -396,6 +396,106 @@ def test_nuls_are_no_lzma_data(tmp_path):
     assert read_labeled(str(tmp_path / "small.lzma")).labels == ["1"]
 
 
+def test_text_too_short_to_be_lzma_is_said_to_be_what_it_is(tmp_path):
+    """' hi' in UTF-32-BE (12 bytes: 00 00 00 20 00 ..., a properties byte and a 2 MiB dictionary) passes an .lzma
+    header's first fields, and was refused as "corrupt or truncated lzma data" by every reader. Data that ends within
+    the header is .lzma only where it is a cut of the header xz and Python write (its size bytes all FF): this is a
+    binary file to the readers (NUL bytes); a cut of xz's .lzma as short is lzma still, cut short."""
+    from fasttext_lib.binary_data import binary_kind
+
+    text = " hi".encode("utf-32-be")
+    assert binary_kind(text, ()) is None
+    p = tmp_path / "hi.txt"
+    p.write_bytes(text)
+    said = "hi.txt:1: not a text file (contains NUL bytes"
+    with pytest.raises(FastTextError, match=re.escape(said)):
+        read_labeled(str(p))
+    _tiny_model(tmp_path / "m")
+    for got in (cli_in_process("predict", "--model", tmp_path / "m", "--input", p),
+                cli_in_process("predict", "--model", tmp_path / "m", input=text)):
+        assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+        assert "1: not a text file (contains NUL bytes" in got.stderr, got.stderr
+    p.write_bytes(lzma.compress(b"1,good\n", format=lzma.FORMAT_ALONE)[:12])
+    with pytest.raises(FastTextError, match=r"hi\.txt:1: corrupt or truncated lzma data"):
+        read_labeled(str(p))
+
+
+def _run_cli(*args, stdin=None, preexec_fn=None):
+    """The CLI in a child process (``stdin``: a file it reads from), bounded by a timeout: what a reader that never
+    ends would be (subprocess.TimeoutExpired fails the test)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "fasttext_lib", *map(str, args)], stdin=stdin, capture_output=True,
+                          text=True, timeout=120, preexec_fn=preexec_fn)
+
+
+@pytest.mark.parametrize("after, said", [
+    # (8 MiB and 8 bytes: 466034 empty streams of 18 NULs, read without a word; 8 MiB alone ends in a cut one, "corrupt
+    # or truncated lzma data"; /dev/zero's never end)
+    (bytes((8 << 20) + 8), "is followed by NUL bytes that are not lzma data"),
+    (b"garbage\n", "is followed by bytes (67 61 72 62 61 67 65 0a) that are not lzma data"),  # (read without a word)
+], ids=["NULs", "text"])
+def test_bytes_after_lzma_data_are_refused_by_every_reader(tmp_path, after, said):
+    """liblzma starts an .lzma stream on any 13 bytes with a dictionary of 0, and Python's LZMAFile read on after a
+    stream: NULs after .lzma data (cat x.lzma /dev/zero | predict) read as empty streams without end, other bytes
+    were dropped. A stream after the first is read where it passes the first's rule; other bytes are refused, with
+    the command that keeps the .lzma data, by training's reader, predict's (a file, and piped in) and import-folders'."""
+    data = lzma.compress(b"1,good food\n2,cold soup\n", format=lzma.FORMAT_ALONE)
+    p = tmp_path / "in.csv.lzma"
+    p.write_bytes(data + data + after)  # (a second stream is read)
+    with pytest.raises(FastTextError, match=re.escape(f"{p}: its lzma data (its first {2 * len(data)} bytes) {said} "
+                                                      f"(xz -d refuses them too); keep the .lzma data alone (head -c {2 * len(data)} {p} > "
+                                                      f"new.lzma) and give that file")):
+        read_labeled(str(p))
+    model = _tiny_model(tmp_path / "m")
+    with open(p, "rb") as piped:
+        for got in (_run_cli("predict", "--model", model, "--input", p),
+                    _run_cli("predict", "--model", model, stdin=piped)):
+            assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+            assert said in got.stderr, got.stderr
+    (tmp_path / "in" / "pos").mkdir(parents=True)
+    (tmp_path / "in" / "neg").mkdir()
+    (tmp_path / "in" / "neg" / "0.txt").write_bytes(b"cold soup")
+    (tmp_path / "in" / "pos" / "0.txt.lzma").write_bytes(data + after)
+    got = _run_cli("import-folders", "--input", tmp_path / "in", "--output", tmp_path / "out.csv")
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert f"{said} (xz -d refuses them too); keep the .lzma data alone (head -c {len(data)} " in got.stderr, got.stderr
+    assert got.stderr.rstrip().endswith("and put it in the class folder in its place"), got.stderr
+
+
+def test_nuls_after_xz_data_end_the_data(tmp_path):
+    """xz data was read with lzma's FORMAT_AUTO, which starts an .lzma stream on NULs after it (xz's stream padding):
+    read as empty .lzma streams, /dev/zero's without end; 8 MiB ended in "corrupt or truncated xz data". They end
+    the data, as Python's LZMAFile ends it at other bytes after a stream."""
+    p = tmp_path / "in.csv.xz"
+    p.write_bytes(lzma.compress(b"1,good food\n2,cold soup\n") + bytes(8 << 20))
+    assert read_labeled(str(p)).texts == ["good food", "cold soup"]
+    model = _tiny_model(tmp_path / "m")
+    with open(p, "rb") as piped:
+        got = _run_cli("predict", "--model", model, stdin=piped)
+    assert got.returncode == 0 and len(got.stdout.splitlines()) == 2, got.stderr
+
+
+def test_an_lzma_header_asking_for_more_memory_than_is_free_is_said_to(tmp_path):
+    """A tiny .lzma file whose header asks for a dictionary of 3 or 4 GiB, read where that memory is not free (here a 2
+    GiB address space), ended in "out of memory (an allocation failed); use a machine with more memory": nothing of
+    the file. Its header's dictionary is named, with the command that decompresses it where the memory is."""
+    import resource
+
+    real = lzma.compress(b"1,good\n2,bad\n", format=lzma.FORMAT_ALONE)
+    model = _tiny_model(tmp_path / "m")
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # noqa: E731
+    for dictionary, size in ((0xFFFFFFFF, "4.0 GiB"), (3 << 30, "3.0 GiB")):
+        p = tmp_path / "big.lzma"
+        p.write_bytes(real[:1] + dictionary.to_bytes(4, "little") + real[5:])
+        got = _run_cli("predict", "--model", model, "--input", p, preexec_fn=limit)
+        assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+        assert (f"error: {p}: its lzma header asks for a dictionary of {size}, more memory than is free: likely not "
+                f".lzma data, or made with a huge dictionary; decompress it where that memory is (xz -dc "
+                f"--format=lzma {p} > new.txt) and give that file") in got.stderr, got.stderr
+
+
 def _zip(p, members):
     with zipfile.ZipFile(p, "w") as z:
         for member, data in members.items():

@@ -425,7 +425,9 @@ def test_short_utf32_documents_whose_zero_bytes_pass_an_lzma_header_are_read_as_
     ' hi' in UTF-32-BE: 00 00 00 20 00), and a document too short for the decompression probe to tell (under 18
     bytes) was refused as "corrupt or truncated lzma data", where it was read before .lzma was; real .lzma data, cut
     as short, is still refused as such."""
-    texts = {"utf-32-le": ["x\u3000\u4e00", "x\u3000"], "utf-32-be": [" hi", "0 ok"]}[encoding]
+    # ('x' U+4E01, 8 bytes: 78 00 00 00 01, a 16 MiB dictionary; as short as an .lzma file cut within its header,
+    # which is no .lzma but a cut of xz's header, its size's bytes FF: binary_data._LZMA_START's comment)
+    texts = {"utf-32-le": ["x\u3000\u4e00", "x\u3000", "x\u4e01"], "utf-32-be": [" hi", "0 ok"]}[encoding]
     (tmp_path / "in" / "pos").mkdir(parents=True)
     (tmp_path / "in" / "neg").mkdir()
     for i, text in enumerate(texts):

@@ -2626,6 +2626,14 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     # for its NULs
     ("great food\n".encode("utf-32"), "text/plain", 400,
      "not valid utf-8 text (it starts with a UTF-32 byte order mark: send charset=utf-32)"),
+    # UTF-32 without a mark was told to send charset=utf-16: sent so, it was told to send charset=utf-16 again
+    ("great food\n".encode("utf-32-le"), "text/plain; charset=utf-16", 400,
+     "UTF-32 text sent as utf-16? send UTF-8, or charset=utf-32 in the Content-Type"),
+    # ' hi' in UTF-32-BE passes an .lzma header's first fields: it was "not valid utf-8 text (it is lzma-compressed"
+    (" hi".encode("utf-32-be"), "text/plain", 400, "UTF-32 text sent as utf-8? send UTF-8, or charset=utf-32 in the"),
+    # (.lzma data followed by NULs, which liblzma reads as empty streams: told by its first stream, as ever)
+    (lzma.compress(b"great food\n", format=lzma.FORMAT_ALONE) + bytes(1 << 20), "text/plain", 400,
+     "request body is not valid utf-8 text (it is lzma-compressed: send it uncompressed"),
 ])
 def test_bad_requests_get_4xx(endpoint, body, content_type, status, message):
     code, _, response = endpoint.invoke(body, content_type, "application/json")
