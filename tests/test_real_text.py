@@ -2049,8 +2049,12 @@ _BLANK_LINES_AT_THE_START = [1, 2]  # (blank lines above a file's first line wit
     ("class,text\r1,nice place\r2,awful\r", "{path}:{n}: cannot detect the format of line {n}: it holds a line break"),
     ("sep=;\n__label__positive great food\n__label__negative cold soup\n",
      "{path}: line {n} reads sep=; (Excel's separator line), but no ';'-separated table follows it"),
+    # (sep=, is Excel's on line 1 only: after blank lines it was "cannot detect the format", which named no way on)
+    ("sep=,\n__label__positive great food\n__label__negative cold soup\n",
+     "{path}: line {n} reads sep=, (Excel's separator line), after blank lines, where only a file's first line is "
+     "Excel's: it is no labeled example; remove that line"),
 ], ids=["unknown-format", "unknown-csv-header", "unknown-tsv-header", "two-unknown-names", "line-break-inside",
-        "excel-sep-over-no-table"])
+        "excel-sep-over-no-table", "excel-comma-sep-over-no-table"])
 def test_format_messages_name_the_first_line_with_text_after_blank_lines_at_the_start(tmp_path, blank, body, said):
     """Blank lines above a training file's first line with text: detection judged that line but its messages called
     it line 1 (``FILE:1:``), and a header of two names asked "if line 1 is a record". They name its line, as
