@@ -32,9 +32,9 @@ from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, C
                       table_header, text_header_columns, tsv_header_line, two_names, unread_columns, unread_header,
                       whole_number, width_error)
 from .errors import FastTextError
-from .jsonl import json_input, json_object_line
-from .lines import (LONE_CR_HINT, chain_lines, excel_sep_line, excel_separator, has_lone_cr, pandas_conversion,
-                    stripped_start)
+from .jsonl import json_input
+from .lines import (LONE_CR_HINT, chain_lines, excel_sep_line, excel_separator, has_lone_cr, json_object_line,
+                    pandas_conversion, sep_line, stripped_start)
 from .text import LABEL_PREFIX
 
 # what a file may be read as (``auto``: detected); cli.py writes them out, its parser importing no reader
@@ -47,6 +47,7 @@ def format_to_read(first, rest, fmt, choice, uri, lineno=1):
     conversion they advise skips); ``fmt``: the format given (``auto``: detected), ``choice``: the columns the user
     named (:class:`Columns`) or None. ``rest``: the lines after ``first`` (an iterator), returned with any that
     detection looked at put back."""
+    rest = _refuse_a_sep_line(first, rest, uri, lineno, fmt)
     if choice is not None and "\t" in first and _one_csv_field(first):
         return "tsv", rest  # (columns named in a header of tabs, not commas)
     # (a JSON object is no CSV record: --format csv on JSON Lines read each object's '{"review_id": "..."' as its
@@ -71,7 +72,6 @@ def _detected_format(first, rest, uri, lineno):
     """``(format, rest)`` of a file of no format given: :func:`detect_format` of its first line; when that says
     nothing, the first :data:`HEADER_LOOKAHEAD` lines after it (taken from ``rest``, and put back) are classes written
     as words (:func:`word_class_csv`), or the file is refused."""
-    rest = _refuse_excel_sep_over_no_table(first, rest, uri, lineno)
     try:
         return detect_format(first, uri, lineno), rest
     except FastTextError as exc:
@@ -202,21 +202,25 @@ def _header_of_unknown_columns(uri, kind, shown, row, lineno):
     return _UnknownColumns(f"{uri}: line {lineno} reads as a {kind} header row ({shown}), {unread_columns(row)}")
 
 
-def _refuse_excel_sep_over_no_table(first, rest, uri, lineno):
-    """``rest`` (lines read ahead put back), after refusing a ``first`` line that reads as Excel's ``sep=;``
-    (lines.excel_separator) over lines that are no table of its separator, nor a comma or tab one: fastText lines,
-    JSON Lines, reviews. On line 1 the file's reader (lines.without_excel_sep) read it so, as a review, no labeled
-    example; it was refused as "line 1 looks semicolon-separated", with a conversion that read the lines under it as a
-    semicolon table (``sep=|``: "cannot detect the format"). The lines under it are judged here (lines.excel_sep_line)
-    so that the error holds after blank lines too, where the reader judged none. (``sep=,`` and a tab's, Excel's above
-    anything, are a blank line on line 1.)"""
+def _refuse_a_sep_line(first, rest, uri, lineno, fmt):
+    """``rest`` (lines read ahead put back), after refusing a ``first`` line (line ``lineno``) that reads as Excel's
+    separator line (lines.excel_separator) where lines.excel_sep_line refuses it, by the lines under it: above a table
+    of its separator, or JSON Lines; after blank lines, where no line is Excel's, above a comma or tab table too (a
+    ``sep=,`` there was "cannot detect the format", where predict read the table), whatever the format given, as
+    predict refuses it (lines.past_a_sep_review). Of no format given (``fmt`` ``auto``), one over lines that are no
+    table (fastText lines, reviews) is refused as no labeled example: on line 1 the file's reader
+    (lines.without_excel_sep) kept it, a review; it was refused as "line 1 looks semicolon-separated", with a
+    conversion that read the lines under it as a semicolon table (``sep=|``: "cannot detect the format"). (``sep=,``
+    and a tab's, Excel's above anything, are a blank line on line 1.)"""
     sep = excel_separator(first)
-    if sep is None or sep in ",\t":
+    if sep is None or (fmt != "auto" and lineno == 1):
         return rest
     ahead = list(itertools.islice(rest, HEADER_LOOKAHEAD))
-    if not excel_sep_line(first, uri, ahead, lineno):
-        raise FastTextError(f"{uri}: line {lineno} reads sep={sep} (Excel's separator line), but no {sep!r}-separated "
-                            f"table follows it: it is no labeled example; remove that line")
+    if not excel_sep_line(first, uri, ahead, lineno) and fmt == "auto":  # (sep=, after blank lines: over no table)
+        where = ("after blank lines, where only a file's first line is Excel's" if sep in ",\t" else
+                 f"but no {sep!r}-separated table follows it")
+        raise FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line), {where}: it is no "
+                            f"labeled example; remove that line")
     return chain_lines(ahead, rest)
 
 

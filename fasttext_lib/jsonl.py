@@ -11,39 +11,7 @@ import re
 from .columns import (HEADER_LABEL_NAMES, HEADER_LOOKAHEAD, HEADER_TEXT_NAMES, ColumnsToName, check_text_columns,
                       chosen_columns, header_layout, header_text_columns, left_out_columns, read_from_note)
 from .errors import FastTextError
-from .lines import chain_lines
-
-
-def json_integer(digits):
-    """json's ``parse_int``: an integer of more digits than Python converts (4,300) is a float (inf beyond its range)
-    rather than a ValueError. A line with such an id was taken for no JSON (predict answered its braces and keys as a
-    review), training refused it, and the endpoint failed the request with a 500."""
-    try:
-        return int(digits)
-    except ValueError:
-        return float(digits)
-
-
-def json_object_line(line):
-    """Is ``line`` one JSON object (a line of JSON Lines: ``{"stars": 5, "text": "..."}``)?"""
-    if not line.startswith("{"):
-        return False
-    try:
-        return isinstance(json.loads(line, parse_int=json_integer), dict)
-    except ValueError:
-        return False
-    except RecursionError:  # nested too deeply for json to read (it was a traceback): _json_objects names its line
-        return line.rstrip().endswith("}")
-
-
-def json_lines_start(line):
-    """Does an input whose first line that is not blank is ``line`` read as JSON Lines (:func:`json_object_line`)?
-    The one test of predict's files (predict_input._json_lines) and the endpoint's ``text/csv`` bodies
-    (serve_requests.csv_request); its start is looked at first, so that a first line of 60 MB that is no JSON is not
-    copied whole (lines.stripped_start)."""
-    from .lines import stripped_start
-
-    return stripped_start(line, 1) == "{" and json_object_line(line.strip())
+from .lines import chain_lines, json_integer
 
 
 def missing_json(value):
@@ -272,7 +240,7 @@ def jsonl_texts(lines, uri, note=None, found=None):
 def json_input(line, uri, predicting=False):
     """The error for an input whose first line (``line``, stripped) is JSON that is not read, else None: a JSON array
     (``df.to_json(path, orient="records")``, on one line or indented) or an object over several lines (JSON Lines,
-    one object a line, are read: :func:`json_object_line` comes first). Training was "cannot detect the format", and
+    one object a line, are read: lines.json_object_line comes first). Training was "cannot detect the format", and
     predict answered each line, keys and braces as words: the error shows pandas' conversion, with the object's own
     keys when they name a class and a text column."""
     if line not in ("[", "{"):

@@ -5,14 +5,15 @@ transparently (recognized by their first bytes and the structure after them: :mo
 data, archives, workbooks, Parquet and text that is not UTF-8 are refused in one line that says how to convert them; a
 line is taken whole, up to :data:`MAX_LINE_BYTES`.
 Excel's ``sep=,`` first line is read as a blank one (:func:`excel_sep_line`, the endpoint's rule too, which asks
-:mod:`fasttext_lib.columns` whether a table stands under another separator's line). Nothing else here knows about
-classes or columns.
+:mod:`fasttext_lib.columns` whether a table stands under another separator's line, and :func:`json_lines_start`
+whether JSON Lines do: the one test of a JSON Lines input). Nothing else here knows about classes or columns.
 """
 import bz2
 import csv
 import gzip
 import io
 import itertools
+import json
 import lzma
 import os
 import re
@@ -563,70 +564,129 @@ def excel_separator(line):
     return sep if sep and (sep == "\t" or unicodedata.category(sep)[0] in "PS") else None
 
 
-def excel_sep_line(line, uri, following=None, lineno=1):
+def excel_sep_line(line, uri, following, lineno=1):
     """Is ``line`` (a file's or a body's first line, BOM removed) Excel's separator hint? The one rule of the file
-    readers (:func:`without_excel_sep`, :func:`line_blocks`) and the endpoint (serve_requests._excel_sep_blank).
-    ``sep=,``: True (the caller reads it as a blank line, keeping line numbers; it was "cannot detect the format", and
-    predict answered it and the header as reviews), and so is a tab's (tab-separated files are read).
+    readers (:func:`without_excel_sep`, :func:`line_blocks`) and the endpoint (serve_requests._excel_sep_blank), and
+    of a line that reads so after blank lines (``lineno`` > 1: :func:`past_a_sep_review`, training's
+    formats._refuse_a_sep_line). ``following``: the lines after it (an iterable; their line ends dropped
+    or not). ``sep=,``: True (the caller reads it as a blank line, keeping line numbers; it was "cannot detect the
+    format", and predict answered it and the header as reviews), and so is a tab's (tab-separated files are read).
 
-    Another separator's (``sep=;``) is Excel's only above a table (``following``: the lines after it, their line ends
-    dropped or not). Above a table of that separator (:func:`_separated_table`): an error that says how to convert the
-    file. Above a comma- or tab-separated table (:func:`_comma_or_tab_table`): True, the table read as it
-    is, the line as a blank one (hand-made: Excel writes the separator it uses; taken for a review, the header and rows
-    under it were answered as reviews, one a line, and predict refused the file). Else False: a review that reads
-    ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered in its place, where predict refused
-    the file. ``following`` None: no lines to tell by (a JSON Lines body, where no review reads so): refused. A line
-    that names no separator of Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review. ``lineno``:
-    the line ``line`` is (training judges a ``sep=;`` after blank lines too: formats._refuse_excel_sep_over_no_table),
-    which the error names and its conversion skips with the lines above it: ``skiprows=1`` read that line as the
-    table's header. After blank lines (``lineno`` > 1) no line is Excel's, and no reader reads it as a blank one:
-    above a comma or tab table it is refused (:func:`refuse_excel_sep_after_blank_lines`)."""
+    Another separator's (``sep=;``) is Excel's only above a table (:func:`_under_excel_sep`). Above a table of that
+    separator: an error that says how to convert the file. Above a comma- or tab-separated table: True, the table read
+    as it is, the line as a blank one (hand-made: Excel writes the separator it uses; taken for a review, the header and
+    rows under it were answered as reviews, one a line, and predict refused the file). Above JSON Lines: an error, to
+    remove it (no JSON object, nor a table's line; training said that no table followed it, predict "not a JSON
+    object", the endpoint advised a semicolon table's conversion: one refusal of all three now). Else False: a review that reads ``sep=;`` (one column of reviews: a CSV writer
+    leaves it unquoted), answered in its place, where predict refused the file. A line that names no separator of
+    Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review.
+
+    ``lineno``: the line ``line`` is, which an error names and its conversion skips with the lines above it
+    (``skiprows=1`` read that line as the table's header). After blank lines no line is Excel's, and none is read as
+    a blank one, ``sep=,``'s neither: above a table of its separator it is refused with the conversion, above a comma
+    or tab table or JSON Lines refused, to be removed (:func:`_excel_sep_to_remove`); else (reviews) False."""
     sep = excel_separator(line)
     if sep is None:
         return False
-    if sep in (",", "\t"):
+    if sep in (",", "\t") and lineno == 1:
         return True
     under = _under_excel_sep(sep, following)
     if under == "its own table":
         raise FastTextError(f"{uri}:{lineno}: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
                             f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it "
                             f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows={lineno}')})")
-    if under == "a comma or tab table" and lineno > 1:
-        raise _excel_sep_after_blank_lines(uri, lineno, sep)
+    if under == "JSON Lines" or (under == "a comma or tab table" and lineno > 1):
+        raise _excel_sep_to_remove(uri, lineno, sep, under)
     return under == "a comma or tab table"
 
 
 def _under_excel_sep(sep, following):
-    """What a line naming Excel's separator ``sep`` (not a comma's or a tab's) is above, by the lines ``following``
-    it: ``"its own table"`` (a ``sep``-separated one, or no lines to tell by: None), ``"a comma or tab table"``, or
-    None (reviews; blank lines alone). The one verdict of :func:`excel_sep_line` and
-    :func:`refuse_excel_sep_after_blank_lines`."""
-    opening = None if following is None else _table_opening(following)
+    """What a line naming Excel's separator ``sep`` is above, by the lines ``following`` it: ``"its own table"`` (a
+    ``sep``-separated one; never a comma's or a tab's, which are read), ``"JSON Lines"`` (:func:`json_lines_start`,
+    as predict and the endpoint tell them), ``"a comma or tab table"``, or None (reviews; blank lines alone). The one
+    verdict of :func:`excel_sep_line`."""
+    opening = _table_opening(following)
     if opening is None:
-        return None if following is not None else "its own table"
-    if _separated_table(*opening, sep):
+        return None
+    if json_lines_start(opening[0]):
+        return "JSON Lines"
+    if sep not in (",", "\t") and _separated_table(*opening, sep):
         return "its own table"
     return "a comma or tab table" if _comma_or_tab_table(*opening) else None
 
 
-def refuse_excel_sep_after_blank_lines(line, uri, following, lineno):
-    """Refuse ``line``, line ``lineno`` of an input to label after blank lines, when it reads as Excel's ``sep=;`` (a
-    separator other than a comma's or a tab's) above a comma or tab table (``following``: the lines after it), as
-    training refuses it (:func:`excel_sep_line`). Only a file's first line is Excel's: training took it for a
-    semicolon-separated file's first line and advised a conversion that read the comma rows as one field each, predict
-    read it as a row of the table (a malformed one), the endpoint answered it and every row under it as reviews. The
-    same file without the blank lines is read as the comma table. (Above a table of its own separator, predict and the
-    endpoint refuse that table: formats.semicolon_table; above reviews it is a review.)"""
-    sep = excel_separator(line)
-    if sep not in (None, ",", "\t") and _under_excel_sep(sep, following) == "a comma or tab table":
-        raise _excel_sep_after_blank_lines(uri, lineno, sep)
+def _excel_sep_to_remove(uri, lineno, sep, under):
+    """The error for a line ``lineno`` that reads ``sep=`` above JSON Lines, or after blank lines above a comma or
+    tab table (``under``: :func:`_under_excel_sep`'s verdict), which is no record of what is under it (only a file's
+    first line is Excel's): the file without it is read, so the error says to remove it. (After blank lines,
+    training took a ``sep=;`` for a semicolon-separated file's first line and advised a conversion that read the comma
+    rows as one field each, and a ``sep=,`` for no format; predict read the one as a malformed row of the table, the
+    other as no row; the endpoint answered it and every row under it as reviews.)"""
+    if under == "JSON Lines":
+        return FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line, which names a "
+                             f"table's separator) above JSON Lines, where it is no JSON object; remove that line")
+    other = "" if sep in (",", "\t") else ", and it names another separator than the table's"
+    return FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line) after blank lines, "
+                         f"above a comma- or tab-separated table: Excel reads that line only as a file's first{other}; "
+                         f"remove that line")
 
 
-def _excel_sep_after_blank_lines(uri, lineno, sep):
-    """The error for a ``sep=`` line ``lineno`` (after blank lines) above a comma or tab table."""
-    return FastTextError(f"{uri}: line {lineno} reads sep={sep} (Excel's separator line) after blank lines, above a "
-                         f"comma- or tab-separated table: Excel reads that line only as a file's first, and it names "
-                         f"another separator than the table's; remove that line")
+def sep_line(sep):
+    """Excel's separator line naming ``sep`` as an error shows it: ``sep=;``, a tab written ``sep=\\t`` (a tab in
+    the line showed as spaces)."""
+    return "sep=\\t" if sep == "\t" else f"sep={sep}"
+
+
+def past_a_sep_review(lines, uri):
+    """``(blank, first, rest)`` of the lines of an input to label (an iterator; line ends dropped or not): ``first``,
+    its first line that is not blank, and ``rest``, an iterator of those after it (lines read ahead put back);
+    ``blank``, those above it. A first line that reads as Excel's (:func:`reads_as_excel_sep`) where the reader has
+    not read it as a blank one (:func:`excel_sep_line`: a review) is one of ``blank`` too: what starts under it is
+    judged as if it were blank, and read with it (a semicolon table or JSON Lines under it was answered as reviews, a
+    row a review). After blank lines (no line of Excel's there: only the first is) such a line is refused where
+    :func:`excel_sep_line` refuses it, above a table or JSON Lines, as training refuses it. The one rule of predict's
+    files (predict_input._table) and the endpoint's bodies (serve_requests._judged_past_a_sep_review)."""
+    from .columns import HEADER_LOOKAHEAD
+
+    blank, first = leading_blank_lines(lines)
+    if first is None or not reads_as_excel_sep(first):
+        return blank, first, lines
+    if blank:
+        following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
+        lines = itertools.chain(following, lines)
+        excel_sep_line(first, uri, following, len(blank) + 1)  # (after blank lines: an error, or False)
+    more, after = leading_blank_lines(lines)
+    return [*blank, first, *more], after, lines
+
+
+def json_integer(digits):
+    """json's ``parse_int``: an integer of more digits than Python converts (4,300) is a float (inf beyond its range)
+    rather than a ValueError. A line with such an id was taken for no JSON (predict answered its braces and keys as a
+    review), training refused it, and the endpoint failed the request with a 500."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
+def json_object_line(line):
+    """Is ``line`` one JSON object (a line of JSON Lines: ``{"stars": 5, "text": "..."}``)?"""
+    if not line.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(line, parse_int=json_integer), dict)
+    except ValueError:
+        return False
+    except RecursionError:  # nested too deeply for json to read (it was a traceback): jsonl._json_objects names its line
+        return line.rstrip().endswith("}")
+
+
+def json_lines_start(line):
+    """Does an input whose first line that is not blank is ``line`` read as JSON Lines (:func:`json_object_line`)?
+    The one test of predict's files (predict_input._json_lines), the endpoint's ``text/csv`` bodies
+    (serve_requests.csv_request) and what a ``sep=`` line stands above (:func:`excel_sep_line`); its start is looked
+    at first, so that a first line of 60 MB that is no JSON is not copied whole (:func:`stripped_start`)."""
+    return stripped_start(line, 1) == "{" and json_object_line(line.strip())
 
 
 def _table_opening(lines):

@@ -234,6 +234,7 @@ def _csv_table_or_records(lines, given):
     reading fails, a CSV of one column without a header row as a program writes it (every record one field:
     QuotedSpans), whose records are the texts. It was refused as a labeled CSV whose rows lack a class: predict
     scores none, and auto-detection reads the same file so."""
+    from .lines import past_a_sep_review
     from .quoted_spans import QuotedSpans
 
     source_failed = []
@@ -246,8 +247,9 @@ def _csv_table_or_records(lines, given):
             raise
 
     spans, rest = QuotedSpans(), source()
+    opening = past_a_sep_review(spans.tap(rest), given.name)  # (its refusal is the line's, no CSV's: said as it is)
     try:
-        return _table(spans.tap(rest), given)
+        return _table_past_a_sep_review(*opening, given)
     except FastTextError as exc:
         if source_failed:
             raise
@@ -269,23 +271,18 @@ def _table(lines, given):
     Lines? Its :class:`ReadAs`, else False (plain reviews). The checks look at its start (:class:`_Opening`), in this
     order: the first to give a verdict (a :class:`ReadAs`, an error) decides, and :func:`_csv_table`, the last,
     always gives one."""
-    from .formats import lines_ahead
-    from .lines import leading_blank_lines, reads_as_excel_sep, refuse_excel_sep_after_blank_lines
+    from .lines import past_a_sep_review
 
     if given.fmt == "text":
         return False
-    blank, first = leading_blank_lines(lines)
-    if first is not None and reads_as_excel_sep(first):
-        if blank:  # (no line of Excel's after blank lines: sep=; over a comma table is refused, as training refuses it)
-            following, lines = lines_ahead(lines)
-            refuse_excel_sep_after_blank_lines(first, given.name, following, len(blank) + 1)
-        # A first review that reads sep=; (line_blocks read Excel's line as a blank one; after blank lines none is
-        # Excel's): what starts under it is judged as if it were blank, as the endpoint judges a body
-        # (serve_requests._excel_sep_blank), and read with it. Judged by it, a semicolon table or JSON Lines under it
-        # was answered as reviews, a row a review.
-        review = first
-        more, first = leading_blank_lines(lines)
-        blank = [*blank, review, *more]
+    # (a first review that reads sep=; is judged past, as the endpoint judges a body; after blank lines, where no line
+    # is Excel's, such a line above a table or JSON Lines is refused, as training refuses it)
+    return _table_past_a_sep_review(*past_a_sep_review(lines, given.name), given)
+
+
+def _table_past_a_sep_review(blank, first, lines, given):
+    """:func:`_table`'s checks of an input whose ``blank`` lines (a first review that reads ``sep=``, too:
+    lines.past_a_sep_review) are above its ``first`` other line and the iterator ``lines`` of those after it."""
     if first is None:
         return False
     opening = _Opening(blank, first, lines)
@@ -348,7 +345,8 @@ def _json_lines(opening, given):
     """JSON Lines: :class:`ReadAs` ``"json"``, each object's text keys, every object checked before the first answer;
     else None. With ``--format csv`` too: each object was read as a labeled CSV row, its first key's value as the
     class."""
-    from .jsonl import json_lines_start, jsonl_texts
+    from .jsonl import jsonl_texts
+    from .lines import json_lines_start
 
     if given.fmt not in ("auto", "csv") or not json_lines_start(opening.first):
         return None

@@ -16,7 +16,7 @@
   it. A semicolon-separated table is a 400, as predict refuses it (formats.semicolon_table, the rule of both, on the
   same lines), named before any other 400 of the body's CSV, as predict asks first; with ``header=absent`` only its
   rows tell, the first line among them. A body of JSON Lines (its first line that is not blank a JSON object, as
-  predict tells a file: jsonl.json_lines_start) is read as ``application/jsonlines`` reads it.
+  predict tells a file: lines.json_lines_start) is read as ``application/jsonlines`` reads it.
 
 A body is decoded with the Content-Type's charset, UTF-8 when it names none (:func:`body_text`), and a leading
 UTF-8 BOM is skipped. A request this cannot read raises :class:`RequestError`, a 4xx (sm_serve's docstring lists
@@ -36,7 +36,8 @@ from typing import NamedTuple
 from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError
 from .formats import predicted_record  # (module-level: _blank_or asks it of every record of a body)
-from .jsonl import json_integer, json_lines_start, missing_json, whole_characters
+from .jsonl import missing_json, whole_characters
+from .lines import json_integer, json_lines_start
 from .quoted_spans import QUOTED_FIELD  # (what predict reads as a quoted field too)
 from .serve_limits import in_batch_transform
 
@@ -472,51 +473,48 @@ def _excel_sep_blank(text, csv_body=False):
     reviews, one a line, each row whole), so that Batch Transform answers it as an empty review and its answers stay
     line for line; else a review that reads ``sep=;``, answered as one in its place, and no
     row of the table under it: ``judged``, the text the table is judged by, has it blank (the same ``text`` else), so
-    that the rows under it are read as they are without it (csv_request). In JSON Lines no such line is a review (nor
-    JSON): a 400 at the endpoint, as predict refuses it; a blank line in Batch Transform, where a mini-batch
-    (SplitType=Line) may start anywhere in a file. (text/plain reads no separator line: plain_texts.)"""
-    from .lines import excel_sep_line
+    that the rows under it are read as they are without it (csv_request). In JSON Lines (a ``text/csv`` body of them
+    too) no such line is a review (nor JSON): a 400 at the endpoint, as predict refuses it (above JSON Lines: to remove
+    it); a blank line in Batch Transform, where a mini-batch (SplitType=Line) may start anywhere in a file. (text/plain
+    reads no separator line: plain_texts.)"""
+    from .lines import excel_sep_line, excel_separator
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"
+    if excel_separator(first) and in_batch_transform(os.environ) and (not csv_body or _json_lines_body(blanked)):
+        return blanked, blanked  # (a mini-batch of JSON Lines may start anywhere in the file: never refused there)
     try:
-        excel = excel_sep_line(first, "request", _lines_of(blanked) if csv_body else None)
+        excel = excel_sep_line(first, "request", _lines_of(blanked))
     except FastTextError as exc:
-        if in_batch_transform(os.environ) and not csv_body:  # (a mini-batch may start anywhere in the file)
-            return blanked, blanked
         raise RequestError(400, str(exc)) from None
     if excel:
         return blanked, blanked
-    return text, _judged_past_a_sep_review(text, csv_body)
+    return text, _judged_past_a_sep_review(text)
 
 
-def _judged_past_a_sep_review(text, csv_body):
+def _json_lines_body(text):
+    """Is ``text`` (a ``text/csv`` body) JSON Lines, as :func:`csv_request` reads it (lines.json_lines_start)?"""
+    opening = _opening(text, "")
+    return opening is not None and json_lines_start(opening.first)
+
+
+def _judged_past_a_sep_review(text):
     """``text`` with its first line that is not blank blanked where it reads as Excel's (lines.reads_as_excel_sep) but
-    is none (a review: :func:`_excel_sep_blank`), its line end kept, so that the table under it is judged without it
-    (as predict judges a file: predict_input._table). After blank lines too, where no line is Excel's (only the first
-    is): a semicolon table under ``sep=;`` there was answered, a row a review, where training and predict refuse it;
-    in CSV (``csv_body``) a comma table under it is a 400, as training and predict refuse it
-    (lines.refuse_excel_sep_after_blank_lines)."""
-    from .lines import reads_as_excel_sep, refuse_excel_sep_after_blank_lines
+    is none (a review: :func:`_excel_sep_blank`), its line end kept, so that the table under it is judged without it,
+    as predict judges a file (lines.past_a_sep_review, the rule of both). After blank lines, where no line is Excel's
+    (only the first is), such a line above a table or JSON Lines is a 400, as training and predict refuse it: in JSON
+    Lines too, and in Batch Transform (the line was a 400 there all the same, "not valid JSON")."""
+    from .lines import past_a_sep_review
 
-    start = 0
-    while start < len(text):  # (line by line, as its first line is read: not the whole body split, for one line)
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        line = text[start:end]
-        if not line.strip():
-            start = end + 1
-            continue
-        if not reads_as_excel_sep(line):
-            return text
-        if csv_body and start:
-            lineno = text.count("\n", 0, start) + 1
-            try:
-                refuse_excel_sep_after_blank_lines(line, "request", _lines_of(text[end + 1:]), lineno)
-            except FastTextError as exc:
-                raise RequestError(400, str(exc)) from None
-        return text[:start] + text[end:]
-    return text
+    try:
+        blank = past_a_sep_review(_lines_of(text), "request")[0]
+    except FastTextError as exc:
+        raise RequestError(400, str(exc)) from None
+    review = next((number for number, line in enumerate(blank) if line.strip()), None)
+    if review is None:
+        return text
+    start = _after_lines(text, review)
+    return text[:start] + text[start + len(blank[review].rstrip("\n")):]
 
 
 def _refuse_lone_cr(lines):

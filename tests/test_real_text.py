@@ -1951,16 +1951,17 @@ def test_a_first_review_that_reads_like_excel_s_line_is_answered_by_predict(tmp_
 
 
 @pytest.mark.parametrize("header", [True, False], ids=["header", "headerless"])
-@pytest.mark.parametrize("first, blank", [("sep=|", 0), ("sep= ", 0), ("sep=|", 2), ("sep=;", 2)],
-                         ids=["pipe", "space", "pipe-after-blank-lines", "semicolon-after-blank-lines"])
+@pytest.mark.parametrize("first, blank", [("sep=|", 0), ("sep= ", 0), ("sep=|", 2)],
+                         ids=["pipe", "space", "pipe-after-blank-lines"])
 def test_a_semicolon_table_under_a_review_that_reads_like_excel_s_line_is_refused_as_without_it(tmp_path, real, bundle,
                                                                                               first, blank, header):
     """A semicolon-separated table under a first line ``sep=|`` (no line of Excel's over it: lines.excel_sep_line
     reads it as a review): predict judged the file by that line, answered it and every row under it as reviews (the
     header too, each class a word of its text), where the endpoint and Batch Transform judge the body without it
     (serve_requests._excel_sep_blank) and refuse it, as predict refuses the table alone: refused as that, its line
-    numbers one on, from a file and from stdin. So too after blank lines (no line of Excel's there, ``sep=;`` too: only
-    a file's first line is), where predict still judged the file by it."""
+    numbers one on, from a file and from stdin. So too after blank lines (no line of Excel's there: only a file's
+    first line is), where predict still judged the file by it. (A ``sep=;`` there, above its own table, is refused as
+    that line by every reader: test_sagemaker's test_train_predict_and_the_endpoint_refuse_a_sep_line_alike.)"""
     table = _excel_rows(real, ";").replace("\r\n", "\n")
     table = table if header else table.split("\n", 1)[1]
     alone, path = tmp_path / "table.csv", tmp_path / "hinted.csv"
@@ -1978,12 +1979,13 @@ def test_a_semicolon_table_under_a_review_that_reads_like_excel_s_line_is_refuse
 def test_json_lines_under_a_review_that_reads_like_excel_s_line_are_not_answered_as_reviews(tmp_path, bundle):
     """JSON Lines under a first line ``sep=;`` (no JSON, nor Excel's line over a table): predict judged the file by that
     line and answered each JSON object's text, braces and keys, as a review; it is judged by the lines under it, as
-    the endpoint judges a body, and refused in one line at line 1."""
+    the endpoint judges a body, and refused in one line at line 1, saying to remove it (lines.excel_sep_line)."""
     path = tmp_path / "hinted.jsonl"
     path.write_text('sep=;\n{"text": "great food"}\n{"text": "cold soup"}\n')
     got = cli_in_process("predict", "--model", bundle, "--input", path)
     assert (got.returncode, got.stdout) == (2, "")
-    assert got.stderr.startswith(f"error: {path}:1: not a JSON object") and got.stderr.count("\n") == 1
+    assert got.stderr == (f"error: {path}: line 1 reads sep=; (Excel's separator line, which names a table's separator) "
+                          f"above JSON Lines, where it is no JSON object; remove that line\n")
 
 
 @pytest.mark.parametrize("first, reviews", [
@@ -2019,15 +2021,17 @@ def test_excel_s_line_over_no_table_is_refused_by_training_as_that_line(tmp_path
     """``sep=;`` above fastText lines, JSON Lines or reviews (no table: lines.excel_sep_line reads it as a review):
     training and evaluate refused the file as "line 1 looks semicolon-separated", with a conversion that read the
     lines under it as a semicolon table (``sep=|``: "cannot detect the format"). The line is no labeled example, and
-    the error says so: what it reads as, and to remove it."""
+    the error says so: what it reads as, and to remove it (above JSON Lines, as predict and the endpoint say it)."""
     path = tmp_path / "data.txt"
     path.write_text(f"sep={sep}\n{under}")
+    why = ("(Excel's separator line, which names a table's separator) above JSON Lines, where it is no JSON object"
+           if under.startswith("{") else
+           f"(Excel's separator line), but no '{sep}'-separated table follows it: it is no labeled example")
     for command in (("train", "--train", path, "--output", tmp_path / "m", "--no-progress"),
                     ("evaluate", "--model", bundle, "--data", path)):
         got = cli_in_process(*command)
         assert (got.returncode, got.stdout) == (2, "") and not (tmp_path / "m").exists()
-        assert got.stderr == (f"error: {path}: line 1 reads sep={sep} (Excel's separator line), but no "
-                              f"'{sep}'-separated table follows it: it is no labeled example; remove that line\n")
+        assert got.stderr == f"error: {path}: line 1 reads sep={sep} {why}; remove that line\n"
 
 
 _BLANK_LINES_AT_THE_START = [1, 2]  # (blank lines above a file's first line with text: the messages said line 1)
@@ -2045,8 +2049,12 @@ _BLANK_LINES_AT_THE_START = [1, 2]  # (blank lines above a file's first line wit
     ("class,text\r1,nice place\r2,awful\r", "{path}:{n}: cannot detect the format of line {n}: it holds a line break"),
     ("sep=;\n__label__positive great food\n__label__negative cold soup\n",
      "{path}: line {n} reads sep=; (Excel's separator line), but no ';'-separated table follows it"),
+    # (sep=, is Excel's on line 1 only: after blank lines it was "cannot detect the format", which named no way on)
+    ("sep=,\n__label__positive great food\n__label__negative cold soup\n",
+     "{path}: line {n} reads sep=, (Excel's separator line), after blank lines, where only a file's first line is "
+     "Excel's: it is no labeled example; remove that line"),
 ], ids=["unknown-format", "unknown-csv-header", "unknown-tsv-header", "two-unknown-names", "line-break-inside",
-        "excel-sep-over-no-table"])
+        "excel-sep-over-no-table", "excel-comma-sep-over-no-table"])
 def test_format_messages_name_the_first_line_with_text_after_blank_lines_at_the_start(tmp_path, blank, body, said):
     """Blank lines above a training file's first line with text: detection judged that line but its messages called
     it line 1 (``FILE:1:``), and a header of two names asked "if line 1 is a record". They name its line, as

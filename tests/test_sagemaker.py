@@ -2063,9 +2063,11 @@ def read_lines(response):
 @pytest.mark.parametrize("batch", [False, True])
 def test_jsonl_sent_as_text_csv_is_answered_as_application_jsonlines_answers_it(endpoint, served, monkeypatch, batch):
     """A .jsonl file given to Batch Transform (or an endpoint) with content_type="text/csv": read as JSON Lines, as
-    predict reads the file (predict_input._json_lines' test, jsonl.json_lines_start), with application/jsonlines'
+    predict reads the file (predict_input._json_lines' test, lines.json_lines_start), with application/jsonlines'
     answers, one a line, blank lines too. Read as CSV, each review was its object's JSON text, keys and braces as
-    words. A CSV whose text merely starts with a brace ({curly} text) is read as CSV still, as predict reads it."""
+    words. A CSV whose text merely starts with a brace ({curly} text) is read as CSV still, as predict reads it. So
+    whatever the header parameter says (JSON Lines have no header row), as predict --format csv and training read a
+    JSON Lines file: a pipeline's content type for its CSV files, given a .jsonl, answers each line."""
     if batch:
         monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     lines = [json.dumps({"text": "The pasta was great and the staff were friendly!"}), "",
@@ -2073,7 +2075,8 @@ def test_jsonl_sent_as_text_csv_is_answered_as_application_jsonlines_answers_it(
     body = ("\n".join(lines) + "\n").encode()
     as_jsonlines = endpoint.invoke(body, "application/jsonlines", "application/jsonlines")
     assert as_jsonlines[0] == 200
-    assert endpoint.invoke(body, "text/csv", "application/jsonlines") == as_jsonlines
+    for content_type in ("text/csv", "text/csv; header=present", "text/csv; header=absent"):
+        assert endpoint.invoke(body, content_type, "application/jsonlines") == as_jsonlines, content_type
     expected = served[1].predict([json.loads(line)["text"] if line else "" for line in lines])
     assert read_lines(as_jsonlines[2]) == blazingtext_lines(expected, ranked=False)  # one answer a line
     not_json = b"{curly} braces, great food\n{not json\n"
@@ -5163,17 +5166,16 @@ def test_excel_s_line_naming_another_separator_above_its_table_is_refused_as_by_
             assert said[said.index("Excel's"):] == error[error.index("Excel's"):]
 
 
-@pytest.mark.parametrize("line", ["sep=;", "sep=|"])
 @pytest.mark.parametrize("rows", ["label;text\n2;great food\n1;cold soup\n", _SEMICOLON_ROWS_BY_CLASS],
                          ids=["header", "headerless"])
 @pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
 def test_a_semicolon_table_under_blank_lines_and_a_sep_line_is_refused_as_by_predict(tmp_path, bundle, served,
-                                                                                    monkeypatch, line, rows, batch):
-    """After blank lines no line is Excel's (only a body's or a file's first is): a ``sep=;`` there is a review, and
+                                                                                    monkeypatch, rows, batch):
+    """After blank lines no line is Excel's (only a body's or a file's first is): a ``sep=|`` there is a review, and
     the table under it is judged without it, as under a first line that reads ``sep=|``. The endpoint and predict
     judged the body by that line and answered the table, a row a review, where training refuses it: refused, by both
-    alike."""
-    body = "\n\n" + line + "\n" + rows
+    alike. (A ``sep=;`` there names the table's separator: refused as that line, the next test.)"""
+    body = "\n\nsep=|\n" + rows
     answers, error = _predicted(tmp_path, bundle, body)
     assert answers is None and "semicolon-separated" in error, error
     if batch:
@@ -5184,22 +5186,83 @@ def test_a_semicolon_table_under_blank_lines_and_a_sep_line_is_refused_as_by_pre
     assert caught.value.status_code == 400 and what.search(said)[1] == what.search(error)[1], (said, error)
 
 
-@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
-def test_a_sep_line_after_blank_lines_above_a_comma_table_is_refused_as_by_training_and_predict(tmp_path, bundle,
-                                                                                               served, monkeypatch,
-                                                                                               batch):
-    """``sep=;`` after blank lines above a comma table (no line of Excel's there: only the first is): the endpoint
-    answered it and every line under it as reviews, the header too, each row whole, where training and predict refuse
-    the file (lines.refuse_excel_sep_after_blank_lines): a 400 saying the same, to remove that line."""
-    body = "\n\nsep=;\nlabel,text\n2,great food\n1,cold soup\n"
-    answers, error = _predicted(tmp_path, bundle, body)
-    assert answers is None and error.endswith("remove that line"), error
+_COMMA_TABLE = "label,text\n2,great food\n1,cold soup\n2,would go again\n"
+_JSON_LINES = '{"label": "2", "text": "great food"}\n{"label": "1", "text": "cold soup"}\n'
+_REMOVE_AFTER_BLANK_LINES = ("{where}: line 3 reads {line} (Excel's separator line) after blank lines, above a comma- "
+                             "or tab-separated table: Excel reads that line only as a file's first{other}; remove that "
+                             "line")
+_REMOVE_ABOVE_JSON_LINES = ("{where}: line {n} reads {line} (Excel's separator line, which names a table's separator) "
+                            "above JSON Lines, where it is no JSON object; remove that line")
+_CONVERT_AFTER_BLANK_LINES = ("{where}:3: Excel's separator line sep=;: the file is ';'-separated; only comma- and "
+                              "tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
+                              "pd.read_csv(path, sep=';', skiprows=3, header=None, dtype=str, keep_default_na=False)"
+                              ".to_csv(new_path, index=False, header=False))")
+
+
+_SEP_LINES_REFUSED = [
+    # sep=, after blank lines above a comma table: training "cannot detect the format of line 3", predict read the
+    # table, the endpoint answered every line as a review (the header too, each row whole)
+    ("\n\nsep=,\n" + _COMMA_TABLE, _REMOVE_AFTER_BLANK_LINES.replace("{line}", "sep=,").replace("{other}", "")),
+    ("\n\nsep=,\n" + _TEN_LABELED_ROWS, _REMOVE_AFTER_BLANK_LINES.replace("{line}", "sep=,").replace("{other}", "")),
+    ("\n\nsep=\t\n" + _COMMA_TABLE, _REMOVE_AFTER_BLANK_LINES.replace("{line}", "sep=\\t").replace("{other}", "")),
+    ("\n\nsep=;\n" + _COMMA_TABLE, _REMOVE_AFTER_BLANK_LINES.replace("{line}", "sep=;").replace(
+        "{other}", ", and it names another separator than the table's")),
+    # sep=; above JSON Lines: training "no ';'-separated table follows it", predict "not a JSON object", the
+    # endpoint a semicolon table's conversion (after blank lines "line 3 is not valid JSON")
+    ("sep=;\n" + _JSON_LINES, _REMOVE_ABOVE_JSON_LINES.replace("{line}", "sep=;").replace("{n}", "1")),
+    ("sep=|\n" + _JSON_LINES, _REMOVE_ABOVE_JSON_LINES.replace("{line}", "sep=|").replace("{n}", "1")),
+    ("\n\nsep=;\n" + _JSON_LINES, _REMOVE_ABOVE_JSON_LINES.replace("{line}", "sep=;").replace("{n}", "3")),
+    ("\n\nsep=,\n" + _JSON_LINES, _REMOVE_ABOVE_JSON_LINES.replace("{line}", "sep=,").replace("{n}", "3")),
+    # sep=; after blank lines above a semicolon table: training gave the conversion that skips the lines up to it,
+    # predict and the endpoint one that read the line as a row of the table (and header=absent answered every line)
+    ("\n\nsep=;\nlabel;text\n2;great food\n1;cold soup\n", _CONVERT_AFTER_BLANK_LINES),
+    ("\n\nsep=;\n" + _SEMICOLON_ROWS_BY_CLASS, _CONVERT_AFTER_BLANK_LINES),
+]
+_SEP_LINES_REFUSED_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines",
+                          "semicolon-after-blank-lines", "semicolon-over-json-lines", "pipe-over-json-lines",
+                          "semicolon-over-json-lines-after-blank-lines", "comma-over-json-lines-after-blank-lines",
+                          "semicolon-over-its-table-after-blank-lines", "semicolon-over-its-rows-after-blank-lines"]
+
+
+# (in Batch Transform, a first line above JSON Lines is read as a blank one: the next test)
+@pytest.mark.parametrize("body, said, batch", [
+    pytest.param(body, said, batch, id=f"{'batch-transform' if batch else 'endpoint'}-{name}")
+    for (body, said), name in zip(_SEP_LINES_REFUSED, _SEP_LINES_REFUSED_IDS) for batch in (False, True)
+    if not (batch and body.startswith("sep="))])
+def test_train_predict_and_the_endpoint_refuse_a_sep_line_alike(tmp_path, bundle, served, monkeypatch, body, said,
+                                                                batch):
+    """A line that reads as Excel's separator line where no reader reads it as one (after blank lines: only a file's
+    first line is Excel's; above JSON Lines: no table's) is refused by training, predict and the endpoint in the same
+    words (lines.excel_sep_line, lines.past_a_sep_review): they read the same bytes three ways, one a table, one
+    reviews, one no format, or refused them with three meanings; with ``--format csv`` too, as each reads it."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "body.csv"
+    path.write_text(body)
+    for fmt in ("auto", "csv"):
+        with pytest.raises(FastTextError) as trained:
+            read_labeled(str(path), fmt)
+        assert str(trained.value) == said.format(where=path), fmt
+        got = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
+        assert (got.returncode, got.stdout, got.stderr) == (2, "", f"error: {said.format(where=path)}\n"), fmt
     if batch:
         monkeypatch.setenv("SAGEMAKER_BATCH", "true")
-    with pytest.raises(sm_serve.RequestError) as caught:
-        _served_answers(body, served, "text/csv")
-    said = caught.value.message
-    assert caught.value.status_code == 400 and said.split(": ", 1)[1] == error.split(": ", 2)[2], (said, error)
+    for content_type in ("text/csv", "text/csv; header=present", "text/csv; header=absent", "application/jsonlines"):
+        with pytest.raises(sm_serve.RequestError) as caught:
+            _served_answers(body, served, content_type)
+        assert (caught.value.status_code, caught.value.message) == (400, said.format(where="request")), content_type
+
+
+@pytest.mark.parametrize("line", ["sep=;", "sep=|", "sep=,"])
+def test_batch_transform_reads_a_sep_line_starting_a_mini_batch_of_json_lines_as_a_blank_one(served, monkeypatch,
+                                                                                            line):
+    """A Batch Transform mini-batch (SplitType=Line) may start anywhere in a file: a first line that reads ``sep=;``
+    above JSON Lines is read as a blank one there, never refused (an endpoint refuses it: the test before), whether
+    the body is sent as application/jsonlines or as text/csv, which reads JSON Lines as application/jsonlines does."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    expected = _served_answers("\n" + _JSON_LINES, served, "application/jsonlines")
+    for content_type in ("application/jsonlines", "text/csv", "text/csv; header=present", "text/csv; header=absent"):
+        assert _served_answers(f"{line}\n{_JSON_LINES}", served, content_type) == expected, content_type
 
 
 @pytest.mark.parametrize("content_type, rest", [
