@@ -34,15 +34,21 @@ def bom_charset(head):
 
 
 def utf32_text(body):
-    """Are the bytes ``body`` UTF-32 text: its byte order mark (:func:`bom_charset`), or without one, every 4 bytes a
-    character whose top byte is zero (its fourth little-endian, its first big-endian), and the byte below it (its
-    plane) zero in half of them at least, as in text mostly of the Basic Multilingual Plane? UTF-16 text has its
-    letters there (``ab``: 61 00 62 00), or a line end (``a\\n``: 61 00 0A 00)."""
-    if bom_charset(body) == "utf-32":
-        return True
+    """Are the bytes ``body`` UTF-32 text: its byte order mark (:func:`bom_charset`), or without one
+    (:func:`utf32_byte_order`)?"""
+    return bom_charset(body) == "utf-32" or utf32_byte_order(body) is not None
+
+
+def utf32_byte_order(body):
+    """``"LE"`` or ``"BE"``: the bytes ``body`` read as UTF-32 text without a byte order mark in that order, every 4
+    bytes a character whose top byte is zero (its fourth little-endian, its first big-endian), and the byte below it
+    (its plane) zero in half of them at least, as in text mostly of the Basic Multilingual Plane; else None. UTF-16
+    text has its letters there (``ab``: 61 00 62 00), or a line end (``a\\n``: 61 00 0A 00)."""
     units = len(body) // 4
-    return bool(units) and not len(body) % 4 and any(
-        not body[top::4].strip(b"\x00") and 2 * body[plane::4].count(0) >= units for top, plane in ((3, 2), (0, 1)))
+    if not units or len(body) % 4:
+        return None
+    return next((order for order, top, plane in (("LE", 3, 2), ("BE", 0, 1))
+                 if not body[top::4].strip(b"\x00") and 2 * body[plane::4].count(0) >= units), None)
 
 
 def magic_kind(head):

@@ -22,7 +22,8 @@ import unicodedata
 import zlib
 
 from . import storage
-from .binary_data import PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, lzma_stream_start, magic_kind
+from .binary_data import (PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, lzma_stream_start, magic_kind,
+                          utf32_byte_order)
 from .errors import FastTextError
 
 
@@ -359,9 +360,11 @@ def _not_text(raw, uri, lineno, table=True):
         return (f"{uri}: is a tar archive; extract the file from it first ({extract}) "
                 f"and give that file "
                 f"({READ_DIRECTLY} files of one CSV or text file are read directly)")
-    if lineno == 1 and bom_charset(raw) == "utf-32":  # (no Excel nor pandas hint: Excel writes no UTF-32)
-        return (f"{where}not a text file this program reads: it is UTF-32 text; convert it to UTF-8 first, e.g. "
-                f"{_iconv('UTF-32', uri, '.csv' if table else '.vec')}")
+    utf32 = _utf32_source(raw) if lineno == 1 else None
+    if utf32:  # (no Excel nor pandas hint: Excel writes no UTF-32)
+        unmarked = "" if utf32 == "UTF-32" else " (no byte order mark)"
+        return (f"{where}not a text file this program reads: it is UTF-32 text{unmarked}; convert it to UTF-8 first, "
+                f"e.g. {_iconv(utf32, uri, '.csv' if table else '.vec')}")
     utf16 = utf16_text(raw, uri, lineno, ".csv" if table else ".vec")
     if utf16 and not table:
         return f"{where}not a text file this program reads: {utf16}"
@@ -369,6 +372,24 @@ def _not_text(raw, uri, lineno, table=True):
         return (f"{where}not a text file this program reads: {utf16} (Excel's 'Unicode Text' is tab-separated: "
                 f"pandas: {pandas_conversion(_UTF16_TABS)})")
     return f"{where}not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+
+
+def _utf32_source(raw):
+    """iconv's name of the UTF-32 text a file's first line ``raw`` (up to its \\n byte, which is a character's first
+    byte in little-endian, its last in big-endian) is in: ``UTF-32`` by its byte order mark, ``UTF-32LE`` or
+    ``UTF-32BE`` without one (binary_data.utf32_byte_order, and every character one of text: a binary file of small
+    32-bit numbers reads as control characters); else None. (Without a mark such a file was "UTF-16 text or a binary
+    file?")"""
+    if bom_charset(raw) == "utf-32":
+        return "UTF-32"
+    for order, body in (("LE", raw[:-1] if raw.endswith(b"\n") else raw), ("BE", raw)):
+        if utf32_byte_order(body) == order:
+            try:
+                text = body.decode(f"utf-32-{order.lower()}")
+            except UnicodeDecodeError:
+                return None
+            return f"UTF-32{order}" if all(c.isprintable() or c in "\t\r\n" for c in text) else None
+    return None
 
 
 def utf16_text(raw, uri, lineno, extension):

@@ -228,6 +228,29 @@ def test_utf32_text_with_its_byte_order_mark_is_called_utf32_and_its_iconv_conve
     assert read_labeled(str(tmp_path / "new.csv")).texts == ["bad food", "great food", "slow service"]
 
 
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_utf32_text_without_a_byte_order_mark_is_called_utf32_and_its_iconv_converts_it(tmp_path, encoding, newline):
+    """Without its mark a UTF-32 file was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)": no
+    conversion said. Its order is named (iconv -f UTF-32LE / UTF-32BE), and the command converts it as pasted."""
+    import subprocess
+
+    (tmp_path / "train.csv").write_bytes("".join(ROWS).replace("\n", newline).encode(encoding))
+    called = r"train\.csv:1: not a text file this program reads: it is UTF-32 text \(no byte order mark\); "
+    with pytest.raises(FastTextError, match=called) as info:
+        read_labeled(str(tmp_path / "train.csv"))
+    pasted = re.search(rf"iconv -f UTF-32{encoding[-2:].upper()} .*? > new\.csv", str(info.value)).group(0)
+    subprocess.run(pasted, shell=True, check=True, cwd=tmp_path, capture_output=True)
+    assert read_labeled(str(tmp_path / "new.csv")).texts == ["bad food", "great food", "slow service"]
+
+
+def test_a_binary_file_of_small_32_bit_numbers_is_not_called_utf32_text(tmp_path):
+    """Every fourth byte zero, as in UTF-32 text, but its characters are control characters: no iconv is said."""
+    (tmp_path / "train.csv").write_bytes(b"".join(n.to_bytes(4, "little") for n in range(1, 9)) + b"\n")
+    with pytest.raises(FastTextError, match=r"not a text file \(contains NUL bytes; UTF-16 text or a binary file\?\)"):
+        read_labeled(str(tmp_path / "train.csv"))
+
+
 def test_zstd_reviews_piped_to_predict_say_to_pipe_them_through_zstd(tmp_path, monkeypatch):
     """predict's reviews on stdin name no file to decompress: the hint is a pipe, not "zstd -d stdin"."""
     from fasttext_lib.lines import decompressed
@@ -400,21 +423,21 @@ def test_text_too_short_to_be_lzma_is_said_to_be_what_it_is(tmp_path):
     """' hi' in UTF-32-BE (12 bytes: 00 00 00 20 00 ..., a properties byte and a 2 MiB dictionary) passes an .lzma
     header's first fields, and was refused as "corrupt or truncated lzma data" by every reader. Data that ends within
     the header is .lzma only where it is a cut of the header xz and Python write (its size bytes all FF): this is a
-    binary file to the readers (NUL bytes); a cut of xz's .lzma as short is lzma still, cut short."""
+    UTF-32 text to the readers (once "NUL bytes"); a cut of xz's .lzma as short is lzma still, cut short."""
     from fasttext_lib.binary_data import binary_kind
 
     text = " hi".encode("utf-32-be")
     assert binary_kind(text, ()) is None
     p = tmp_path / "hi.txt"
     p.write_bytes(text)
-    said = "hi.txt:1: not a text file (contains NUL bytes"
+    said = "hi.txt:1: not a text file this program reads: it is UTF-32 text (no byte order mark)"
     with pytest.raises(FastTextError, match=re.escape(said)):
         read_labeled(str(p))
     _tiny_model(tmp_path / "m")
     for got in (cli_in_process("predict", "--model", tmp_path / "m", "--input", p),
                 cli_in_process("predict", "--model", tmp_path / "m", input=text)):
         assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
-        assert "1: not a text file (contains NUL bytes" in got.stderr, got.stderr
+        assert "1: not a text file this program reads: it is UTF-32 text (no" in got.stderr, got.stderr
     p.write_bytes(lzma.compress(b"1,good\n", format=lzma.FORMAT_ALONE)[:12])
     with pytest.raises(FastTextError, match=r"hi\.txt:1: corrupt or truncated lzma data"):
         read_labeled(str(p))
