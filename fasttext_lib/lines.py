@@ -597,10 +597,10 @@ def excel_sep_line(line, uri, following, lineno=1):
     separator: an error that says how to convert the file. Above a comma- or tab-separated table: True, the table read
     as it is, the line as a blank one (hand-made: Excel writes the separator it uses; taken for a review, the header and
     rows under it were answered as reviews, one a line, and predict refused the file). Above JSON Lines: an error, to
-    remove it (no JSON object, nor a table's line; training said that no table followed it, predict "not a JSON
-    object", the endpoint advised a semicolon table's conversion: one refusal of all three now). Else False: a review that reads ``sep=;`` (one column of reviews: a CSV writer
-    leaves it unquoted), answered in its place, where predict refused the file. A line that names no separator of
-    Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review.
+    remove it (no JSON object, nor a table's line; training said that no table followed it, predict "not a JSON object",
+    the endpoint advised a semicolon table's conversion: one refusal of all three now). Else False: a review that reads
+    ``sep=;`` (one column of reviews: a CSV writer leaves it unquoted), answered in its place, where predict refused the
+    file. A line that names no separator of Excel's (:func:`excel_separator`: ``sep=a``, ``sep= ``): False, a review.
 
     ``lineno``: the line ``line`` is, which an error names and its conversion skips with the lines above it
     (``skiprows=1`` read that line as the table's header). After blank lines no line is Excel's, and none is read as
