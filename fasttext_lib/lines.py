@@ -755,12 +755,14 @@ def _read_ahead(lines):
         yield from itertools.islice(lines, HEADER_LOOKAHEAD)
 
 
-def line_blocks(stream, name, compression=None, sink=None):
+def line_blocks(stream, name, compression=None, sink=None, reviews=False):
     """:func:`_line_blocks`, a first line that is Excel's (:func:`excel_sep_line`: ``sep=,``) read as a blank one.
     Another separator's is judged by the lines after it as training's reader judges it (:func:`without_excel_sep`),
     however many blocks they take: judged by the lines of its own block alone, a first row longer than a block left
     none, and ``sep=;`` over a comma table whose first review is long was answered as a review (and the row under it
-    read as one more), where training read the table without it."""
+    read as one more), where training read the table without it. ``reviews`` (predict's ``--format text``: every
+    line a review, as the endpoint's text/plain reads them): a line that excel_sep_line refuses (above JSON Lines or
+    its own table) is a review, answered in its place; it was refused, where the refusals advise ``--format text``."""
     blocks = _line_blocks(stream, name, compression, sink)
     held = []  # the blocks up to the first with a line, and those read ahead
     for block in blocks:
@@ -769,10 +771,20 @@ def line_blocks(stream, name, compression=None, sink=None):
             break
     if held and held[-1][1] and reads_as_excel_sep(held[-1][1][0]):
         first = held[-1][1]
-        if excel_sep_line(first[0], name, _lines_after_first(held, blocks)):
+        if _excel_sep_or_review(first[0], name, _lines_after_first(held, blocks), reviews):
             first[0] = ""
     yield from held
     yield from blocks
+
+
+def _excel_sep_or_review(line, uri, following, reviews):
+    """:func:`excel_sep_line`'s verdict on ``line``; with ``reviews``, False (a review) where it refuses the line."""
+    try:
+        return excel_sep_line(line, uri, following)
+    except FastTextError:
+        if not reviews:
+            raise
+        return False
 
 
 def _lines_after_first(held, blocks):
