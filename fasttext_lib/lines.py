@@ -637,7 +637,7 @@ def sep_line(sep):
     return "sep=\\t" if sep == "\t" else f"sep={sep}"
 
 
-def past_a_sep_review(lines, uri):
+def past_a_sep_review(lines, uri, anywhere=False):
     """``(blank, first, rest)`` of the lines of an input to label (an iterator; line ends dropped or not): ``first``,
     its first line that is not blank, and ``rest``, an iterator of those after it (lines read ahead put back);
     ``blank``, those above it. A first line that reads as Excel's (:func:`reads_as_excel_sep`) where the reader has
@@ -645,7 +645,11 @@ def past_a_sep_review(lines, uri):
     judged as if it were blank, and read with it (a semicolon table or JSON Lines under it was answered as reviews, a
     row a review). After blank lines (no line of Excel's there: only the first is) such a line is refused where
     :func:`excel_sep_line` refuses it, above a table or JSON Lines, as training refuses it. The one rule of predict's
-    files (predict_input._table) and the endpoint's bodies (serve_requests._judged_past_a_sep_review)."""
+    files (predict_input._table) and the endpoint's bodies (serve_requests._judged_past_a_sep_review). ``anywhere``:
+    the lines may start anywhere in a file (a Batch Transform mini-batch), where a ``sep=,`` or a tab's after blank
+    lines above a comma or tab table may be the line of files joined with cat that start with it
+    (formats.excel_sep_record): judged past, never refused (it was answered; refused, the mini-batch failed the job,
+    wherever SageMaker cut the file)."""
     from .columns import HEADER_LOOKAHEAD
 
     blank, first = leading_blank_lines(lines)
@@ -654,9 +658,17 @@ def past_a_sep_review(lines, uri):
     if blank:
         following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
         lines = itertools.chain(following, lines)
-        excel_sep_line(first, uri, following, len(blank) + 1)  # (after blank lines: an error, or False)
+        if not (anywhere and _joined_files_line(first, following)):
+            excel_sep_line(first, uri, following, len(blank) + 1)  # (after blank lines: an error, or False)
     more, after = leading_blank_lines(lines)
     return [*blank, first, *more], after, lines
+
+
+def _joined_files_line(line, following):
+    """Is ``line`` (after blank lines) ``sep=,`` or a tab's above a comma or tab table (``following``: the lines after
+    it), as where files that start with Excel's line were joined (``cat a.csv b.csv``)?"""
+    sep = excel_separator(line)
+    return sep in (",", "\t") and _under_excel_sep(sep, following) == "a comma or tab table"
 
 
 def json_integer(digits):
