@@ -658,7 +658,7 @@ def sep_line(sep):
     return "sep=\\t" if sep == "\t" else f"sep={sep}"
 
 
-def past_a_sep_review(lines, uri):
+def past_a_sep_review(lines, uri, anywhere=False):
     """``(blank, first, rest)`` of the lines of an input to label (an iterator; line ends dropped or not): ``first``,
     its first line that is not blank, and ``rest``, an iterator of those after it (lines read ahead put back);
     ``blank``, those above it. A first line that reads as Excel's (:func:`reads_as_excel_sep`) where the reader has
@@ -666,7 +666,11 @@ def past_a_sep_review(lines, uri):
     judged as if it were blank, and read with it (a semicolon table or JSON Lines under it was answered as reviews, a
     row a review). After blank lines (no line of Excel's there: only the first is) such a line is refused where
     :func:`excel_sep_line` refuses it, above a table or JSON Lines, as training refuses it. The one rule of predict's
-    files (predict_input._table) and the endpoint's bodies (serve_requests._judged_past_a_sep_review)."""
+    files (predict_input._table) and the endpoint's bodies (serve_requests._judged_past_a_sep_review). ``anywhere``:
+    the lines may start anywhere in a file (a Batch Transform mini-batch), where a ``sep=,`` or a tab's after blank
+    lines above a comma or tab table may be the line of files joined with cat that start with it
+    (formats.excel_sep_record): judged past, never refused (it was answered; refused, the mini-batch failed the job,
+    wherever SageMaker cut the file)."""
     from .columns import HEADER_LOOKAHEAD
 
     blank, first = leading_blank_lines(lines)
@@ -675,9 +679,17 @@ def past_a_sep_review(lines, uri):
     if blank:
         following = list(itertools.islice(lines, HEADER_LOOKAHEAD))
         lines = itertools.chain(following, lines)
-        excel_sep_line(first, uri, following, len(blank) + 1)  # (after blank lines: an error, or False)
+        if not (anywhere and _joined_files_line(first, following)):
+            excel_sep_line(first, uri, following, len(blank) + 1)  # (after blank lines: an error, or False)
     more, after = leading_blank_lines(lines)
     return [*blank, first, *more], after, lines
+
+
+def _joined_files_line(line, following):
+    """Is ``line`` (after blank lines) ``sep=,`` or a tab's above a comma or tab table (``following``: the lines after
+    it), as where files that start with Excel's line were joined (``cat a.csv b.csv``)?"""
+    sep = excel_separator(line)
+    return sep in (",", "\t") and _under_excel_sep(sep, following) == "a comma or tab table"
 
 
 def json_integer(digits):
@@ -776,12 +788,14 @@ def _read_ahead(lines):
         yield from itertools.islice(lines, HEADER_LOOKAHEAD)
 
 
-def line_blocks(stream, name, compression=None, sink=None):
+def line_blocks(stream, name, compression=None, sink=None, reviews=False):
     """:func:`_line_blocks`, a first line that is Excel's (:func:`excel_sep_line`: ``sep=,``) read as a blank one.
     Another separator's is judged by the lines after it as training's reader judges it (:func:`without_excel_sep`),
     however many blocks they take: judged by the lines of its own block alone, a first row longer than a block left
     none, and ``sep=;`` over a comma table whose first review is long was answered as a review (and the row under it
-    read as one more), where training read the table without it."""
+    read as one more), where training read the table without it. ``reviews`` (predict's ``--format text``: every
+    line a review, as the endpoint's text/plain reads them): a line that excel_sep_line refuses (above JSON Lines or
+    its own table) is a review, answered in its place; it was refused, where the refusals advise ``--format text``."""
     blocks = _line_blocks(stream, name, compression, sink)
     held = []  # the blocks up to the first with a line, and those read ahead
     for block in blocks:
@@ -790,10 +804,20 @@ def line_blocks(stream, name, compression=None, sink=None):
             break
     if held and held[-1][1] and reads_as_excel_sep(held[-1][1][0]):
         first = held[-1][1]
-        if excel_sep_line(first[0], name, _lines_after_first(held, blocks)):
+        if _excel_sep_or_review(first[0], name, _lines_after_first(held, blocks), reviews):
             first[0] = ""
     yield from held
     yield from blocks
+
+
+def _excel_sep_or_review(line, uri, following, reviews):
+    """:func:`excel_sep_line`'s verdict on ``line``; with ``reviews``, False (a review) where it refuses the line."""
+    try:
+        return excel_sep_line(line, uri, following)
+    except FastTextError:
+        if not reviews:
+            raise
+        return False
 
 
 def _lines_after_first(held, blocks):

@@ -95,7 +95,7 @@ class _FirstBytes:
 
 
 @contextlib.contextmanager
-def checked_lines(path, check=None):
+def checked_lines(path, check=None, reviews=False):
     """The documents of ``path`` (stdin for ``-``; gzip, bzip2, xz and .lzma read directly), one per line (``\\n``,
     CRLF too), as an iterator, in constant memory; with ``check``, ``(lines, what check returned)``.
 
@@ -106,7 +106,7 @@ def checked_lines(path, check=None):
     unlinked temporary file (TMPDIR) as it is checked, and read back from there.
 
     ``check(lines)``: a further check of the lines (an iterator of them), run in the checking pass; what it
-    leaves of them is read on to the end."""
+    leaves of them is read on to the end. ``reviews``: every line a review (``--format text``: lines.line_blocks)."""
     import stat
 
     from . import storage
@@ -122,7 +122,7 @@ def checked_lines(path, check=None):
         raw = _stdin() if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
-        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression, sink)
+        return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression, sink, reviews)
 
     def checked_blocks(blocks):
         # An input whose lines end in a lone \r (an old Mac file) is one line: it was answered as one document.
@@ -169,7 +169,7 @@ def checked_lines(path, check=None):
             result = check_pass(blocks(sink=spool.write))
             spool.flush()
         spool.seek(0)
-        lines = documents(line_blocks(spool, name))
+        lines = documents(line_blocks(spool, name, reviews=reviews))
         yield lines if check is None else (lines, result)
     finally:
         for f in opened:
@@ -539,7 +539,7 @@ def documents(path, fmt, classes, note):
     from .quoted_spans import one_column_records
 
     name, found = "stdin" if path == "-" else path, {}
-    with checked_lines(path, input_check(name, fmt, classes, note)) as (lines, read_as):
+    with checked_lines(path, input_check(name, fmt, classes, note), reviews=fmt == "text") as (lines, read_as):
         if read_as and read_as.kind == "json":  # JSON Lines: each object's text keys (the note above named them)
             yield Lines(RecentLines(jsonl_texts(lines, name, found=found), found, PREDICTED_PER_CHUNK))
             return

@@ -503,11 +503,13 @@ def _judged_past_a_sep_review(text):
     is none (a review: :func:`_excel_sep_blank`), its line end kept, so that the table under it is judged without it,
     as predict judges a file (lines.past_a_sep_review, the rule of both). After blank lines, where no line is Excel's
     (only the first is), such a line above a table or JSON Lines is a 400, as training and predict refuse it: in JSON
-    Lines too, and in Batch Transform (the line was a 400 there all the same, "not valid JSON")."""
+    Lines too, and in Batch Transform (the line was a 400 there all the same, "not valid JSON"), but for a ``sep=,``
+    (or a tab's) above a comma or tab table there: a mini-batch may start at the blank lines above the ``sep=,`` of
+    files joined with cat, a line answered where it stands between rows (lines.past_a_sep_review's ``anywhere``)."""
     from .lines import past_a_sep_review
 
     try:
-        blank = past_a_sep_review(_lines_of(text), "request")[0]
+        blank = past_a_sep_review(_lines_of(text), "request", anywhere=in_batch_transform(os.environ))[0]
     except FastTextError as exc:
         raise RequestError(400, str(exc)) from None
     review = next((number for number, line in enumerate(blank) if line.strip()), None)

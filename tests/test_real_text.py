@@ -1988,6 +1988,25 @@ def test_json_lines_under_a_review_that_reads_like_excel_s_line_are_not_answered
                           f"above JSON Lines, where it is no JSON object; remove that line\n")
 
 
+@pytest.mark.parametrize("under", ['{"text": "great food"}\n{"text": "cold soup"}\n', "label;text\n2;great food\n"],
+                         ids=["json-lines", "semicolon-table"])
+@pytest.mark.parametrize("source", ["file", "-"])
+def test_format_text_answers_a_first_line_that_reads_sep_as_a_review_above_anything(tmp_path, bundle, under, source):
+    """``predict --format text`` answers every line as a review (the endpoint's text/plain too), the way out its
+    refusals of a table or JSON Lines name: a first line ``sep=;`` above JSON Lines (or above a semicolon table) was
+    refused all the same (lines.line_blocks judged it as a table's reader does), where the same lines were answered
+    before and are without that line. It is a review, answered in its place, from a file and from stdin."""
+    path = tmp_path / "hinted.txt"
+    path.write_text(f"sep=;\n{under}")
+    args = ("predict", "--model", bundle, "--format", "text", "--input")
+    got = cli_in_process(*args, path) if source == "file" else cli_in_process(*args, "-", input=path.read_bytes())
+    assert (got.returncode, got.stderr) == (0, ""), got.stderr
+    (tmp_path / "line.txt").write_text("sep=;\n")
+    (tmp_path / "under.txt").write_text(under)
+    each = [cli_in_process(*args, tmp_path / name).stdout for name in ("line.txt", "under.txt")]
+    assert got.stdout == "".join(each) and got.stdout.count("\n") == 1 + under.count("\n")
+
+
 @pytest.mark.parametrize("first, reviews", [
     ("sep= ", ["great food", "cold soup"]),  # (two names a space separates, over a row with as many spaces)
     ("sep=a", ["great meal", "bad pasta", "fair wage"]),

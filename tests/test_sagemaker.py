@@ -5218,17 +5218,19 @@ _SEP_LINES_REFUSED = [
     ("\n\nsep=;\nlabel;text\n2;great food\n1;cold soup\n", _CONVERT_AFTER_BLANK_LINES),
     ("\n\nsep=;\n" + _SEMICOLON_ROWS_BY_CLASS, _CONVERT_AFTER_BLANK_LINES),
 ]
+_JOINED_FILES_LINE_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines"]
 _SEP_LINES_REFUSED_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines",
                           "semicolon-after-blank-lines", "semicolon-over-json-lines", "pipe-over-json-lines",
                           "semicolon-over-json-lines-after-blank-lines", "comma-over-json-lines-after-blank-lines",
                           "semicolon-over-its-table-after-blank-lines", "semicolon-over-its-rows-after-blank-lines"]
 
 
-# (in Batch Transform, a first line above JSON Lines is read as a blank one: the next test)
+# (in Batch Transform, a first line above JSON Lines is read as a blank one, and sep=, or a tab's after blank lines
+# above a comma or tab table is answered: the next tests)
 @pytest.mark.parametrize("body, said, batch", [
     pytest.param(body, said, batch, id=f"{'batch-transform' if batch else 'endpoint'}-{name}")
     for (body, said), name in zip(_SEP_LINES_REFUSED, _SEP_LINES_REFUSED_IDS) for batch in (False, True)
-    if not (batch and body.startswith("sep="))])
+    if not (batch and (body.startswith("sep=") or name in _JOINED_FILES_LINE_IDS))])
 def test_train_predict_and_the_endpoint_refuse_a_sep_line_alike(tmp_path, bundle, served, monkeypatch, body, said,
                                                                 batch):
     """A line that reads as Excel's separator line where no reader reads it as one (after blank lines: only a file's
@@ -5263,6 +5265,26 @@ def test_batch_transform_reads_a_sep_line_starting_a_mini_batch_of_json_lines_as
     expected = _served_answers("\n" + _JSON_LINES, served, "application/jsonlines")
     for content_type in ("application/jsonlines", "text/csv", "text/csv; header=present", "text/csv; header=absent"):
         assert _served_answers(f"{line}\n{_JSON_LINES}", served, content_type) == expected, content_type
+
+
+@pytest.mark.parametrize("content_type", ["text/csv", "text/csv; header=present", "text/csv; header=absent"])
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_batch_transform_answers_a_mini_batch_starting_at_blank_lines_above_a_joined_file_s_sep_line(
+        served, monkeypatch, content_type, end):
+    """Excel files joined with cat (sep=, above each header, docs/INPUT.md) after a blank line: a Batch Transform
+    mini-batch (SplitType=Line) may start at that blank line, where the second file's ``sep=,`` follows blank lines.
+    It was a 400 that failed the job (no line after blank lines is Excel's: lines.past_a_sep_review, as an endpoint
+    refuses such a body), where a mini-batch starting a line earlier or later is answered; it is answered, one answer
+    a line, as before (a sep=; there above its own table or JSON Lines is refused still: the test before)."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    second = "sep=,\nlabel,text\n2,would go again\n1,rude waiter\n".replace("\n", end)
+    for body in (end + second, end * 2 + second.replace(",", "\t")):
+        answers = _served_answers(body, served, content_type)
+        assert len(answers) == body.count("\n"), body
+    monkeypatch.delenv("SAGEMAKER_BATCH")
+    with pytest.raises(sm_serve.RequestError) as caught:  # (an endpoint's body is a whole one: refused, as predict)
+        _served_answers(end + second, served, content_type)
+    assert caught.value.status_code == 400 and caught.value.message.endswith("; remove that line")
 
 
 @pytest.mark.parametrize("content_type, rest", [
