@@ -477,6 +477,44 @@ def test_nuls_after_xz_data_end_the_data(tmp_path):
     assert got.returncode == 0 and len(got.stdout.splitlines()) == 2, got.stderr
 
 
+@pytest.mark.parametrize("padding", [4, 8])
+def test_xz_stream_padding_is_read_as_xz_reads_it(tmp_path, padding):
+    """xz's stream padding (NULs after a stream, a multiple of 4 bytes: xz -dc reads them, and a stream after them)
+    ended in "corrupt or truncated xz data" where it was shorter than a stream header (12 bytes): lzma's FORMAT_XZ
+    decompressor, given it, waited for the rest of a header. Padding is skipped, and a stream after it read."""
+    one, two = lzma.compress(b"1,good food\n"), lzma.compress(b"2,cold soup\n")
+    p = tmp_path / "in.csv.xz"
+    p.write_bytes(one + bytes(padding))
+    assert read_labeled(str(p)).texts == ["good food"]
+    p.write_bytes(one + bytes(padding) + two + bytes(padding))
+    assert read_labeled(str(p)).texts == ["good food", "cold soup"]
+
+
+@pytest.mark.parametrize("after, said", [
+    (lzma.compress(b"2,cold soup\n", format=lzma.FORMAT_ALONE), "bytes (5d 00 00 80 00 ff ff ff ...)"),
+    (b"garbage\n", "bytes (67 61 72 62 61 67 65 0a)"),
+    (bytes(3), "NUL bytes"),  # (padding is a multiple of 4 bytes)
+], ids=["lzma", "text", "3 NULs"])
+def test_bytes_after_xz_data_are_refused(tmp_path, after, said):
+    """Bytes after xz data that are neither another xz stream nor its stream padding were dropped without a word (an
+    .lzma stream after it, read before xz was read with FORMAT_XZ, too): the file trained on less than it holds. xz
+    -d refuses them; so do the readers, with the command that keeps the xz data, as they do after .lzma data."""
+    data = lzma.compress(b"1,good food\n")
+    p = tmp_path / "in.csv.xz"
+    p.write_bytes(data + bytes(4) + data + after)
+    end = 2 * len(data) + 4
+    with pytest.raises(FastTextError, match=re.escape(
+            f"{p}: its xz data (its first {end} bytes) is followed by {said} that are not xz data (xz -d refuses them "
+            f"too); keep the xz data alone (head -c {end} {p} > new.xz) and give that file")):
+        read_labeled(str(p))
+    model = _tiny_model(tmp_path / "m")
+    with open(p, "rb") as piped:
+        got = _run_cli("predict", "--model", model, stdin=piped)
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert f"is followed by {said} that are not xz data (xz -d refuses them too); pipe in the xz data alone" in \
+        got.stderr, got.stderr
+
+
 def test_an_lzma_header_asking_for_more_memory_than_is_free_is_said_to(tmp_path):
     """A tiny .lzma file whose header asks for a dictionary of 3 or 4 GiB, read where that memory is not free (here a 2
     GiB address space), ended in "out of memory (an allocation failed); use a machine with more memory": nothing of
