@@ -466,8 +466,8 @@ def test_bytes_after_lzma_data_are_refused_by_every_reader(tmp_path, after, said
 
 def test_nuls_after_xz_data_end_the_data(tmp_path):
     """xz data was read with lzma's FORMAT_AUTO, which starts an .lzma stream on NULs after it (xz's stream padding):
-    read as empty .lzma streams, /dev/zero's without end; 8 MiB ended in "corrupt or truncated xz data". They end
-    the data, as Python's LZMAFile ends it at other bytes after a stream."""
+    read as empty .lzma streams, /dev/zero's without end; 8 MiB ended in "corrupt or truncated xz data". They are
+    its stream padding (a multiple of 4 bytes), read as xz -d reads it (the tests below)."""
     p = tmp_path / "in.csv.xz"
     p.write_bytes(lzma.compress(b"1,good food\n2,cold soup\n") + bytes(8 << 20))
     assert read_labeled(str(p)).texts == ["good food", "cold soup"]
