@@ -310,7 +310,7 @@ def _lzma_start(body):
     coder's first 5 bytes: past the header, or within the header xz and Python write (else no .lzma: the comment
     above). Text cannot give all that: in UTF-16 (``]`` is 5D 00) bytes 10 and 11 are one character, which a size
     below 2**38 makes a NUL and an unknown one U+FFFF, which no text holds."""
-    if len(body) <= _LZMA_HEADER and (len(body) == 5 or body[5:].strip(b"\xff")):
+    if len(body) <= _LZMA_HEADER and body[5:].strip(b"\xff"):
         return False  # (too short to be .lzma: it is what it otherwise is)
     size = int.from_bytes(body[5:_LZMA_HEADER], "little") if len(body) >= _LZMA_HEADER else None
     if size is not None and size != _LZMA_UNKNOWN_SIZE and size >> 38 or body[_LZMA_HEADER:_LZMA_HEADER + 1] not in (

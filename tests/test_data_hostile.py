@@ -420,6 +420,18 @@ def test_text_too_short_to_be_lzma_is_said_to_be_what_it_is(tmp_path):
         read_labeled(str(p))
 
 
+@pytest.mark.parametrize("cut", [5, 6, 13])
+def test_an_lzma_file_cut_within_its_header_is_said_to_be_cut_short(tmp_path, cut):
+    """A cut of xz's .lzma header (a stopped download) is .lzma cut short at every length from its 5 first fields on:
+    at exactly those 5 (5D 00 00 80 00) it was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)",
+    and at 6 "corrupt or truncated lzma data". No text is 5 bytes that pass those fields (three NULs in four bytes:
+    UTF-32's, 4 bytes a character)."""
+    p = tmp_path / "in.csv.lzma"
+    p.write_bytes(lzma.compress(b"1,good food\n", format=lzma.FORMAT_ALONE)[:cut])
+    with pytest.raises(FastTextError, match=re.escape(f"{p}:1: corrupt or truncated lzma data")):
+        read_labeled(str(p))
+
+
 def _run_cli(*args, stdin=None, preexec_fn=None):
     """The CLI in a child process (``stdin``: a file it reads from), bounded by a timeout: what a reader that never
     ends would be (subprocess.TimeoutExpired fails the test)."""
