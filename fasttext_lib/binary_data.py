@@ -316,7 +316,7 @@ def _lzma_start(body):
     coder's first 5 bytes: past the header, or within the header xz and Python write (else no .lzma: the comment
     above). Text cannot give all that: in UTF-16 (``]`` is 5D 00) bytes 10 and 11 are one character, which a size
     below 2**38 makes a NUL and an unknown one U+FFFF, which no text holds."""
-    if len(body) <= _LZMA_HEADER and (len(body) == 5 or body[5:].strip(b"\xff")):
+    if len(body) <= _LZMA_HEADER and body[5:].strip(b"\xff"):
         return False  # (too short to be .lzma: it is what it otherwise is)
     size = int.from_bytes(body[5:_LZMA_HEADER], "little") if len(body) >= _LZMA_HEADER else None
     if size is not None and size != _LZMA_UNKNOWN_SIZE and size >> 38 or body[_LZMA_HEADER:_LZMA_HEADER + 1] not in (
@@ -338,3 +338,10 @@ def lzma_stream_start(body):
     is read, and its decompressor says it is cut short)? liblzma starts one on any 13 bytes with a dictionary of 0:
     NULs after .lzma data read as endless empty streams (lines.decompressed's reader)."""
     return _lzma_header_start(bytes(body[:5])) and _lzma_start(body) is not False
+
+
+def xz_stream_start(body):
+    """Do the bytes ``body`` that follow an xz stream and its stream padding start another, by xz's magic bytes and
+    the header after them (:func:`_xz_start`; one too short to tell is read, and its decompressor says it is cut
+    short)? Other bytes there are refused (lines.decompressed's reader), as xz -d refuses them."""
+    return magic_kind(body[:6]) == "xz" and _xz_start(bytes(body[:12])) is not False

@@ -23,7 +23,7 @@ import zlib
 
 from . import storage
 from .binary_data import (PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, lzma_stream_start, magic_kind,
-                          utf32_byte_order)
+                          utf32_byte_order, xz_stream_start)
 from .errors import FastTextError
 
 
@@ -123,25 +123,26 @@ def decompressed(raw, name, charsets=None, document=False):
         head = raw.peek(512) if kind == "zip" else b""
         raw.close()
         raise FastTextError(f"{name}: {_refused(kind, head, name, document)}")
-    if kind == "lzma":
-        return io.BufferedReader(_LzmaStreams(raw, name, document)), kind
-    if kind == "xz":  # (FORMAT_XZ, not FORMAT_AUTO: NULs after it, xz's stream padding, read as endless .lzma streams)
-        return lzma.LZMAFile(raw, format=lzma.FORMAT_XZ), kind
+    if kind in ("lzma", "xz"):
+        return io.BufferedReader(_LzmaStreams(raw, name, document, kind)), kind
     if kind in ("gzip", "bzip2"):
         return (gzip.GzipFile(fileobj=raw) if kind == "gzip" else bz2.BZ2File(raw)), kind
     return raw, None
 
 
 class _LzmaStreams(io.RawIOBase):
-    """The text of the .lzma data ``raw`` starts with (binary_data told it), stream after stream as lzma.LZMAFile reads
-    them; but a stream after the first must pass the rule that told the first (binary_data.lzma_stream_start), and
-    other bytes after the data are refused (xz -d refuses any), not read: liblzma starts a stream on 13 NULs (a
-    dictionary of 0), and LZMAFile read NULs after .lzma data as empty streams, /dev/zero's without end. Its
-    decompressor's MemoryError is said to be its header's dictionary where that is large (:meth:`_no_room`). ``raw``
-    is left open, as LZMAFile leaves it; ``name`` and ``document`` are :func:`decompressed`'s."""
+    """The text of the .lzma or xz data (``kind``) ``raw`` starts with (binary_data told it), stream after stream as
+    lzma.LZMAFile reads them; but a stream after the first must pass the rule that told the first
+    (binary_data.lzma_stream_start, xz_stream_start), after xz's stream padding (:meth:`_padding`), and other bytes
+    after the data are refused (xz -d refuses any), not read: liblzma starts an .lzma stream on 13 NULs (a dictionary
+    of 0), and LZMAFile read NULs after .lzma data as empty streams, /dev/zero's without end; after xz data (FORMAT_XZ)
+    it dropped other bytes without a word (an .lzma stream too), and ended in "corrupt or truncated" at padding shorter
+    than a stream header. Its decompressor's MemoryError is said to be its .lzma header's dictionary where that is
+    large (:meth:`_no_room`). ``raw`` is left open, as LZMAFile leaves it; ``name`` and ``document`` are
+    :func:`decompressed`'s."""
 
-    def __init__(self, raw, name, document=False):
-        self.raw, self.name, self.document = raw, name, document
+    def __init__(self, raw, name, document=False, kind="lzma"):
+        self.raw, self.name, self.document, self.kind = raw, name, document, kind
         self.decompressor = None
         self.pending = b""  # compressed bytes read and not yet given to the decompressor
         self.start = self.fed = 0  # where the stream starts in the data; what its decompressor was given of it
@@ -177,22 +178,40 @@ class _LzmaStreams(io.RawIOBase):
             self.pending = self.decompressor.unused_data
             self.start += self.fed - len(self.pending)
         head = self.pending + self.raw.read(max(PROBE_BYTES - len(self.pending), 0))
+        if self.decompressor is not None:
+            head, padding = self._padding(head) if self.kind == "xz" else (head, 0)
+            starts = xz_stream_start if self.kind == "xz" else lzma_stream_start
+            if padding % 4 or padding > _MOST_XZ_PADDING or head and not starts(head):
+                raise FastTextError(self._not_lzma_after(head))
+            self.start += padding
         if not head:
             return False
-        if self.decompressor is not None and not lzma_stream_start(head):
-            raise FastTextError(self._not_lzma_after(head))
-        self.decompressor, self.pending, self.fed = lzma.LZMADecompressor(lzma.FORMAT_ALONE), head, 0
-        self.dictionary = int.from_bytes(head[1:5], "little")
+        xz = self.kind == "xz"
+        self.decompressor = lzma.LZMADecompressor(lzma.FORMAT_XZ if xz else lzma.FORMAT_ALONE)
+        self.pending, self.fed, self.dictionary = head, 0, 0 if xz else int.from_bytes(head[1:5], "little")
         return True
 
+    def _padding(self, head):
+        """``(head, padding)``: the bytes after an xz stream without the NULs they start with (its stream padding,
+        read on up to :data:`_MOST_XZ_PADDING` and a block, not to the end of /dev/zero's), those of the next stream's
+        start there to tell; and how many NULs there were."""
+        padding = 0
+        while head and not head.strip(b"\x00") and padding <= _MOST_XZ_PADDING:
+            padding += len(head)
+            head = self.raw.read(PROBE_BYTES)
+        rest = head.lstrip(b"\x00")
+        padding += len(head) - len(rest)
+        return (rest + self.raw.read(max(PROBE_BYTES - len(rest), 0)) if rest else rest), padding
+
     def _not_lzma_after(self, head):
-        """The error for bytes ``head`` (their first) that follow the data's streams and start none."""
+        """The error for bytes ``head`` (their first; none after NULs only) that follow the data's streams (and, of
+        xz, its stream padding) and start none."""
         what = "NUL bytes" if not head.strip(b"\x00") else f"bytes ({head[:8].hex(' ')}{' ...' * (len(head) > 8)})"
-        name = _shell_name(self.name)
-        keep = ("pipe in the .lzma data alone" if name == "stdin" else "keep the .lzma data alone (" + _copied_down(
-            self.name, f"head -c {self.start} {shell_word(name)} > {_new_file('.lzma')}") + f") {self._then()}")
-        return (f"{self.name}: its lzma data (its first {self.start} bytes) is followed by {what} that are not lzma "
-                f"data (xz -d refuses them too); {keep}")
+        name, data = _shell_name(self.name), ".lzma" if self.kind == "lzma" else "xz"
+        keep = (f"pipe in the {data} data alone" if name == "stdin" else f"keep the {data} data alone (" + _copied_down(
+            self.name, f"head -c {self.start} {shell_word(name)} > {_new_file('.' + self.kind)}") + f") {self._then()}")
+        return (f"{self.name}: its {self.kind} data (its first {self.start} bytes) is followed by {what} that are not "
+                f"{self.kind} data (xz -d refuses them too); {keep}")
 
     def _no_room(self):
         """The error's text for a MemoryError of the decompressor where its header's dictionary is larger than xz's
@@ -216,6 +235,9 @@ class _LzmaStreams(io.RawIOBase):
 
 # The largest dictionary xz's presets write (-9's): a MemoryError under a larger one is said to be the header's
 _XZ_LARGEST_DICTIONARY = 64 << 20
+# The most stream padding read after xz data: far above any a tool writes (a tape block's); more is refused, as
+# MAX_LINE_BYTES stops /dev/zero where no compression is
+_MOST_XZ_PADDING = 64 << 20
 
 
 # What the readers decompress themselves: said where they refuse what they do not (zstd data, archives).

@@ -97,7 +97,7 @@ class WrittenRecord:
         recorded (no record of this writer's there to hold it, or it cannot be written), it is said again, which is all
         that is lost."""
         recorded, said = self._load(folder), self.said(folder)
-        kept = {name for name in said if (folder / name).exists() or (folder / name).is_symlink()}
+        kept = {name for name in said if _there(folder / name)}
         if recorded is _NOT_A_RECORD or kept | set(names) == said:
             return
         try:
@@ -220,6 +220,16 @@ class WrittenRecord:
             return
         with storage.atomic_write(str(folder / self.name), "wb") as f:
             f.write(self._record_bytes(files, said))
+
+
+def _there(path):
+    """Is there a file (or a link, a dangling one too) at ``path``? A name no file can have is none: one too long (a
+    record edited by hand) made note_said's check raise ENAMETOOLONG at every save, and the search's copies, removed
+    after it, were never removed."""
+    try:
+        return path.exists() or path.is_symlink()
+    except OSError:
+        return False
 
 
 def kept_name(name, whose, n=1):

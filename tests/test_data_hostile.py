@@ -443,6 +443,18 @@ def test_text_too_short_to_be_lzma_is_said_to_be_what_it_is(tmp_path):
         read_labeled(str(p))
 
 
+@pytest.mark.parametrize("cut", [5, 6, 13])
+def test_an_lzma_file_cut_within_its_header_is_said_to_be_cut_short(tmp_path, cut):
+    """A cut of xz's .lzma header (a stopped download) is .lzma cut short at every length from its 5 first fields on:
+    at exactly those 5 (5D 00 00 80 00) it was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)",
+    and at 6 "corrupt or truncated lzma data". No text is 5 bytes that pass those fields (three NULs in four bytes:
+    UTF-32's, 4 bytes a character)."""
+    p = tmp_path / "in.csv.lzma"
+    p.write_bytes(lzma.compress(b"1,good food\n", format=lzma.FORMAT_ALONE)[:cut])
+    with pytest.raises(FastTextError, match=re.escape(f"{p}:1: corrupt or truncated lzma data")):
+        read_labeled(str(p))
+
+
 def _run_cli(*args, stdin=None, preexec_fn=None):
     """The CLI in a child process (``stdin``: a file it reads from), bounded by a timeout: what a reader that never
     ends would be (subprocess.TimeoutExpired fails the test)."""
@@ -489,8 +501,8 @@ def test_bytes_after_lzma_data_are_refused_by_every_reader(tmp_path, after, said
 
 def test_nuls_after_xz_data_end_the_data(tmp_path):
     """xz data was read with lzma's FORMAT_AUTO, which starts an .lzma stream on NULs after it (xz's stream padding):
-    read as empty .lzma streams, /dev/zero's without end; 8 MiB ended in "corrupt or truncated xz data". They end
-    the data, as Python's LZMAFile ends it at other bytes after a stream."""
+    read as empty .lzma streams, /dev/zero's without end; 8 MiB ended in "corrupt or truncated xz data". They are
+    its stream padding (a multiple of 4 bytes), read as xz -d reads it (the tests below)."""
     p = tmp_path / "in.csv.xz"
     p.write_bytes(lzma.compress(b"1,good food\n2,cold soup\n") + bytes(8 << 20))
     assert read_labeled(str(p)).texts == ["good food", "cold soup"]
@@ -498,6 +510,44 @@ def test_nuls_after_xz_data_end_the_data(tmp_path):
     with open(p, "rb") as piped:
         got = _run_cli("predict", "--model", model, stdin=piped)
     assert got.returncode == 0 and len(got.stdout.splitlines()) == 2, got.stderr
+
+
+@pytest.mark.parametrize("padding", [4, 8])
+def test_xz_stream_padding_is_read_as_xz_reads_it(tmp_path, padding):
+    """xz's stream padding (NULs after a stream, a multiple of 4 bytes: xz -dc reads them, and a stream after them)
+    ended in "corrupt or truncated xz data" where it was shorter than a stream header (12 bytes): lzma's FORMAT_XZ
+    decompressor, given it, waited for the rest of a header. Padding is skipped, and a stream after it read."""
+    one, two = lzma.compress(b"1,good food\n"), lzma.compress(b"2,cold soup\n")
+    p = tmp_path / "in.csv.xz"
+    p.write_bytes(one + bytes(padding))
+    assert read_labeled(str(p)).texts == ["good food"]
+    p.write_bytes(one + bytes(padding) + two + bytes(padding))
+    assert read_labeled(str(p)).texts == ["good food", "cold soup"]
+
+
+@pytest.mark.parametrize("after, said", [
+    (lzma.compress(b"2,cold soup\n", format=lzma.FORMAT_ALONE), "bytes (5d 00 00 80 00 ff ff ff ...)"),
+    (b"garbage\n", "bytes (67 61 72 62 61 67 65 0a)"),
+    (bytes(3), "NUL bytes"),  # (padding is a multiple of 4 bytes)
+], ids=["lzma", "text", "3 NULs"])
+def test_bytes_after_xz_data_are_refused(tmp_path, after, said):
+    """Bytes after xz data that are neither another xz stream nor its stream padding were dropped without a word (an
+    .lzma stream after it, read before xz was read with FORMAT_XZ, too): the file trained on less than it holds. xz
+    -d refuses them; so do the readers, with the command that keeps the xz data, as they do after .lzma data."""
+    data = lzma.compress(b"1,good food\n")
+    p = tmp_path / "in.csv.xz"
+    p.write_bytes(data + bytes(4) + data + after)
+    end = 2 * len(data) + 4
+    with pytest.raises(FastTextError, match=re.escape(
+            f"{p}: its xz data (its first {end} bytes) is followed by {said} that are not xz data (xz -d refuses them "
+            f"too); keep the xz data alone (head -c {end} {p} > new.xz) and give that file")):
+        read_labeled(str(p))
+    model = _tiny_model(tmp_path / "m")
+    with open(p, "rb") as piped:
+        got = _run_cli("predict", "--model", model, stdin=piped)
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert f"is followed by {said} that are not xz data (xz -d refuses them too); pipe in the xz data alone" in \
+        got.stderr, got.stderr
 
 
 def test_an_lzma_header_asking_for_more_memory_than_is_free_is_said_to(tmp_path):

@@ -1994,6 +1994,22 @@ def test_02_the_notes_of_two_bundles_copies_names_of_no_record_are_each_said_onc
     assert all((run / name).read_bytes() == b"mine" for name in ("history.exp1-2.csv", "history.exp2-2.csv"))
 
 
+def test_a_name_said_in_a_hand_edited_record_that_no_file_can_have_is_forgotten(tmp_path):
+    """The record's names said before are kept where a file of the name is there still: a name longer than a file's
+    can be (a record edited by hand) made that check raise ENAMETOOLONG, at every save of the run (the search's copies,
+    removed after it, were never removed). It is forgotten, as a name gone is."""
+    import json
+
+    from fasttext_lib.workspace import HISTORY_RECORD
+
+    HISTORY_RECORD._write(tmp_path, {}, said={"history.x.csv"})
+    (tmp_path / "history.x.csv").write_bytes(b"mine")
+    record = json.loads((tmp_path / HISTORY_RECORD.name).read_text())
+    (tmp_path / HISTORY_RECORD.name).write_text(json.dumps({**record, "said": [*record["said"], "y" * 300]}))
+    HISTORY_RECORD.note_said(tmp_path, ["history.z.csv"])
+    assert HISTORY_RECORD.said(tmp_path) == {"history.x.csv", "history.z.csv"}
+
+
 def test_02_a_copy_of_a_prefix_ending_in_a_number_is_never_taken_for_another_prefixs(tmp_path, s3_bucket, capsys):
     """The n-th copy of a bundle's history was named history.WHOSE-n.csv, and WHOSE is made of the prefix: the 2nd
     copy of runs/a's (history.runs-a-2.csv) was the 1st of runs/a-2's, and written_record.is_kept_name took either for
