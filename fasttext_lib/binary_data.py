@@ -15,7 +15,9 @@ import unicodedata
 import zlib
 
 
-_MAGICS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
+# xz's magic bytes: of them alone, cut short, a file is xz data cut short (:func:`cut_magic_kind`)
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_MAGICS = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (_XZ_MAGIC, "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
            (b"PK\x03\x04", "zip"), (b"PAR1", "parquet"), (b"\xd0\xcf\x11\xe0", "xls"))
 # What text may begin with that is told by its structure after the magic (bzip2 and Parquet by :func:`binary_kind`
 # only where the data is whole: a file is told them by its magic, as ever)
@@ -43,12 +45,36 @@ def utf32_byte_order(body):
     """``"LE"`` or ``"BE"``: the bytes ``body`` read as UTF-32 text without a byte order mark in that order, every 4
     bytes a character whose top byte is zero (its fourth little-endian, its first big-endian), and the byte below it
     (its plane) zero in half of them at least, as in text mostly of the Basic Multilingual Plane; else None. UTF-16
-    text has its letters there (``ab``: 61 00 62 00), or a line end (``a\\n``: 61 00 0A 00)."""
+    text has its letters there (``ab``: 61 00 62 00), or a line end (``a\\n``: 61 00 0A 00). Told by its whole 4-byte
+    characters: a UTF-32 body cut within its last (a length not a multiple of 4) was told to send charset=utf-16."""
     units = len(body) // 4
-    if not units or len(body) % 4:
+    if not units:
         return None
+    body = body[:4 * units]  # (its whole characters: a body cut short, its last cut, is UTF-32 still)
     return next((order for order, top, plane in (("LE", 3, 2), ("BE", 0, 1))
                  if not body[top::4].strip(b"\x00") and 2 * body[plane::4].count(0) >= units), None)
+
+
+def cut_magic_kind(data, charsets=()):
+    """``"xz"`` where the bytes ``data``, all of a file, are the first 1 to 5 of xz's magic (FD 37 7A 58 5A 00): a
+    download stopped within them (they were called "not UTF-8 text", with an iconv from Windows-1252); else None. The
+    rule: bytes that start a format's magic and end there are that format cut short where no text is those bytes: FD
+    starts no UTF-8 character, so no UTF-8 file, and a Windows-1252 file of "ý", "ý7z" alone is none a user has; but
+    bytes that read as text in one of ``charsets`` (those a user named: import-folders' ``--encoding``) are that text.
+    Not gzip's 1F alone (a UTF-8 control character, which a file may hold), bzip2's ``B``, ``BZ``, ``BZh`` (ASCII
+    text), nor zstd's 28 B5 2F (``(µ/`` in Windows-1252, and zstd data is refused whole or cut alike)."""
+    if not data or len(data) >= len(_XZ_MAGIC) or not _XZ_MAGIC.startswith(bytes(data)):
+        return None
+    return None if any(_decodes(bytes(data), charset) for charset in charsets) else "xz"
+
+
+def _decodes(data, charset):
+    """Do the bytes ``data`` decode in ``charset``?"""
+    try:
+        data.decode(charset)
+    except (ValueError, LookupError):
+        return False
+    return True
 
 
 def magic_kind(head):

@@ -550,6 +550,98 @@ def test_bytes_after_xz_data_are_refused(tmp_path, after, said):
         got.stderr, got.stderr
 
 
+_COMPRESSORS = {"gzip": (lambda data: gzip.compress(data, mtime=0), ".gz", "gzip -d ignores them, with a warning"),
+                "bzip2": (bz2.compress, ".bz2", "bzip2 -d ignores them, with a warning")}
+
+
+@pytest.mark.parametrize("kind, after, said", [
+    ("gzip", b"more text\n", "bytes (6d 6f 72 65 20 74 65 78 ...)"),
+    ("bzip2", b"more text\n", "bytes (6d 6f 72 65 20 74 65 78 ...)"),  # (cat a.bz2 more.txt > b.bz2)
+    ("bzip2", b"\x1f\x8bxxxxxxxx", "bytes (1f 8b 78 78 78 78 78 78 ...)"),  # (gzip data: not bzip2's)
+], ids=["gzip", "bzip2", "bzip2 then gzip"])
+def test_bytes_after_gzip_or_bzip2_data_are_refused(tmp_path, kind, after, said):
+    """Bytes after bzip2 data were dropped without a word by Python's BZ2File: training trained on fewer rows than the
+    file holds (bzip2 -d warns "trailing garbage after EOF ignored"); after gzip data they were "corrupt or truncated
+    gzip data (Not a gzipped file (b'mo'))", which said nothing of the data before them. Both are refused as after xz
+    and .lzma data, with the command that keeps the data (two streams: read, as bzip2 -d and gzip -d read them), by
+    training's reader and predict's, piped in."""
+    compress, extension, tool = _COMPRESSORS[kind]
+    data = compress(b"1,good food\n2,cold soup\n")
+    p = tmp_path / f"in.csv{extension}"
+    p.write_bytes(data + data + after)
+    end = 2 * len(data)
+    with pytest.raises(FastTextError, match=re.escape(
+            f"{p}: its {kind} data (its first {end} bytes) is followed by {said} that are not {kind} data ({tool}); "
+            f"keep the {kind} data alone (head -c {end} {p} > new{extension}) and give that file")):
+        read_labeled(str(p))
+    kept = tmp_path / f"new{extension}"
+    kept.write_bytes(p.read_bytes()[:end])  # (the command's file: both streams read)
+    assert read_labeled(str(kept)).texts == ["good food", "cold soup"] * 2
+    model = _tiny_model(tmp_path / "m")
+    with open(p, "rb") as piped:
+        got = _run_cli("predict", "--model", model, stdin=piped)
+    assert got.returncode == 2 and got.stderr.count("error:") == 1, got.stderr
+    assert f"is followed by {said} that are not {kind} data ({tool}); pipe in the {kind} data alone" in got.stderr, \
+        got.stderr
+
+
+@pytest.mark.parametrize("kind, after", [("gzip", b"\x1f"), ("gzip", b"\x1f\x8bxxxxxxxx"), ("bzip2", b"BZ")])
+def test_a_streams_start_after_gzip_or_bzip2_data_is_read_as_one(tmp_path, kind, after):
+    """After gzip or bzip2 data, bytes that start a stream's magic (or all of it) are a stream, as gzip -d and bzip2
+    -d read one: cut short or corrupt, they are said to be so (gzip -d: "unexpected end of file"), not refused as
+    bytes that follow the data."""
+    compress, extension, _ = _COMPRESSORS[kind]
+    p = tmp_path / f"in.csv{extension}"
+    p.write_bytes(compress(b"1,good food\n") + after)
+    with pytest.raises(FastTextError, match=re.escape(f"{p}:2: corrupt or truncated {kind} data")):
+        read_labeled(str(p))
+
+
+@pytest.mark.parametrize("kind, nuls, read", [
+    ("gzip", 3, True), ("gzip", 1 << 16, True),  # (gzip -d and Python's gzip skip NULs after the data)
+    ("bzip2", 4, False),  # (bzip2 -d: "trailing garbage after EOF ignored", as after any bytes)
+])
+def test_nuls_after_gzip_or_bzip2_data_are_read_as_gzip_d_and_bzip2_d_read_them(tmp_path, kind, nuls, read):
+    """NULs after gzip data are skipped (and a member after them read), as gzip -d and Python's GzipFile skip them;
+    after bzip2 data they are refused, as bzip2 -d calls them trailing garbage (BZ2File dropped them, with any bytes
+    after them)."""
+    compress, extension, tool = _COMPRESSORS[kind]
+    data = compress(b"1,good food\n")
+    p = tmp_path / f"in.csv{extension}"
+    p.write_bytes(data + bytes(nuls) + (data + bytes(nuls) if read else b""))
+    if read:
+        assert read_labeled(str(p)).texts == ["good food"] * 2
+        return
+    with pytest.raises(FastTextError, match=re.escape(f"{p}: its {kind} data (its first {len(data)} bytes) is followed "
+                                                      f"by NUL bytes that are not {kind} data ({tool}); keep")):
+        read_labeled(str(p))
+
+
+@pytest.mark.parametrize("kind", ["xz", "gzip"])
+def test_more_nuls_after_the_data_than_are_read_are_said_to_be(tmp_path, kind):
+    """More than 64 MiB of NULs after xz data were refused as bytes "xz -d refuses too": xz -d reads them on as its
+    stream padding (a multiple of 4 bytes, as these are). They are said to be more NULs than this program reads; so
+    are they after gzip data (Python's GzipFile read them a byte at a time, /dev/zero's without end)."""
+    data = lzma.compress(b"1,good food\n") if kind == "xz" else gzip.compress(b"1,good food\n", mtime=0)
+    p = tmp_path / f"in.csv.{'xz' if kind == 'xz' else 'gz'}"
+    p.write_bytes(data + bytes((64 << 20) + 4))
+    with pytest.raises(FastTextError, match=re.escape(
+            f"{p}: its {kind} data (its first {len(data)} bytes) is followed by more than 64 MiB of NUL bytes ({kind} "
+            f"-d reads on through NUL bytes after its data, where this program stops at 64 MiB); keep the {kind} data "
+            f"alone (head -c {len(data)} {p} > new.{'xz' if kind == 'xz' else 'gz'}) and give that file")):
+        read_labeled(str(p))
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 4, 5])
+def test_an_xz_file_cut_within_its_magic_is_said_to_be_cut_short(tmp_path, cut):
+    """An xz file cut within its 6-byte magic (a download stopped at once) was "not UTF-8 text ... iconv -f CP1252":
+    it is xz data cut short, as an .lzma file cut within its header is said to be (FD starts no UTF-8 character)."""
+    p = tmp_path / "in.csv.xz"
+    p.write_bytes(lzma.compress(b"1,good food\n")[:cut])
+    with pytest.raises(FastTextError, match=re.escape(f"{p}:1: corrupt or truncated xz data")):
+        read_labeled(str(p))
+
+
 def test_an_lzma_header_asking_for_more_memory_than_is_free_is_said_to(tmp_path):
     """A tiny .lzma file whose header asks for a dictionary of 3 or 4 GiB, read where that memory is not free (here a 2
     GiB address space), ended in "out of memory (an allocation failed); use a machine with more memory": nothing of

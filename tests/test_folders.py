@@ -318,6 +318,17 @@ def test_compressed_data_the_readers_refuse_is_refused_in_one_line_whatever_the_
         assert not (tmp_path / "out.csv").exists()
 
 
+def test_a_document_cut_within_xz_magic_is_xz_cut_short_unless_its_encoding_reads_it(tmp_path):
+    """A document of xz's first magic bytes alone (FD 37 7A: a download stopped at once) was "not UTF-8 text", with
+    --encoding latin-1 to pass: it is xz data cut short (FD starts no UTF-8 character). Under an encoding the user
+    names that reads those bytes, they are that text (cp1252: "ý7z")."""
+    directory, document = _with_a_document(tmp_path, lzma.compress(b"great fun")[:3])
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv")
+    assert_error(r, f"{document}: corrupt or truncated xz data")
+    r = cli_in_process("import-folders", "--input", directory, "--output", tmp_path / "out.csv", "--encoding", "cp1252")
+    assert r.returncode == 0, r.stderr
+    assert ["pos", "\u00fd7z"] in _rows(tmp_path / "out.csv")
+
 def _gzip_members(path, byte, size, members=1):
     """A gzip file of ``members`` members, each of ``size`` bytes ``byte``, written a MiB at a time (no ``size`` bytes
     in memory): one member of just over the bound, or 1,024 of 1 MiB each, a "bomb" of 1 GiB in about 1 MB."""

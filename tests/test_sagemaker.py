@@ -2632,6 +2632,11 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     # UTF-32 without a mark was told to send charset=utf-16: sent so, it was told to send charset=utf-16 again
     ("great food\n".encode("utf-32-le"), "text/plain; charset=utf-16", 400,
      "UTF-32 text sent as utf-16? send UTF-8, or charset=utf-32 in the Content-Type"),
+    # cut within its last character (a length not a multiple of 4), it was told to send charset=utf-16 still
+    ("great food\n".encode("utf-32-le")[:-2], "text/plain; charset=utf-16", 400,
+     "UTF-32 text sent as utf-16? send UTF-8, or charset=utf-32 in the Content-Type"),
+    ("great food\n".encode("utf-32-be")[:-1], "text/plain", 400,
+     "UTF-32 text sent as utf-8? send UTF-8, or charset=utf-32 in the Content-Type"),
     # ' hi' in UTF-32-BE passes an .lzma header's first fields: it was "not valid utf-8 text (it is lzma-compressed"
     (" hi".encode("utf-32-be"), "text/plain", 400, "UTF-32 text sent as utf-8? send UTF-8, or charset=utf-32 in the"),
     # (.lzma data followed by NULs, which liblzma reads as empty streams: told by its first stream, as ever)
