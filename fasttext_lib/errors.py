@@ -112,6 +112,13 @@ def lone_surrogate_message(texts, name):
     return None
 
 
+def printable(text):
+    """``text`` as a line on any UTF-8 stream prints it: a lone surrogate in it (JSON's ``"\\ud800"`` in a file
+    edited by hand, a file name's byte no UTF-8 decodes, as ``os.fsdecode`` gives it) as its escape, ``\\ud800``.
+    Printed as it was, it raised UnicodeEncodeError where stderr is strict UTF-8, as a Jupyter kernel's is."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def is_number(value):
     """A value a numeric setting can take: an int or a float, NumPy's included. Not a bool (``lr=True`` is a
     mistake, not 1.0) and not a string (papermill's ``-r lr 0.1``, a JSON config), which would otherwise

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from . import inference_files, storage
-from .errors import FastTextError, close_choices, refuse_standard_output, said_as_meant
+from .errors import FastTextError, close_choices, printable, refuse_standard_output, said_as_meant
 from .stops import keeping_stops, note_stop_line, note_what_a_stop_left, note_written, telling_stops
 from .figures import plot_trials, png_bytes, show
 from .notebook_params import check_dataset, is_a_known_name_misspelt, key_path
@@ -490,9 +490,10 @@ class Workspace:
         them: where they are (two bundles only from an edited record)."""
         for of in dict.fromkeys(of for _, _, of in kept):
             copies, names = zip(*((copy.name, name) for copy, name, whose in kept if whose == of))
-            print(f"kept {' and '.join(copies)} in {self.show(key_path(run_name, 'run_name'))}: {' and '.join(names)} "
-                  f"of {of}, replaced by this save of {dest} (the folder is run_name {run_name!r}'s for every bucket "
-                  f"and prefix)", file=sys.stderr)
+            # (printable: "of" is the record's, which may hold JSON's "\ud800", edited by hand)
+            print(printable(f"kept {' and '.join(copies)} in {self.show(key_path(run_name, 'run_name'))}: "
+                            f"{' and '.join(names)} of {of}, replaced by this save of {dest} (the folder is run_name "
+                            f"{run_name!r}'s for every bucket and prefix)"), file=sys.stderr)
 
     def _remove_older_copies(self, run_name):
         """The copies :meth:`_keep_aside` made of the files of this run's bundle (``history.exp1.csv``, kept when exp2's
@@ -511,16 +512,18 @@ class Workspace:
             unrecorded = [name for name in _copies_named(folder, record.outputs, whoses) if name not in recorded]
             said = record.said(folder)
             removed, changed = record.remove_copies(folder, dest)
+            # (printable: the names are files' in the folder, one of a byte no UTF-8 decodes a lone surrogate)
             if removed:
-                print(f"removed {' and '.join(removed)} from {shown}: {record.writer}'s files of {dest} kept aside "
-                      f"when another bucket's or prefix's save replaced them, older than this save's", file=sys.stderr)
+                print(printable(f"removed {' and '.join(removed)} from {shown}: {record.writer}'s files of {dest} kept "
+                                f"aside when another bucket's or prefix's save replaced them, older than this save's"),
+                      file=sys.stderr)
             if changed:
-                print(f"kept {' and '.join(changed)} in {shown}: {record.writer}'s files of {dest} kept aside, "
-                      f"changed since", file=sys.stderr)
+                print(printable(f"kept {' and '.join(changed)} in {shown}: {record.writer}'s files of {dest} kept "
+                                f"aside, changed since"), file=sys.stderr)
             unsaid = [name for name in unrecorded if name not in said]
             if unsaid:
-                print(f"note: kept {' and '.join(unsaid)} in {shown}: named as {record.writer}'s files of {dest} "
-                      f"kept aside, but not recorded as kept (yours?): not removed", file=sys.stderr)
+                print(printable(f"note: kept {' and '.join(unsaid)} in {shown}: named as {record.writer}'s files of "
+                                f"{dest} kept aside, but not recorded as kept (yours?): not removed"), file=sys.stderr)
             record.note_said(folder, unrecorded)
 
     def _keep_aside(self, folder, dest, run_name, records, kept):
@@ -622,16 +625,28 @@ def _whose(bundle, run_name, bucket):
     another (``B-exp1``), or its bucket alone where it has no prefix, with a hash of the bundle after them
     (``runs-a~3f0c1e``): joined by ``-``, they were the name of other prefixes too (``runs-a``'s). Shortened where long
     (:func:`_fitting`)."""
-    try:
-        other, key = storage.split_s3(bundle)
-    except FastTextError:  # (a record edited by hand: the files are kept under a name of no bundle, never the save failed)
+    if not _could_be_a_bundle(bundle):  # (a record edited by hand: kept under a name of no bundle; the save goes on)
         return whose_part("other", bundle)
+    other, key = storage.split_s3(bundle)
     prefix = key[:-len(f"models/{run_name}")].strip("/")
     parts = prefix.replace("\\", "/").split("/")
     if other == bucket and prefix and len(parts) == 1:
         return whose_part(_fitting(prefix))
     return whose_part(_fitting("-".join(part for part in [other if other != bucket else "", *parts] if part) or other,
                                _WHOSE_BYTES - len(whose_part("", bundle))), bundle)
+
+
+def _could_be_a_bundle(bundle):
+    """Whether ``bundle`` (a record's "of", edited by hand maybe) could name a bundle: an s3:// URI, in text UTF-8
+    holds, of no NUL, of a bucket of no backslash (no bucket has one). Taken for one, a lone surrogate (JSON's
+    "\\ud800") raised UnicodeEncodeError out of the save (_fitting), a NUL named the copy kept aside with a NUL
+    (ValueError), and a backslash in the bucket named it as no copy is named (is_kept_name): kept, never removed."""
+    try:
+        bundle.encode("utf-8")
+        bucket = storage.split_s3(bundle)[0]
+    except (UnicodeEncodeError, FastTextError):
+        return False
+    return "\0" not in bundle and "\\" not in bucket
 
 
 # The most bytes of _whose's name: a prefix may have 1,024, a file name 255 (a longer copy's name failed the save).

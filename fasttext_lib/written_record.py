@@ -34,7 +34,7 @@ import stat
 import sys
 
 from . import storage
-from .errors import FastTextError
+from .errors import FastTextError, printable
 
 _HASHED_BLOCK = 1 << 20
 _NOT_A_RECORD = object()  # (a file of the record's name, not this writer's record)
@@ -133,13 +133,13 @@ class WrittenRecord:
         for name in (n for n in self.outputs if n in recorded):
             path = folder / name
             try:
-                if not (path.exists() or path.is_symlink()):
+                if not _exists(path):
                     continue  # (removed meanwhile: nothing to do)
                 if of is not None and recorded[name].get("of", of) != of:
                     left[name] = recorded[name]  # (said below, in one line for each thing they are of)
                     continue
                 if not _as_written(path, recorded[name]):
-                    print(f"kept {shown}/{name}: changed since {self.writer} wrote it", file=sys.stderr)
+                    print(printable(f"kept {shown}/{name}: changed since {self.writer} wrote it"), file=sys.stderr)
                     continue
                 path.unlink()
                 removed.append(name)
@@ -149,7 +149,8 @@ class WrittenRecord:
             say_removed(removed)
         for other in dict.fromkeys(e["of"] for e in left.values() if of is not None and e.get("of", of) != of):
             kept = [name for name, entry in left.items() if entry.get("of") == other]
-            print(f"kept {', '.join(kept)} in {shown}: {self.writer}'s, of {other}, not of {of}", file=sys.stderr)
+            print(printable(f"kept {', '.join(kept)} in {shown}: {self.writer}'s, of {other}, not of {of}"),
+                  file=sys.stderr)  # (a record edited by hand: "of" may hold a lone surrogate, JSON's "\ud800")
         self._write(folder, left)  # (none left: the record removed)
         if error is not None:
             raise error
@@ -170,10 +171,12 @@ class WrittenRecord:
                 continue
             path = folder / name
             try:
-                if _as_written(path, entry):
+                if not _exists(path):
+                    pass  # (removed meanwhile, or a name no file can have: gone, out of the record)
+                elif _as_written(path, entry):
                     path.unlink()
                     removed.append(name)
-                elif path.exists() or path.is_symlink():
+                else:
                     changed.append(name)
                 del recorded[name]
             except OSError as exc:  # (unreadable, not removable: it stays recorded, for the next save to try again)
@@ -190,7 +193,9 @@ class WrittenRecord:
             record = json.loads(_plain_file_bytes(folder / self.name))
         except FileNotFoundError:
             return None
-        except (ValueError, OSError):  # (not JSON, not UTF-8; a link, a folder or a file we may not read: the user's)
+        except (ValueError, OSError, RecursionError):
+            # (not JSON, not UTF-8, nested deeper than json reads; a link, a folder or a file we may not read: the
+            # user's, or a record damaged past reading: nothing in it is taken as the writer's, nor written over)
             return _NOT_A_RECORD
         if not isinstance(record, dict) or record.get("written_by") != self._mark:
             return _NOT_A_RECORD
@@ -222,12 +227,24 @@ class WrittenRecord:
             f.write(self._record_bytes(files, said))
 
 
-def _there(path):
+def _exists(path):
     """Is there a file (or a link, a dangling one too) at ``path``? A name no file can have is none: one too long (a
     record edited by hand) made note_said's check raise ENAMETOOLONG at every save, and the search's copies, removed
-    after it, were never removed."""
+    after it, were never removed; remove_copies raised it too ("were left" at every save of the bundle). (One with a
+    NUL or a lone surrogate is none already: pathlib says so.) Any other error is raised: a file that may be there."""
     try:
         return path.exists() or path.is_symlink()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
+
+
+def _there(path):
+    """:func:`_exists`, an error taken for no file: note_said forgets a name it cannot check (said again, if it is
+    there, is all that is lost)."""
+    try:
+        return _exists(path)
     except OSError:
         return False
 

@@ -819,6 +819,9 @@ def test_a_run_without_autotune_keeps_the_users_files_that_look_like_a_searchs(t
     ("04_written.json", b"my notes, not JSON\n"),
     ("04_written.json", b'{"written_by": "notebook 02\'s autotune search (fasttext_lib)", "files": {}}'),
     (RECORD_OF_AUTOTUNE, b'{"written_by": "me", "files": {}}\n'),
+    # (its mark, then nested deeper than Python's JSON reader goes: RecursionError out of the save; unread, not ours)
+    ("04_written.json", b'{"written_by": "notebook 04 (fasttext_lib)", "said": ' + b"[" * 100_000 + b"]" * 100_000
+     + b"}"),
 ])
 def test_a_file_of_the_users_named_as_a_record_is_refused_not_overwritten(record, mine, tmp_path, monkeypatch, capsys):
     """A file of the user's named 04_written.json (valid JSON or not) was written over by 04's next save, as if its
@@ -2010,6 +2013,21 @@ def test_a_name_said_in_a_hand_edited_record_that_no_file_can_have_is_forgotten(
     assert HISTORY_RECORD.said(tmp_path) == {"history.x.csv", "history.z.csv"}
 
 
+def test_a_copy_named_in_a_hand_edited_record_that_no_file_can_have_is_gone(tmp_path):
+    """A copy's name in a record edited by hand longer than a file's name can be: remove_copies raised ENAMETOOLONG
+    for it at every save of its bundle ("warning: the copies kept aside ... were left"), the copies after it never
+    removed. No file has that name: it is gone, out of the record, as a copy removed meanwhile is."""
+    from fasttext_lib.written_record import _digest_of
+    from fasttext_lib.workspace import HISTORY_RECORD
+
+    of, too_long = "s3://b/exp1/models/sample", f"history.{'x' * 300}.csv"
+    (tmp_path / "history.exp1.csv").write_bytes(b"kept")
+    HISTORY_RECORD._write(tmp_path, {too_long: {**_digest_of(b"kept"), "of": of},
+                                     "history.exp1.csv": {**_digest_of(b"kept"), "of": of}})
+    assert HISTORY_RECORD.remove_copies(tmp_path, of) == (["history.exp1.csv"], [])
+    assert not (tmp_path / "history.exp1.csv").exists() and not (tmp_path / HISTORY_RECORD.name).exists()
+
+
 def test_02_a_copy_of_a_prefix_ending_in_a_number_is_never_taken_for_another_prefixs(tmp_path, s3_bucket, capsys):
     """The n-th copy of a bundle's history was named history.WHOSE-n.csv, and WHOSE is made of the prefix: the 2nd
     copy of runs/a's (history.runs-a-2.csv) was the 1st of runs/a-2's, and written_record.is_kept_name took either for
@@ -2231,6 +2249,114 @@ def test_02_a_hand_edited_history_record_naming_no_s3_bundle_does_not_fail_the_s
     assert f"kept history.{other}.csv and history.{other}.png in {out}/sample: history.csv and history.png of {of}, " \
         f"replaced by this save of {exp2.model('sample')} (the folder is run_name 'sample''s for every bucket and " \
         f"prefix)" in capsys.readouterr().err.splitlines()
+
+
+def _a_named_copy(record, exp1, exp2, run, name, data):
+    """``record`` naming the copy ``name`` (bytes: a file's name no UTF-8 decodes) of exp2's bundle, a file of the
+    user's holding ``data`` that is not what the record says was kept: it stays, said in one line."""
+    (run / os.fsdecode(name)).write_bytes(data)
+    entry = {"size": len(data), "sha256": hashlib.sha256(b"other").hexdigest(), "of": exp2}
+    return {**record, "files": {**record["files"], os.fsdecode(name): entry}}
+
+
+def _of(bundle):
+    """An edit of a history record: its history.csv and .png of ``bundle(exp1, exp2)``, not of exp1's bundle."""
+    def edit(record, exp1, exp2, run):
+        return {**record, "files": {name: {**entry, "of": bundle(exp1, exp2)} for name, entry in
+                                    record["files"].items()}}
+    return edit
+
+
+@pytest.mark.parametrize("edit", [
+    _of(lambda exp1, exp2: exp1.replace("/exp1/", "/\ud800/")),  # JSON's "\ud800": a lone surrogate
+    _of(lambda exp1, exp2: exp1.replace("/exp1/", "/exp\x001/")),  # a NUL, which no file's name holds
+    _of(lambda exp1, exp2: "s3://a\\b/exp1/models/sample"),  # no bucket's name: a copy's name with a backslash
+    _of(lambda exp1, exp2: 12),
+    _of(lambda exp1, exp2: ["s3://b/exp1/models/sample"]),
+    lambda record, exp1, exp2, run: {**record, "files": {**record["files"], f"history.{'x' * 300}.csv": {
+        "size": 1, "sha256": "0" * 64, "of": exp2}}},
+    lambda record, exp1, exp2, run: _a_named_copy(record, exp1, exp2, run, b"history.\xff.csv", b"mine"),
+    lambda record, exp1, exp2, run: {**record, "files": 3},
+    lambda record, exp1, exp2, run: {**record, "files": {"history.csv": [1, 2], "history.png": {"a": {"b": []}}}},
+    lambda record, exp1, exp2, run: {**record, "files": {**record["files"], "history.exp2.csv": "x"}},
+    lambda record, exp1, exp2, run: {**record, "said": 7},
+    lambda record, exp1, exp2, run: {**record, "said": [None, 1, ["history.exp2.csv"], {"a": 1}, "\ud800",
+                                                        f"{'y' * 300}", "history.\x00.csv"]},
+    lambda record, exp1, exp2, run: {**record, "said": [f"history.{n}.csv" for n in range(100_000)]},
+], ids=["of-lone-surrogate", "of-nul", "of-no-bucket", "of-a-number", "of-a-list", "copy-name-too-long",
+        "copy-name-not-utf-8", "files-a-number", "entries-not-digests", "entry-a-string", "said-a-number",
+        "said-not-names", "said-huge"])
+def test_02_a_hand_edited_history_records_content_never_fails_the_save_nor_loses_a_file(tmp_path, s3_bucket, capsys,
+                                                                                      edit):
+    """A history_written.json edited by hand (its writer's mark kept), its fields of other types or values than it
+    writes: a lone surrogate in "of" (JSON's "\\ud800") raised UnicodeEncodeError out of the save, and printed, it
+    raised where stderr is strict UTF-8 (capsys is; a Jupyter kernel's too); a NUL in it named the copy kept aside
+    with a NUL (ValueError); a bucket no bucket's name is made the copy a name no record can name (never removed); a
+    copy's name longer than a file's can be, "warning: ... were left" at every save. Each is read as a record of no
+    bundle, or as naming nothing: the save goes on, says nothing raw, removes no file of the user's and keeps the
+    history it replaces where the record said it is another bundle's, under a name its record names."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.workspace import HISTORY_RECORD
+
+    out = str(tmp_path / "out")
+    exp1, exp2, (trained,), fig, ax = _exp1_and_exp2(s3_bucket, out, 1)
+    exp1.save_run(trained, "sample", fig)
+    run = tmp_path / "out" / "sample"
+    record = edit(json.loads((run / HISTORY_RECORD.name).read_text()), exp1.model("sample"), exp2.model("sample"),
+                  run)
+    (run / HISTORY_RECORD.name).write_text(json.dumps(record))
+    mine = {p.name: p.read_bytes() for p in run.iterdir() if p.name not in ("history.csv", HISTORY_RECORD.name)}
+    before = (run / "history.csv").read_bytes()
+    capsys.readouterr()
+    for _ in range(2):  # (said once: not at each save)
+        exp2.save_run(trained, "sample", fig)
+        assert "were left" not in capsys.readouterr().err
+    plt.close(fig)
+    kept = {p.name for p in run.iterdir() if p.name not in mine and p.read_bytes() == before} - {"history.csv"}
+    assert set(HISTORY_RECORD.read(run)) >= kept, kept  # (its bundle's next save removes it)
+    assert all((run / name).read_bytes() == data for name, data in mine.items() if name != "history.png")
+    entry = record["files"].get("history.csv") if isinstance(record["files"], dict) else None
+    if isinstance(entry, dict) and isinstance(entry.get("of"), str):
+        assert len(kept) == 1, kept  # (the record says it is another bundle's history)
+    assert json.loads((run / HISTORY_RECORD.name).read_text())["written_by"] == HISTORY_RECORD._mark
+
+
+def test_record_content_is_printed_where_stderr_is_strict_utf_8(tmp_path):
+    """The lines that name what a record holds (a bundle kept aside, a search's files of another bundle, a copy's
+    name) printed it as it was: a lone surrogate in a record edited by hand (JSON's "\\ud800") raised
+    UnicodeEncodeError where stderr is strict UTF-8 (a Jupyter kernel's sends it as UTF-8). Printed escaped now."""
+    script = f"""
+import os, sys
+sys.stderr.reconfigure(errors="strict")  # (PYTHONIOENCODING's :strict leaves stderr backslash-escaping)
+from fasttext_lib.written_record import _digest_of
+from fasttext_lib.workspace import AUTOTUNE_RECORD, HISTORY_RECORD, Workspace
+ws = Workspace("bkt", "p", {str(tmp_path / "out")!r})
+run = ws.out / "run"
+run.mkdir()
+other = "s3://bkt/\\ud800/models/run"
+(run / "autotune.png").write_bytes(b"png")
+AUTOTUNE_RECORD._write(run, {{"autotune.png": {{**_digest_of(b"png"), "of": other}}}})
+ws.remove_autotune("run")
+(run / os.fsdecode(b"history.\\xff.csv")).write_bytes(b"mine")
+HISTORY_RECORD._write(run, {{os.fsdecode(b"history.\\xff.csv"): {{**_digest_of(b"kept"), "of": ws.model("run")}}}})
+ws._remove_older_copies("run")
+ws._say_kept([(run / "history.other~abcdef.csv", "history.csv", other)], "run", ws.model("run"))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, errors="replace",
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert done.returncode == 0, done.stderr
+    shown = f"{tmp_path / 'out'}/run"
+    assert done.stderr.splitlines() == [
+        f"kept autotune.png in {shown}: notebook 02's autotune search's, of s3://bkt/\\ud800/models/run, not of "
+        f"s3://bkt/p/models/run",
+        f"kept history.\\udcff.csv in {shown}: notebook 02's history's files of s3://bkt/p/models/run kept aside, "
+        f"changed since",
+        f"kept history.other~abcdef.csv in {shown}: history.csv of s3://bkt/\\ud800/models/run, replaced by this save "
+        f"of s3://bkt/p/models/run (the folder is run_name 'run''s for every bucket and prefix)"], done.stderr
 
 
 @pytest.mark.parametrize("part", ["p" * 60, "é" * 60], ids=["ascii", "two-byte"])
