@@ -615,6 +615,25 @@ def stopped_at_a_put(event, write, key=""):
     return raised.value
 
 
+def held_once_there(path):
+    """Code (a ``sitecustomize``'s, or a wrapper's before it runs the CLI: :data:`CLI_AFTER_IT`) that holds a training
+    run at its next step once ``path`` exists (a checkpoint.json: written whole), until the process is killed. A test
+    that kills a run once a file is there, looking every few hundredths of a second, found it only after the run had
+    gone on for epochs, or ended, where a loaded machine kept the test from looking. (``stops.raise_if_interrupted``,
+    which train calls at every step, bound as train imports it.)"""
+    return ("import os as _os, time as _time\n"
+            "import fasttext_lib.stops as _stops\n"
+            "_real_check = _stops.raise_if_interrupted\n"
+            "def _held():\n"
+            f"    if _os.path.exists({str(path)!r}):\n"
+            "        _time.sleep(600)\n"
+            "    _real_check()\n"
+            "_stops.raise_if_interrupted = _held\n")
+
+
+CLI_AFTER_IT = "import sys\nfrom fasttext_lib.cli import run\nsys.exit(run())\n"
+
+
 def zstd_frame(data):
     """``data`` as one zstd frame (RFC 8878) of one raw block, as ``zstd -c`` writes incompressible data: the magic,
     a frame header descriptor (0x20: a single segment, its content size in one byte), that size, the block's header

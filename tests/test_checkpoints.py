@@ -12,7 +12,8 @@ import boto3
 import numpy as np
 import pytest
 
-from conftest import ROOT, UNRESUMABLE_BEFORE_READING, edit_checkpoint, make_splits, params_of
+from conftest import (CLI_AFTER_IT, ROOT, UNRESUMABLE_BEFORE_READING, edit_checkpoint, held_once_there, make_splits,
+                      params_of)
 from fasttext_lib import storage
 from fasttext_lib.data import LabeledTexts
 from fasttext_lib.errors import FastTextError
@@ -828,20 +829,6 @@ def test_a_command_line_run_without_list_bucket_searches_its_checkpoints_once(sm
     assert asked[2] <= 2, asked  # the search, and whether the refused one is still there (removed meanwhile: searched)
 
 
-HELD_IN_EPOCH_3 = """\
-import os, sys, time
-import fasttext_lib.stops as stops
-real, whole = stops.raise_if_interrupted, sys.argv.pop(1)
-def held():  # (train calls it every step: once epoch 2's checkpoint is whole, the run waits in epoch 3's first one)
-    if os.path.exists(whole):
-        time.sleep(600)
-    real()
-stops.raise_if_interrupted = held
-from fasttext_lib.cli import run
-sys.exit(run())
-"""
-
-
 def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     """SIGKILL a real training process mid-run, rerun the same command: same bundle as an unbroken run. (The run is
     held in epoch 3 once epoch 2's checkpoint is whole, until killed: on a loaded machine the test looked again only
@@ -855,7 +842,7 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
                 "--batch-size", "128", "--ngrams", "2", "--buckets", "50000", "--no-progress", "--ctx", "cpu",
                 "--checkpoint-dir", str(ckpt)]
 
-    held = [sys.executable, "-c", HELD_IN_EPOCH_3, str(ckpt / "epoch-0002" / "checkpoint.json")]
+    held = [sys.executable, "-c", held_once_there(ckpt / "epoch-0002" / "checkpoint.json") + CLI_AFTER_IT]
     proc = subprocess.Popen(held + command(tmp_path / "bundle")[3:], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     deadline = time.time() + 240

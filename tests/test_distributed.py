@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cli_helpers import with_options
-from conftest import ROOT, free_port, run_cli
+from conftest import ROOT, free_port, held_once_there, run_cli
 
 EPOCHS, WORKER_BATCH = 6, 128
 
@@ -32,13 +32,13 @@ def _common(sample_dir, epochs=EPOCHS):
             "--no-progress", "--ctx", "cpu", "--seed", "7"]
 
 
-def run_cluster(args, outputs, stop_when=None, kvstore="dist_sync"):
+def run_cluster(args, outputs, stop_when=None, kvstore="dist_sync", env=None):
     """Scheduler, server and two workers (``train *args --output <outputs[rank]>``) -> each worker's (stdout, stderr).
 
     ``stop_when``: polled while the workers run; once it is true every process is killed (a host
-    lost mid-job) and None is returned.
+    lost mid-job) and None is returned. ``env``: as run_workers'.
     """
-    ended = run_workers(args, outputs, kvstore=kvstore, stop_when=stop_when)
+    ended = run_workers(args, outputs, kvstore=kvstore, stop_when=stop_when, env=env)
     if ended is None:
         return None
     for status, out, err in ended:
@@ -159,7 +159,10 @@ def killed_checkpoints(sample_dir, tmp_path_factory):
                    for p in checkpoints.glob("epoch-*")) if checkpoints.exists() else False
 
     args = _common(sample_dir) + ["--checkpoint-dir", checkpoints]
-    assert run_cluster(args, [where / f"killed{rank}" for rank in range(2)], stop_when=some_epochs_done) is None
+    # (held in epoch 3 until killed: a loaded machine's test looked again only once the cluster had gone on for epochs)
+    held = _site(where / "held", held_once_there(checkpoints / "epoch-0002" / "checkpoint.json"))
+    assert run_cluster(args, [where / f"killed{rank}" for rank in range(2)], stop_when=some_epochs_done,
+                       env=held) is None
     return checkpoints
 
 
@@ -269,8 +272,13 @@ def _probing_after_2_s(where, also=""):
     """A ``sitecustomize`` in ``where`` (put it on the workers' PYTHONPATH) that has a worker ask its peers whether
     they live after 2 s without a step, not cluster.PROBE_AFTER's 10: a lost worker is found by the same probe, 8 s
     sooner per test. (A live peer answers every probe, so probing sooner ends no healthy run.) ``also``: more code."""
+    return _site(where, "import fasttext_lib.cluster\nfasttext_lib.cluster.PROBE_AFTER = 2\n" + also)
+
+
+def _site(where, code):
+    """The workers' environment for a ``sitecustomize`` in ``where`` that runs ``code``."""
     where.mkdir(exist_ok=True)
-    (where / "sitecustomize.py").write_text("import fasttext_lib.cluster\nfasttext_lib.cluster.PROBE_AFTER = 2\n" + also)
+    (where / "sitecustomize.py").write_text(code)
     return {"PYTHONPATH": f"{where}{os.pathsep}{ROOT}"}
 
 
