@@ -157,11 +157,13 @@ def s3_policy_server():
     server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
+        deadline = time.monotonic() + 120  # (moto's import alone takes seconds, and a loaded machine's more than 30)
+        while True:
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
             except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "moto's server did not start"
                 time.sleep(0.1)
         endpoint = f"http://127.0.0.1:{port}"
         policy = PolicyS3(endpoint, "policy-" + uuid.uuid4().hex[:12])

@@ -664,7 +664,9 @@ def _job_on_two_hosts(source_dir, tmp_path, train_channels, algo_2_hook=""):
                              cwd=str(source_dir), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for env in envs]
     try:
-        return [(job.communicate(timeout=90)[1], job.returncode) for job in jobs]
+        # (a bound on a hang, FASTTEXT_CLUSTER_TIMEOUT's 30 minutes: two jobs, a scheduler and a server importing MXNet
+        # on a loaded machine could take more than the 90 s it was)
+        return [(job.communicate(timeout=300)[1], job.returncode) for job in jobs]
     finally:
         for process in roles + jobs:
             if process.poll() is None:
