@@ -287,20 +287,21 @@ def test_a_worker_lost_mid_epoch_ends_the_other_in_one_line_naming_it(sample_dir
     """A worker killed mid-run (the OOM killer, a lost spot host: SIGKILL; a SIGTERM on its host alone) left the
     other waiting for its pushes for ever, and the SIGTERMed one hung too, after its error line, in the kvstore's
     exit barrier: a SageMaker job billed until its max runtime. The other worker now finds it gone (it no longer
-    answers on its port) and ends in one line naming it, within seconds, writing no bundle."""
+    answers on its port) and ends in one line naming it, within seconds (not FASTTEXT_CLUSTER_TIMEOUT's 30 minutes:
+    run_workers' deadline), writing no bundle."""
     checkpoints = tmp_path / "checkpoints"
-    killed_at = []
+    killed = []
 
     def kill_one_after_an_epoch(workers):
-        if not killed_at and any((p / "checkpoint.json").exists() for p in checkpoints.glob("epoch-*")):
+        if not killed and any((p / "checkpoint.json").exists() for p in checkpoints.glob("epoch-*")):
             workers[1].send_signal(getattr(signal, signal_name))
-            killed_at.append(time.time())
+            killed.append(True)
 
     outputs = [tmp_path / f"worker{rank}" for rank in range(2)]
     (status, _, err), (killed_status, _, killed_err) = run_workers(
         _common(sample_dir, epochs=400) + ["--checkpoint-dir", checkpoints], outputs,
         while_running=kill_one_after_an_epoch, env=_probing_after_2_s(tmp_path / "hooks"))
-    assert killed_at and time.time() - killed_at[0] < 60
+    assert killed  # (and the other ended by the probe, not after FASTTEXT_CLUSTER_TIMEOUT's 30 minutes: its line)
     assert status == 2 and len(_errors(err)) == 1, err[-2000:]
     assert re.match(r"error: worker [01] on host \S+ \(127\.0\.0\.1\) stopped in epoch \d+: its process ended or its "
                     r"host is lost", _errors(err)[0]), err
