@@ -497,7 +497,7 @@ def test_a_workers_port_answers_on_every_interface_whatever_its_address_resolves
         watch.close()
     for thread in threading.enumerate():  # both of its threads end (a closed watch's slept in a loop for ever)
         if thread.name.startswith("fasttext-cluster"):
-            thread.join(timeout=5)
+            thread.join(timeout=60)  # (a bound on "for ever": 5 s, a loaded machine's thread could take)
             assert not thread.is_alive(), thread.name
 
 
