@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cli_helpers import with_options
-from conftest import ROOT, free_port, held_once_there, run_cli
+from conftest import ROOT, held_once_there, run_cli, server_port
 
 EPOCHS, WORKER_BATCH = 6, 128
 
@@ -58,7 +58,7 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
     whose deadlines were 40 to 150 s, four processes importing MXNet on a loaded 2-core machine, could fail by it.)
     """
     env_all = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", DMLC_PS_ROOT_URI="127.0.0.1",
-                   DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER=str(len(outputs)),
+                   DMLC_PS_ROOT_PORT=str(server_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER=str(len(outputs)),
                    DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
     worker_envs = env if isinstance(env, list) else [env or {}] * len(outputs)
     # MXNet turns a process into the scheduler or a server when it is imported with that DMLC_ROLE.
@@ -812,7 +812,7 @@ def test_a_worker_whose_environment_mxnet_cannot_start_in_tells_the_others(sampl
 def _lone_worker_env():
     """The environment of a cluster's worker of two whose scheduler and other worker never come."""
     return dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",
-                DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
+                DMLC_PS_ROOT_PORT=str(server_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER="2")
 
 
 def test_a_worker_told_from_another_thread_does_not_say_a_stop_ends_its_wait():
