@@ -10,6 +10,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -58,6 +59,26 @@ def _check_the_sagemaker_config_schema_once():
 
 
 _check_the_sagemaker_config_schema_once()
+
+
+def server_port():
+    """A free port for a server that another process binds seconds from now (a cluster's scheduler, importing MXNet;
+    moto's server), outside the kernel's ephemeral range. free_port's, one the kernel picked and let go, could be
+    picked again meanwhile by any bind to port 0 or outgoing connection on the machine: a cluster's worker, whose
+    ps-lite picks its own port so, took its scheduler's, received the other worker's registration and aborted
+    ('Check failed: is_scheduler_'), and the other waited for it until the test's deadline."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):  # (no such file: not Linux)
+        return free_port()
+    pick = random.SystemRandom()
+    for _ in range(100):
+        port = pick.randrange(max(1024, low // 2), low)
+        with contextlib.suppress(OSError), socket.socket() as s:
+            s.bind(("", port))  # (free on every interface, as the scheduler binds it)
+            return port
+    return free_port()
 
 
 @pytest.fixture(scope="session")
@@ -149,19 +170,19 @@ def s3_policy_server():
     """moto's server with IAM enforcement on (its own process: the setting is global to a moto process, and
     the session's s3_server must stay open to everyone). Users and policies are made first, then moto's
     reset-auth endpoint turns enforcement on for every later request."""
-    import socket
-    import time
     import urllib.request
 
-    port = free_port()
+    port = server_port()
     server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
+        deadline = time.monotonic() + 120  # (moto's import alone takes seconds, and a loaded machine's more than 30)
+        while True:
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
             except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "moto's server did not start"
                 time.sleep(0.1)
         endpoint = f"http://127.0.0.1:{port}"
         policy = PolicyS3(endpoint, "policy-" + uuid.uuid4().hex[:12])
@@ -613,6 +634,25 @@ def stopped_at_a_put(event, write, key=""):
     wait_for_abandoned_transfers()
     assert fired == [event]
     return raised.value
+
+
+def held_once_there(path):
+    """Code (a ``sitecustomize``'s, or a wrapper's before it runs the CLI: :data:`CLI_AFTER_IT`) that holds a training
+    run at its next step once ``path`` exists (a checkpoint.json: written whole), until the process is killed. A test
+    that kills a run once a file is there, looking every few hundredths of a second, found it only after the run had
+    gone on for epochs, or ended, where a loaded machine kept the test from looking. (``stops.raise_if_interrupted``,
+    which train calls at every step, bound as train imports it.)"""
+    return ("import os as _os, time as _time\n"
+            "import fasttext_lib.stops as _stops\n"
+            "_real_check = _stops.raise_if_interrupted\n"
+            "def _held():\n"
+            f"    if _os.path.exists({str(path)!r}):\n"
+            "        _time.sleep(600)\n"
+            "    _real_check()\n"
+            "_stops.raise_if_interrupted = _held\n")
+
+
+CLI_AFTER_IT = "import sys\nfrom fasttext_lib.cli import run\nsys.exit(run())\n"
 
 
 def zstd_frame(data):

@@ -472,10 +472,14 @@ def _shims(tmp_path, path, **scripts):
 
 
 def _run_a_hanging_python(tmp_path, bound):
-    """make venv with a PYTHON that starts a child and waits for it, bounded by 1 s: (make's run, the child's pid)."""
-    started = tmp_path / "started"
-    env = _shims(tmp_path, _path_for(bound, tmp_path), **{
-        "hanging-python": f"sleep 300 &\necho $! > {started}.tmp && mv {started}.tmp {started}\nwait\n"})
+    """make venv with a PYTHON that starts a child and waits for it, bounded by 1 s: (make's run, the pids of what
+    the check started that had not yet ended as make did).
+
+    Those are found by a mark in their environment, not by a file the wrapper writes: on a loaded machine the bound's
+    1 s could end the wrapper after it started its child and before it wrote the child's pid (the file was missing)."""
+    mark = f"FASTTEXT_TEST_CHECK_MARK={tmp_path}"
+    env = dict(_shims(tmp_path, _path_for(bound, tmp_path), **{"hanging-python": "sleep 300 &\nwait\n"}),
+               FASTTEXT_TEST_CHECK_MARK=str(tmp_path))
     venv = tmp_path / "venv"
     r = subprocess.run(["make", "--no-print-directory", "venv", "PYTHON=hanging-python", "PYTHON_CHECK_SECONDS=1",
                         f"VENV={venv}"], capture_output=True, text=True, cwd=ROOT, timeout=HANG, env=env)
@@ -483,7 +487,17 @@ def _run_a_hanging_python(tmp_path, bound):
     assert [line for line in r.stderr.splitlines() if not re.match(r"make(\[\d+\])?: ", line)] == \
         r.stderr.splitlines()[:1]
     assert not venv.exists()
-    return r, int(started.read_text())
+    return r, _marked(mark)
+
+
+def _marked(mark):
+    """The pids of this user's processes whose environment holds ``mark`` (a zombie's holds nothing: it has ended)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if entry.isdigit() and mark.encode() in open(f"/proc/{entry}/environ", "rb").read().split(b"\0"):
+                pids.append(int(entry))
+    return pids
 
 
 @pytest.mark.parametrize("bound", CHECK_BOUNDS)
@@ -492,29 +506,33 @@ def test_make_names_a_python_that_does_not_answer_in_one_error_line(tmp_path, bo
     check, for good. The check is bounded now (PYTHON_CHECK_SECONDS, 60 by default; here 1), and says so in one line;
     the wrapper and what it started are ended. Without coreutils' timeout (stock macOS) it still hung for good; and
     where the shell's ps took no -A (busybox's), the wrapper was ended and its child left running."""
-    r, child = _run_a_hanging_python(tmp_path, bound)
+    r, started = _run_a_hanging_python(tmp_path, bound)
     assert r.stderr.splitlines()[0] == ("error: hanging-python is on PATH but did not answer in 1 s (`hanging-python "
                                         "-c ''` still ran): make needs Python 3.10 or 3.11; name one with "
                                         "PYTHON=python3.11 (or python3.10)"), r.stderr
     try:
-        assert _ends(child), "the child of the check was left running"
+        assert all(_ends(pid) for pid in started), "the child of the check was left running"
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signal.SIGKILL)
+        _kill(started)
 
 
 def test_make_says_what_it_could_not_end_where_the_shell_can_end_only_the_python_check(tmp_path):
     """Without timeout, perl and setsid, and with a ps that takes no -A, the shell can end the check and not what it
     started: the error line said nothing of the child it left running. It says so now."""
-    r, child = _run_a_hanging_python(tmp_path, NO_WAY_TO_END_ITS_CHILDREN)
+    r, started = _run_a_hanging_python(tmp_path, NO_WAY_TO_END_ITS_CHILDREN)
     try:
         assert r.stderr.splitlines()[0] == (
             "error: hanging-python is on PATH but did not answer in 1 s (`hanging-python -c ''` still ran; what it "
             "started may still run: make found no timeout, perl, setsid or ps -A to end it): make needs Python 3.10 "
             "or 3.11; name one with PYTHON=python3.11 (or python3.10)"), r.stderr
     finally:
+        _kill(started)
+
+
+def _kill(pids):
+    for pid in pids:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
 
 
 def _ends(pid):

@@ -1536,14 +1536,29 @@ def test_a_read_timeout_on_the_bundles_config_json_says_s3_may_still_apply_it(sm
     """The client gave up waiting for S3's answer to the PUT of the bundle's config.json (a read timeout: received
     whole, answered late): the error said only that the save failed, and S3 then applied it, so a bundle was at
     --output after an error. The line says it may be, as a stop's does."""
+    import re
+    import urllib.parse
+
     import botocore.config
+    import botocore.httpsession
 
     from fasttext_lib import storage
     from fasttext_lib.storage import s3 as s3_module
 
     real_new_client = s3_module._new_client
-    monkeypatch.setattr(s3_module, "_new_client", lambda session, config: real_new_client(
-        session, botocore.config.Config(read_timeout=1, connect_timeout=5, retries={"max_attempts": 1})))
+    # Only the held PUT is given up on after 1 s: with a 1 s read timeout on every request, any other answer a loaded
+    # machine's S3 (this process's thread) gave later failed the save elsewhere, with another line.
+    impatient = botocore.httpsession.URLLib3Session(timeout=(5, 1))
+
+    def given_up_on_after_1_s(request, **kwargs):
+        if request.method == "PUT" and re.search(r"/runs/out/config\.json$", urllib.parse.urlsplit(request.url).path):
+            return impatient.send(request)  # (its ReadTimeoutError is botocore's own, raised where _send raises it)
+
+    def new_client(session, config):
+        client = real_new_client(session, botocore.config.Config(connect_timeout=5, retries={"max_attempts": 1}))
+        client.meta.events.register_last("before-send.s3", given_up_on_after_1_s)  # (after the library's own hook)
+        return client
+    monkeypatch.setattr(s3_module, "_new_client", new_client)
     out = f"{s3_bucket}/runs/out"
     s3_proxy.fail("PUT", r"/runs/out/config\.json$", "stall")
     r = cli_in_process("train", "--train", small_train_file, "--output", out, *FAST)

@@ -3468,7 +3468,8 @@ def test_01s_data_writes_wait_only_for_another_run_of_the_same_dataset(tmp_path,
     with a.writing_data("sample"):
         other = threading.Thread(target=write, args=("yelp",), daemon=True)
         other.start()
-        assert entered["yelp"].wait(30), "01 on yelp waited for 01 on sample"
+        # (a bound on "for ever", A's lock being held for the block: 30 s, a loaded machine's thread could take)
+        assert entered["yelp"].wait(120), "01 on yelp waited for 01 on sample"
         other.join()
         other = threading.Thread(target=write, args=("sample",), daemon=True)
         other.start()

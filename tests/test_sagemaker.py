@@ -34,8 +34,8 @@ import zipfile
 import pytest
 
 from conftest import (ROOT, UNRESUMABLE_BEFORE_READING, as_an_older_writer_left_it, edit_checkpoint, exit_modules_probe,
-                      free_port, gzipped_with_extra, gzipped_with_unfilled_extra, machine_with_memory, modules_at_exit,
-                      ole2_header, staged_only_site, zstd_frame)
+                      gzipped_with_extra, gzipped_with_unfilled_extra, machine_with_memory, modules_at_exit,
+                      ole2_header, server_port, staged_only_site, zstd_frame)
 from toolkit_endpoint import Endpoint
 from fasttext_lib import entry_point as ep
 from fasttext_lib import sm_serve, sm_train
@@ -642,7 +642,7 @@ def _job_on_two_hosts(source_dir, tmp_path, train_channels, algo_2_hook=""):
     status). ``algo_2_hook``: code algo-2's job runs once fasttext_lib.train is imported (a thread that waits for it
     patches it before it trains)."""
     hosts = ("algo-1", "algo-2")
-    cluster = dict(DMLC_PS_ROOT_URI="127.0.0.1", DMLC_PS_ROOT_PORT=str(free_port()), DMLC_NUM_SERVER="1",
+    cluster = dict(DMLC_PS_ROOT_URI="127.0.0.1", DMLC_PS_ROOT_PORT=str(server_port()), DMLC_NUM_SERVER="1",
                    DMLC_NUM_WORKER="2", DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
     envs = [make_container(tmp_path / host, {"train": train_channels[host]}, hosts=hosts, current_host=host,
                            extra_env=dict(cluster, DMLC_ROLE="worker")) for host in hosts]
@@ -664,7 +664,9 @@ def _job_on_two_hosts(source_dir, tmp_path, train_channels, algo_2_hook=""):
                              cwd=str(source_dir), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for env in envs]
     try:
-        return [(job.communicate(timeout=90)[1], job.returncode) for job in jobs]
+        # (a bound on a hang, FASTTEXT_CLUSTER_TIMEOUT's 30 minutes: two jobs, a scheduler and a server importing MXNet
+        # on a loaded machine could take more than the 90 s it was)
+        return [(job.communicate(timeout=300)[1], job.returncode) for job in jobs]
     finally:
         for process in roles + jobs:
             if process.poll() is None:

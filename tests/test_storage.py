@@ -2357,11 +2357,12 @@ def test_two_local_writes_of_a_pair_at_once_leave_one_writes_pair(tmp_path, monk
     import threading
 
     uris = [str(tmp_path / "train.csv"), str(tmp_path / "test.csv")]
-    real_replace, b_done = os.replace, threading.Event()
+    real_replace, b_done, a_between = os.replace, threading.Event(), threading.Event()
 
     def replace(src, dst, *args, **kwargs):
         real_replace(src, dst, *args, **kwargs)
         if threading.current_thread().name == "A" and str(dst).endswith("train.csv"):
+            a_between.set()
             b_done.wait(1.5)  # B runs whole here unless it must wait for A
     monkeypatch.setattr(os, "replace", replace)
 
@@ -2373,7 +2374,8 @@ def test_two_local_writes_of_a_pair_at_once_leave_one_writes_pair(tmp_path, monk
             b_done.set()
     a = threading.Thread(target=write, args=("A",), name="A")
     a.start()
-    time.sleep(0.3)  # A is past its writes, at its renames
+    # A between its renames: after a fixed 0.3 s, a loaded machine's A had not yet begun, and B wrote first, whole
+    assert a_between.wait(60)
     b = threading.Thread(target=write, args=("B",), name="B")
     b.start()
     a.join()
@@ -3545,7 +3547,8 @@ def test_a_pair_in_a_folder_named_two_ways_is_written_without_waiting_on_itself(
               "    a.write(b'new train'); b.write(b'new test')\n")
     proc = subprocess.Popen([sys.executable, "-c", writer, str(link)], env={**os.environ, "PYTHONPATH": ROOT})
     try:
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=120) == 0  # (a bound on a hang, which waited forever: a process's start on a loaded
+        #                                      machine may take more than the 30 s it was)
     finally:
         proc.kill()
         proc.wait()
@@ -3569,7 +3572,7 @@ def test_a_pair_whose_old_file_another_program_holds_locked_is_written_without_w
         fcntl.flock(held, fcntl.LOCK_EX)
         proc = subprocess.Popen([sys.executable, "-c", writer, *uris], env={**os.environ, "PYTHONPATH": ROOT})
         try:
-            assert proc.wait(timeout=30) == 0
+            assert proc.wait(timeout=120) == 0  # (a bound on a hang, which waited forever, as above)
         finally:
             proc.kill()
             proc.wait()
@@ -3604,7 +3607,7 @@ def test_a_data_folder_another_program_holds_locked_is_waited_for_a_while_not_fo
     try:
         fcntl.flock(held, fcntl.LOCK_EX)  # what flock(1) holds on the folder while its command runs
         worker.start()
-        worker.join(15)
+        worker.join(60)  # (a bound on a wait forever, far beyond LOCK_WAIT_SECONDS' 0.5 s even on a loaded machine)
         waited_forever = worker.is_alive()
     finally:
         os.close(held)  # (lets a worker that waited forever end)
@@ -3755,13 +3758,17 @@ def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_t
     from fasttext_lib.stops import Interrupted, stop_on_signals
     from fasttext_lib.storage.s3 import _in_thread
 
-    transfer_done, finished, abandoned = threading.Event(), threading.Event(), []
+    transfer_done, finished, started, abandoned = threading.Event(), threading.Event(), threading.Event(), []
 
-    def transfer():  # a request S3 does not answer for a long time
-        transfer_done.wait(10)
+    def transfer():  # a request S3 does not answer for a long time (until the test ends, 2 minutes at most)
+        started.set()
+        transfer_done.wait(120)
         finished.set()
 
     def signal_another_thread():
+        # (once the transfer runs: after a fixed 0.3 s, a loaded machine's main thread had not yet begun it, and the
+        # Interrupted came before any transfer to abandon; then 0.3 s more, for the main thread to be in its wait)
+        started.wait(60)
         time.sleep(0.3)
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # (to this thread, not the main one)
 
