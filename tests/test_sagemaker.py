@@ -5197,6 +5197,12 @@ _CONVERT_AFTER_BLANK_LINES = ("{where}:3: Excel's separator line sep=;: the file
                               "tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
                               "pd.read_csv(path, sep=';', skiprows=3, header=None, dtype=str, keep_default_na=False)"
                               ".to_csv(new_path, index=False, header=False))")
+_CONVERT_UNDER_ANOTHER_SEPARATOR = (
+    "{where}: line {n} reads {line} (Excel's separator line) above a semicolon-separated table, and it names another "
+    "separator than the table's; only comma- and tab-separated files, JSON Lines and fastText format are read: convert "
+    "it (e.g. pandas: pd.read_csv(path, sep=';', skiprows={n}, header=None, dtype=str, keep_default_na=False)"
+    ".to_csv(new_path, index=False, header=False))")
+_SEMICOLON_TABLE = "label;text\n2;great food\n1;cold soup\n"
 
 
 _SEP_LINES_REFUSED = [
@@ -5217,12 +5223,28 @@ _SEP_LINES_REFUSED = [
     # predict and the endpoint one that read the line as a row of the table (and header=absent answered every line)
     ("\n\nsep=;\nlabel;text\n2;great food\n1;cold soup\n", _CONVERT_AFTER_BLANK_LINES),
     ("\n\nsep=;\n" + _SEMICOLON_ROWS_BY_CLASS, _CONVERT_AFTER_BLANK_LINES),
+    # sep=| (or sep=, after blank lines) above a semicolon table: training said "no '|'-separated table follows it"
+    # (sep=,: "it is no labeled example"), predict and the endpoint refused the table as without that line
+    ("\n\nsep=|\n" + _SEMICOLON_TABLE, _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=|").replace("{n}", "3")),
+    ("sep=|\n" + _SEMICOLON_TABLE, _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=|").replace("{n}", "1")),
+    ("\n\nsep=|\n" + _SEMICOLON_ROWS_BY_CLASS,
+     _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=|").replace("{n}", "3")),
+    ("\n\nsep=,\n" + _SEMICOLON_TABLE, _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=,").replace("{n}", "3")),
+    # sep=, after blank lines above rows too few to tell a table by (columns.class_rows): training refused it, predict
+    # read it as a blank line, the endpoint answered it as an empty review
+    ("\n\nsep=,\n2,great food\n1,cold soup\n",
+     "{where}: line 3 reads sep=, (Excel's separator line) after blank lines, where only a file's first line is Excel's: "
+     "it is no record; remove that line"),
 ]
-_JOINED_FILES_LINE_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines"]
+_JOINED_FILES_LINE_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines",
+                          "comma-over-few-rows-after-blank-lines"]
 _SEP_LINES_REFUSED_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines",
                           "semicolon-after-blank-lines", "semicolon-over-json-lines", "pipe-over-json-lines",
                           "semicolon-over-json-lines-after-blank-lines", "comma-over-json-lines-after-blank-lines",
-                          "semicolon-over-its-table-after-blank-lines", "semicolon-over-its-rows-after-blank-lines"]
+                          "semicolon-over-its-table-after-blank-lines", "semicolon-over-its-rows-after-blank-lines",
+                          "pipe-over-a-semicolon-table-after-blank-lines", "pipe-over-a-semicolon-table",
+                          "pipe-over-semicolon-rows-after-blank-lines", "comma-over-a-semicolon-table-after-blank-lines",
+                          "comma-over-few-rows-after-blank-lines"]
 
 
 # (in Batch Transform, a first line above JSON Lines is read as a blank one, and sep=, or a tab's after blank lines
@@ -5278,7 +5300,8 @@ def test_batch_transform_answers_a_mini_batch_starting_at_blank_lines_above_a_jo
     a line, as before (a sep=; there above its own table or JSON Lines is refused still: the test before)."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     second = "sep=,\nlabel,text\n2,would go again\n1,rude waiter\n".replace("\n", end)
-    for body in (end + second, end * 2 + second.replace(",", "\t")):
+    few_rows = second.replace(f"label,text{end}", "")  # (too few rows to tell a table by: answered as well)
+    for body in (end + second, end * 2 + second.replace(",", "\t"), end + few_rows):
         answers = _served_answers(body, served, content_type)
         assert len(answers) == body.count("\n"), body
     monkeypatch.delenv("SAGEMAKER_BATCH")
