@@ -5297,13 +5297,18 @@ def test_batch_transform_answers_a_mini_batch_starting_at_blank_lines_above_a_jo
     mini-batch (SplitType=Line) may start at that blank line, where the second file's ``sep=,`` follows blank lines.
     It was a 400 that failed the job (no line after blank lines is Excel's: lines.past_a_sep_review, as an endpoint
     refuses such a body), where a mini-batch starting a line earlier or later is answered; it is answered, one answer
-    a line, as before (a sep=; there above its own table or JSON Lines is refused still: the test before)."""
+    a line, as before (a sep=; there above its own table or JSON Lines is refused still: the test before), the line
+    as a blank one, as where a mini-batch starts at it: answered as a review, it made the header under it one."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     second = "sep=,\nlabel,text\n2,would go again\n1,rude waiter\n".replace("\n", end)
     few_rows = second.replace(f"label,text{end}", "")  # (too few rows to tell a table by: answered as well)
     for body in (end + second, end * 2 + second.replace(",", "\t"), end + few_rows):
         answers = _served_answers(body, served, content_type)
         assert len(answers) == body.count("\n"), body
+        # (its line read as a blank one, as where a mini-batch starts at it: the header under it was answered as a
+        # review, where the whole file's batch and a mini-batch starting a line later read it as the header)
+        blanked = body.replace("sep=,", "").replace("sep=\t", "")
+        assert answers == _served_answers(blanked, served, content_type), body
     monkeypatch.delenv("SAGEMAKER_BATCH")
     with pytest.raises(sm_serve.RequestError) as caught:  # (an endpoint's body is a whole one: refused, as predict)
         _served_answers(end + second, served, content_type)
