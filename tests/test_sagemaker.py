@@ -5358,6 +5358,22 @@ def test_excel_s_line_naming_another_separator_above_a_header_row_is_read_as_sep
     assert _served_answers(body, served, content_type) == _served_answers(f"sep=,\n{rest}", served, content_type)
 
 
+@pytest.mark.parametrize("line", ["sep=;", "sep=,"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_header_absent_under_excel_s_line_answers_the_line_under_it_as_a_record(served, monkeypatch, line, batch):
+    """``header=absent`` is the client's word that the body holds no header row (docs/SERVING.md): under Excel's
+    first line (``sep=,``, or ``sep=;`` above a comma table: a blank line, as predict reads it) the line under it is
+    the first record, answered as a review, as in the body without that line; Excel writes its line above
+    headerless exports too, so it says nothing of a header. Predict, told nothing, reads a header row there, as it
+    reads the body without the line; the endpoint without header=absent does too (the test before)."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    rest = "label,text\n2,great food\n1,cold soup\n"
+    answers = _served_answers(f"{line}\n{rest}", served, "text/csv; header=absent")
+    assert answers == _served_answers(f"\n{rest}", served, "text/csv; header=absent")
+    assert len(answers) == 4 and answers[1] == served[1].predict(["label,text"])[0]
+
+
 @pytest.mark.parametrize("rows", ["label,text\n" + _TEN_LABELED_ROWS, _TEN_LABELED_ROWS, "\n" + _TEN_LABELED_ROWS,
                                   "text\ngreat food\ncold soup\n"],
                          ids=["header", "labeled-rows", "blank-then-labeled-rows", "one-column"])
