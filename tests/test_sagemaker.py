@@ -5233,8 +5233,8 @@ _SEP_LINES_REFUSED = [
     # sep=, after blank lines above rows too few to tell a table by (columns.class_rows): training refused it, predict
     # read it as a blank line, the endpoint answered it as an empty review
     ("\n\nsep=,\n2,great food\n1,cold soup\n",
-     "{where}: line 3 reads sep=, (Excel's separator line) after blank lines, where only a file's first line is Excel's: "
-     "it is no record; remove that line"),
+     "{where}: line 3 reads sep=, (Excel's separator line) after blank lines, where only a file's first line is "
+     "Excel's: it is no record; remove that line"),
 ]
 _JOINED_FILES_LINE_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines",
                           "comma-over-few-rows-after-blank-lines"]
@@ -5243,7 +5243,8 @@ _SEP_LINES_REFUSED_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blan
                           "semicolon-over-json-lines-after-blank-lines", "comma-over-json-lines-after-blank-lines",
                           "semicolon-over-its-table-after-blank-lines", "semicolon-over-its-rows-after-blank-lines",
                           "pipe-over-a-semicolon-table-after-blank-lines", "pipe-over-a-semicolon-table",
-                          "pipe-over-semicolon-rows-after-blank-lines", "comma-over-a-semicolon-table-after-blank-lines",
+                          "pipe-over-semicolon-rows-after-blank-lines",
+                          "comma-over-a-semicolon-table-after-blank-lines",
                           "comma-over-few-rows-after-blank-lines"]
 
 
