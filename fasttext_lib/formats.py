@@ -216,7 +216,7 @@ def _refuse_a_sep_line(first, rest, uri, lineno, fmt):
     if sep is None or (fmt != "auto" and lineno == 1):
         return rest
     ahead = list(itertools.islice(rest, HEADER_LOOKAHEAD))
-    if not excel_sep_line(first, uri, ahead, lineno) and fmt == "auto":  # (sep=, after blank lines: over no table)
+    if not excel_sep_line(first, uri, ahead, lineno) and fmt == "auto":  # (sep=, after blank lines: over none)
         where = ("after blank lines, where only a file's first line is Excel's" if sep in ",\t" else
                  f"but no {sep!r}-separated table follows it")
         raise FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line), {where}: it is no "

@@ -687,7 +687,9 @@ def excel_sep_line(line, uri, following, lineno=1):
     ``lineno``: the line ``line`` is, which an error names and its conversion skips with the lines above it
     (``skiprows=1`` read that line as the table's header). After blank lines no line is Excel's, and none is read as
     a blank one, ``sep=,``'s neither: above a table of its separator it is refused with the conversion, above a comma
-    or tab table or JSON Lines refused, to be removed (:func:`_excel_sep_to_remove`); else (reviews) False."""
+    or tab table or JSON Lines refused, to be removed (:func:`_excel_sep_to_remove`; a ``sep=,`` above any lines too);
+    else (reviews) False. A line naming another separator than a semicolon table's under it (``sep=|``; ``sep=,``
+    after blank lines) is refused with the table's conversion, skipping it, by every reader alike."""
     sep = excel_separator(line)
     if sep is None:
         return False
@@ -696,17 +698,34 @@ def excel_sep_line(line, uri, following, lineno=1):
     under = _under_excel_sep(sep, following)
     if under == "its own table":
         raise FastTextError(f"{uri}:{lineno}: Excel's separator line sep={sep}: the file is {sep!r}-separated; only "
-                            f"comma- and tab-separated files, JSON Lines and fastText format are read: convert it "
-                            f"(e.g. pandas: {pandas_conversion(f'sep={sep!r}, skiprows={lineno}')})")
-    if under == "JSON Lines" or (under == "a comma or tab table" and lineno > 1):
+                            f"{_READ_AND_CONVERT}{pandas_conversion(f'sep={sep!r}, skiprows={lineno}')})")
+    if under == "a semicolon table":
+        raise FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line) above a "
+                            f"semicolon-separated table, and it names another separator than the table's; only "
+                            f"{_READ_AND_CONVERT}{pandas_conversion(f'sep={SEMICOLON!r}, skiprows={lineno}')})")
+    if under == "JSON Lines" or (lineno > 1 and _no_record_after_blank_lines(sep, under)):
         raise _excel_sep_to_remove(uri, lineno, sep, under)
     return under == "a comma or tab table"
+
+
+_READ_AND_CONVERT = "comma- and tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
+SEMICOLON = ";"  # (the one separator besides a comma and a tab whose tables the readers tell: formats.semicolon_table)
+
+
+def _no_record_after_blank_lines(sep, under):
+    """Is a line that names Excel's separator ``sep`` after blank lines, above ``under`` (:func:`_under_excel_sep`'s
+    verdict), no record of the lines it stands among? Above a comma or tab table; and a ``sep=,`` (or a tab's) above
+    any lines (reviews, rows too few to tell a table by), which no CSV writer writes unquoted as a review: training
+    refused it, where predict read it as a blank line and the endpoint answered it as an empty review."""
+    return under == "a comma or tab table" or (sep in (",", "\t") and under == "reviews")
 
 
 def _under_excel_sep(sep, following):
     """What a line naming Excel's separator ``sep`` is above, by the lines ``following`` it: ``"its own table"`` (a
     ``sep``-separated one; never a comma's or a tab's, which are read), ``"JSON Lines"`` (:func:`json_lines_start`,
-    as predict and the endpoint tell them), ``"a comma or tab table"``, or None (reviews; blank lines alone). The one
+    as predict and the endpoint tell them), ``"a comma or tab table"``, ``"a semicolon table"`` under another
+    separator's line (``sep=|``: training said no ``|``-separated table followed it, predict and the endpoint refused
+    the table alone), ``"reviews"`` (lines that are no table), or None (blank lines alone). The one
     verdict of :func:`excel_sep_line`."""
     opening = _table_opening(following)
     if opening is None:
@@ -715,12 +734,15 @@ def _under_excel_sep(sep, following):
         return "JSON Lines"
     if sep not in (",", "\t") and _separated_table(*opening, sep):
         return "its own table"
-    return "a comma or tab table" if _comma_or_tab_table(*opening) else None
+    if _comma_or_tab_table(*opening):
+        return "a comma or tab table"
+    return "a semicolon table" if sep != SEMICOLON and _separated_table(*opening, SEMICOLON) else "reviews"
 
 
 def _excel_sep_to_remove(uri, lineno, sep, under):
     """The error for a line ``lineno`` that reads ``sep=`` above JSON Lines, or after blank lines above a comma or
-    tab table (``under``: :func:`_under_excel_sep`'s verdict), which is no record of what is under it (only a file's
+    tab table (``sep=,`` above any lines: :func:`_no_record_after_blank_lines`; ``under``: :func:`_under_excel_sep`'s
+    verdict), which is no record of what is under it (only a file's
     first line is Excel's): the file without it is read, so the error says to remove it. (After blank lines,
     training took a ``sep=;`` for a semicolon-separated file's first line and advised a conversion that read the comma
     rows as one field each, and a ``sep=,`` for no format; predict read the one as a malformed row of the table, the
@@ -728,6 +750,9 @@ def _excel_sep_to_remove(uri, lineno, sep, under):
     if under == "JSON Lines":
         return FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line, which names a "
                              f"table's separator) above JSON Lines, where it is no JSON object; remove that line")
+    if under == "reviews":  # (training said "it is no labeled example": no reader reads it as one)
+        return FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line) after blank lines, "
+                             f"where only a file's first line is Excel's: it is no record; remove that line")
     other = "" if sep in (",", "\t") else ", and it names another separator than the table's"
     return FastTextError(f"{uri}: line {lineno} reads {sep_line(sep)} (Excel's separator line) after blank lines, "
                          f"above a comma- or tab-separated table: Excel reads that line only as a file's first{other}; "
@@ -771,7 +796,7 @@ def _joined_files_line(line, following):
     """Is ``line`` (after blank lines) ``sep=,`` or a tab's above a comma or tab table (``following``: the lines after
     it), as where files that start with Excel's line were joined (``cat a.csv b.csv``)?"""
     sep = excel_separator(line)
-    return sep in (",", "\t") and _under_excel_sep(sep, following) == "a comma or tab table"
+    return sep in (",", "\t") and _under_excel_sep(sep, following) in ("a comma or tab table", "reviews")
 
 
 def json_integer(digits):

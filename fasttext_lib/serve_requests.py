@@ -477,7 +477,7 @@ def _excel_sep_blank(text, csv_body=False):
     too) no such line is a review (nor JSON): a 400 at the endpoint, as predict refuses it (above JSON Lines: to remove
     it); a blank line in Batch Transform, where a mini-batch (SplitType=Line) may start anywhere in a file. (text/plain
     reads no separator line: plain_texts.)"""
-    from .lines import excel_sep_line, excel_separator
+    from .lines import excel_sep_line, excel_separator, leading_blank_lines
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"
@@ -489,7 +489,11 @@ def _excel_sep_blank(text, csv_body=False):
         raise RequestError(400, str(exc)) from None
     if excel:
         return blanked, blanked
-    return text, _judged_past_a_sep_review(text)
+    judged = _judged_past_a_sep_review(text)
+    # (a sep=, or a tab's judged past after blank lines, which only Batch Transform does not refuse: a joined file's
+    # Excel line where a mini-batch starts at the blank lines above it, read as a blank one, as where one starts at
+    # it; answered as a review, it made the header under it one, which the whole file's batch reads as the header)
+    return (judged if excel_separator(leading_blank_lines(_lines_of(text))[1] or "") in (",", "\t") else text), judged
 
 
 def _json_lines_body(text):

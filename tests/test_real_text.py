@@ -1955,13 +1955,15 @@ def test_a_first_review_that_reads_like_excel_s_line_is_answered_by_predict(tmp_
                          ids=["pipe", "space", "pipe-after-blank-lines"])
 def test_a_semicolon_table_under_a_review_that_reads_like_excel_s_line_is_refused_as_without_it(tmp_path, real, bundle,
                                                                                               first, blank, header):
-    """A semicolon-separated table under a first line ``sep=|`` (no line of Excel's over it: lines.excel_sep_line
-    reads it as a review): predict judged the file by that line, answered it and every row under it as reviews (the
-    header too, each class a word of its text), where the endpoint and Batch Transform judge the body without it
-    (serve_requests._excel_sep_blank) and refuse it, as predict refuses the table alone: refused as that, its line
-    numbers one on, from a file and from stdin. So too after blank lines (no line of Excel's there: only a file's
-    first line is), where predict still judged the file by it. (A ``sep=;`` there, above its own table, is refused as
-    that line by every reader: test_sagemaker's test_train_predict_and_the_endpoint_refuse_a_sep_line_alike.)"""
+    """A semicolon-separated table under a first line ``sep=|`` or ``sep= ``: predict judged the file by that line,
+    answered it and every row under it as reviews (the header too, each class a word of its text), where the endpoint
+    and Batch Transform refuse the body. ``sep= `` names no separator (a review): refused as the table alone is, its
+    line numbers one on, from a file and from stdin. ``sep=|`` names another separator than the table's: refused as
+    that line, with the conversion that skips it (lines.excel_sep_line), as training and the endpoint refuse it
+    (training said no '|'-separated table followed it, predict refused the table alone). So too after blank lines (no
+    line of Excel's there: only a file's first line is), where predict still judged the file by it. (A ``sep=;``
+    there, above its own table, is refused as that line by every reader: test_sagemaker's
+    test_train_predict_and_the_endpoint_refuse_a_sep_line_alike.)"""
     table = _excel_rows(real, ";").replace("\r\n", "\n")
     table = table if header else table.split("\n", 1)[1]
     alone, path = tmp_path / "table.csv", tmp_path / "hinted.csv"
@@ -1970,6 +1972,12 @@ def test_a_semicolon_table_under_a_review_that_reads_like_excel_s_line_is_refuse
     refused = cli_in_process("predict", "--model", bundle, "--input", alone)
     assert refused.returncode == 2 and "semicolon" in refused.stderr, refused.stderr
     expected = refused.stderr.replace(f"{alone}: line 1 ", f"{path}: line {2 + blank} ")
+    if first == "sep=|":
+        expected = (f"error: {path}: line {1 + blank} reads sep=| (Excel's separator line) above a semicolon-separated "
+                    f"table, and it names another separator than the table's; only comma- and tab-separated files, "
+                    f"JSON Lines and fastText format are read: convert it (e.g. pandas: "
+                    f"pd.read_csv(path, sep=';', skiprows={1 + blank}, header=None, dtype=str, keep_default_na=False)"
+                    f".to_csv(new_path, index=False, header=False))\n")
     for source, stdin in ((path, None), ("-", path.read_bytes())):
         got = cli_in_process("predict", "--model", bundle, "--input", source, input=stdin)
         assert (got.returncode, got.stdout) == (2, "")
@@ -2068,10 +2076,11 @@ _BLANK_LINES_AT_THE_START = [1, 2]  # (blank lines above a file's first line wit
     ("class,text\r1,nice place\r2,awful\r", "{path}:{n}: cannot detect the format of line {n}: it holds a line break"),
     ("sep=;\n__label__positive great food\n__label__negative cold soup\n",
      "{path}: line {n} reads sep=; (Excel's separator line), but no ';'-separated table follows it"),
-    # (sep=, is Excel's on line 1 only: after blank lines it was "cannot detect the format", which named no way on)
+    # (sep=, is Excel's on line 1 only: after blank lines it was "cannot detect the format", which named no way on;
+    # predict and the endpoint refuse it in the same words: test_sagemaker's test_train_predict_and_the_endpoint_...)
     ("sep=,\n__label__positive great food\n__label__negative cold soup\n",
-     "{path}: line {n} reads sep=, (Excel's separator line), after blank lines, where only a file's first line is "
-     "Excel's: it is no labeled example; remove that line"),
+     "{path}: line {n} reads sep=, (Excel's separator line) after blank lines, where only a file's first line is "
+     "Excel's: it is no record; remove that line"),
 ], ids=["unknown-format", "unknown-csv-header", "unknown-tsv-header", "two-unknown-names", "line-break-inside",
         "excel-sep-over-no-table", "excel-comma-sep-over-no-table"])
 def test_format_messages_name_the_first_line_with_text_after_blank_lines_at_the_start(tmp_path, blank, body, said):

@@ -5204,6 +5204,12 @@ _CONVERT_AFTER_BLANK_LINES = ("{where}:3: Excel's separator line sep=;: the file
                               "tab-separated files, JSON Lines and fastText format are read: convert it (e.g. pandas: "
                               "pd.read_csv(path, sep=';', skiprows=3, header=None, dtype=str, keep_default_na=False)"
                               ".to_csv(new_path, index=False, header=False))")
+_CONVERT_UNDER_ANOTHER_SEPARATOR = (
+    "{where}: line {n} reads {line} (Excel's separator line) above a semicolon-separated table, and it names another "
+    "separator than the table's; only comma- and tab-separated files, JSON Lines and fastText format are read: convert "
+    "it (e.g. pandas: pd.read_csv(path, sep=';', skiprows={n}, header=None, dtype=str, keep_default_na=False)"
+    ".to_csv(new_path, index=False, header=False))")
+_SEMICOLON_TABLE = "label;text\n2;great food\n1;cold soup\n"
 
 
 _SEP_LINES_REFUSED = [
@@ -5224,12 +5230,29 @@ _SEP_LINES_REFUSED = [
     # predict and the endpoint one that read the line as a row of the table (and header=absent answered every line)
     ("\n\nsep=;\nlabel;text\n2;great food\n1;cold soup\n", _CONVERT_AFTER_BLANK_LINES),
     ("\n\nsep=;\n" + _SEMICOLON_ROWS_BY_CLASS, _CONVERT_AFTER_BLANK_LINES),
+    # sep=| (or sep=, after blank lines) above a semicolon table: training said "no '|'-separated table follows it"
+    # (sep=,: "it is no labeled example"), predict and the endpoint refused the table as without that line
+    ("\n\nsep=|\n" + _SEMICOLON_TABLE, _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=|").replace("{n}", "3")),
+    ("sep=|\n" + _SEMICOLON_TABLE, _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=|").replace("{n}", "1")),
+    ("\n\nsep=|\n" + _SEMICOLON_ROWS_BY_CLASS,
+     _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=|").replace("{n}", "3")),
+    ("\n\nsep=,\n" + _SEMICOLON_TABLE, _CONVERT_UNDER_ANOTHER_SEPARATOR.replace("{line}", "sep=,").replace("{n}", "3")),
+    # sep=, after blank lines above rows too few to tell a table by (columns.class_rows): training refused it, predict
+    # read it as a blank line, the endpoint answered it as an empty review
+    ("\n\nsep=,\n2,great food\n1,cold soup\n",
+     "{where}: line 3 reads sep=, (Excel's separator line) after blank lines, where only a file's first line is "
+     "Excel's: it is no record; remove that line"),
 ]
-_JOINED_FILES_LINE_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines"]
+_JOINED_FILES_LINE_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines",
+                          "comma-over-few-rows-after-blank-lines"]
 _SEP_LINES_REFUSED_IDS = ["comma-after-blank-lines", "comma-over-rows-after-blank-lines", "tab-after-blank-lines",
                           "semicolon-after-blank-lines", "semicolon-over-json-lines", "pipe-over-json-lines",
                           "semicolon-over-json-lines-after-blank-lines", "comma-over-json-lines-after-blank-lines",
-                          "semicolon-over-its-table-after-blank-lines", "semicolon-over-its-rows-after-blank-lines"]
+                          "semicolon-over-its-table-after-blank-lines", "semicolon-over-its-rows-after-blank-lines",
+                          "pipe-over-a-semicolon-table-after-blank-lines", "pipe-over-a-semicolon-table",
+                          "pipe-over-semicolon-rows-after-blank-lines",
+                          "comma-over-a-semicolon-table-after-blank-lines",
+                          "comma-over-few-rows-after-blank-lines"]
 
 
 # (in Batch Transform, a first line above JSON Lines is read as a blank one, and sep=, or a tab's after blank lines
@@ -5282,12 +5305,18 @@ def test_batch_transform_answers_a_mini_batch_starting_at_blank_lines_above_a_jo
     mini-batch (SplitType=Line) may start at that blank line, where the second file's ``sep=,`` follows blank lines.
     It was a 400 that failed the job (no line after blank lines is Excel's: lines.past_a_sep_review, as an endpoint
     refuses such a body), where a mini-batch starting a line earlier or later is answered; it is answered, one answer
-    a line, as before (a sep=; there above its own table or JSON Lines is refused still: the test before)."""
+    a line, as before (a sep=; there above its own table or JSON Lines is refused still: the test before), the line
+    as a blank one, as where a mini-batch starts at it: answered as a review, it made the header under it one."""
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     second = "sep=,\nlabel,text\n2,would go again\n1,rude waiter\n".replace("\n", end)
-    for body in (end + second, end * 2 + second.replace(",", "\t")):
+    few_rows = second.replace(f"label,text{end}", "")  # (too few rows to tell a table by: answered as well)
+    for body in (end + second, end * 2 + second.replace(",", "\t"), end + few_rows):
         answers = _served_answers(body, served, content_type)
         assert len(answers) == body.count("\n"), body
+        # (its line read as a blank one, as where a mini-batch starts at it: the header under it was answered as a
+        # review, where the whole file's batch and a mini-batch starting a line later read it as the header)
+        blanked = body.replace("sep=,", "").replace("sep=\t", "")
+        assert answers == _served_answers(blanked, served, content_type), body
     monkeypatch.delenv("SAGEMAKER_BATCH")
     with pytest.raises(sm_serve.RequestError) as caught:  # (an endpoint's body is a whole one: refused, as predict)
         _served_answers(end + second, served, content_type)
@@ -5335,6 +5364,22 @@ def test_excel_s_line_naming_another_separator_above_a_header_row_is_read_as_sep
     body = f"sep=;\n{rest}"
     assert list(sm_serve.input_fn(body.encode(), content_type)) == ["great food", "cold soup"]
     assert _served_answers(body, served, content_type) == _served_answers(f"sep=,\n{rest}", served, content_type)
+
+
+@pytest.mark.parametrize("line", ["sep=;", "sep=,"])
+@pytest.mark.parametrize("batch", [False, True], ids=["endpoint", "batch-transform"])
+def test_header_absent_under_excel_s_line_answers_the_line_under_it_as_a_record(served, monkeypatch, line, batch):
+    """``header=absent`` is the client's word that the body holds no header row (docs/SERVING.md): under Excel's
+    first line (``sep=,``, or ``sep=;`` above a comma table: a blank line, as predict reads it) the line under it is
+    the first record, answered as a review, as in the body without that line; Excel writes its line above
+    headerless exports too, so it says nothing of a header. Predict, told nothing, reads a header row there, as it
+    reads the body without the line; the endpoint without header=absent does too (the test before)."""
+    if batch:
+        monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    rest = "label,text\n2,great food\n1,cold soup\n"
+    answers = _served_answers(f"{line}\n{rest}", served, "text/csv; header=absent")
+    assert answers == _served_answers(f"\n{rest}", served, "text/csv; header=absent")
+    assert len(answers) == 4 and answers[1] == served[1].predict(["label,text"])[0]
 
 
 @pytest.mark.parametrize("rows", ["label,text\n" + _TEN_LABELED_ROWS, _TEN_LABELED_ROWS, "\n" + _TEN_LABELED_ROWS,
