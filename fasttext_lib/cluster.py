@@ -454,8 +454,10 @@ def _first_bytes(connection):
 
 def _read_told(connection):
     """What another worker sent on this one's port (:func:`tell_stopped`), as JSON; None for anything else (a probe:
-    nothing), or nothing within a second."""
-    connection.settimeout(1)
+    nothing, and closed at once), or nothing within :data:`PROBE_TIMEOUT` (a second was less than a loaded machine
+    may hold a worker between its connect and its send: the others then said "its process ended", not "was
+    stopped"). A probe's connect is answered by the kernel's listen queue meanwhile, not by this wait."""
+    connection.settimeout(PROBE_TIMEOUT)
     got = b""
     try:
         while len(got) < AGREE_BYTES:

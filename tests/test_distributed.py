@@ -687,6 +687,31 @@ def test_a_stop_told_on_a_workers_port_counts_only_from_one_of_its_peers(monkeyp
         peer.close()
 
 
+def test_a_peers_stop_sent_seconds_after_it_connects_is_taken(monkeypatch):
+    """A worker held between its connect and its send (a loaded machine) sent its stop after the port's read had
+    given up (1 s): the others said "its process ended" where it "was stopped". The read waits PROBE_TIMEOUT now."""
+    from fasttext_lib import cluster
+
+    monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")
+    this, peer = cluster.Watch(timeout=600), cluster.Watch(timeout=600)
+    failed = []
+    monkeypatch.setattr(this, "fail", lambda message, status=2: failed.append(message))
+    try:
+        this.rank, peer.rank = 0, 1
+        this.peers = [{"rank": 1, "host": "peer-host", "address": "127.0.0.1", "port": peer.port}]
+        with this.armed("while training"):
+            with socket.create_connection(("127.0.0.1", this.port)) as connection:
+                time.sleep(2.5)  # (the held worker: within PROBE_TIMEOUT's 5 s)
+                connection.sendall(json.dumps({"stopped": {"rank": 1, "port": peer.port}}).encode("utf-8"))
+            deadline = time.monotonic() + 30
+            while not failed and time.monotonic() < deadline:
+                time.sleep(0.1)
+        assert failed == ["worker 1 (host peer-host) was stopped before training"]
+    finally:
+        this.close()
+        peer.close()
+
+
 def _waiting_to_tell_marked(marker):
     """Code for a worker's sitecustomize that touches ``marker`` as it begins to join to tell the others why it ended
     (cluster._join_to_tell): its note is out, and a stop ends the wait from then on."""
