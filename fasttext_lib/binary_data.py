@@ -179,6 +179,18 @@ def _gzip_start(body):
     try:
         zlib.decompressobj(wbits=31).decompress(body[:probe], PROBE_BYTES)
     except zlib.error:
+        # (deflate data that zlib reads whole, under a trailer whose CRC or length is wrong, or a header's CRC that
+        # is: gzip data damaged, refused as such by its reader; a small one was "not a text file (contains NUL
+        # bytes...)", a large one, whose trailer is past the probe, "corrupt or truncated gzip data")
+        return _deflate_data(body[end:probe])
+    return True
+
+
+def _deflate_data(body):
+    """Does zlib read ``body`` as raw deflate data (cut short or not) without an error?"""
+    try:
+        zlib.decompressobj(wbits=-15).decompress(body, PROBE_BYTES)
+    except zlib.error:
         return False
     return True
 
