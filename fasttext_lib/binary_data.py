@@ -179,6 +179,20 @@ def _gzip_start(body):
     try:
         zlib.decompressobj(wbits=31).decompress(body[:probe], PROBE_BYTES)
     except zlib.error:
+        # Deflate data that zlib reads whole, under a trailer whose CRC or length is wrong, or a header's CRC that
+        # is: gzip data damaged, refused as such by its reader. Deflate data that zlib fails on: damaged gzip data (a
+        # bit flipped in a download) or text, told as data too short to tell is (None: by whether it reads as text
+        # in a charset it may be in). Either was "not a text file (contains NUL bytes...)" in a file within the
+        # probe, or damaged in its first 64 KiB, where past them it was "corrupt or truncated gzip data".
+        return True if _deflate_data(body[end:probe]) else None
+    return True
+
+
+def _deflate_data(body):
+    """Does zlib read ``body`` as raw deflate data (cut short or not) without an error?"""
+    try:
+        zlib.decompressobj(wbits=-15).decompress(body, PROBE_BYTES)
+    except zlib.error:
         return False
     return True
 

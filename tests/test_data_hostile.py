@@ -379,6 +379,59 @@ def test_a_compressed_file_cut_within_its_header_is_named_as_its_format(tmp_path
     assert got.returncode == 2 and got.stderr.count("error:") == 1 and re.search(said, got.stderr), got.stderr
 
 
+def _damaged_gzip(data, part):
+    """Gzip of ``data`` (with FHCRC: a header CRC) with ``part`` wrong: its trailer's CRC or length, or its header's
+    CRC."""
+    import zlib
+
+    header = b"\x1f\x8b\x08\x02" + bytes(4) + b"\x00\xff"
+    header += ((zlib.crc32(header) ^ (part == "header crc")) & 0xFFFF).to_bytes(2, "little")
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -15)
+    trailer = [zlib.crc32(data) ^ (part == "crc"), len(data) + (part == "length")]
+    return header + compressor.compress(data) + compressor.flush() + b"".join(v.to_bytes(4, "little") for v in trailer)
+
+
+@pytest.mark.parametrize("part", ["crc", "length", "header crc"])
+@pytest.mark.parametrize("lines", [100, 20000])  # (a file within binary_data's probe, and one past it)
+def test_gzip_with_a_wrong_crc_or_length_is_corrupt_gzip(tmp_path, part, lines):
+    """Gzip whose trailer's CRC or length (or header's CRC) is wrong is damaged gzip, said to be: a small file was
+    "not a text file (contains NUL bytes; UTF-16 text or a binary file?)" (binary_data._gzip_start took zlib's error
+    at the trailer for text that is no deflate data), where a large one was "corrupt or truncated gzip data"."""
+    data = "".join(f"__label__{i % 2} review number {i}\n" for i in range(lines)).encode()
+    p = tmp_path / "damaged.csv.gz"
+    p.write_bytes(_damaged_gzip(data, part))
+    with pytest.raises(FastTextError, match=r"damaged\.csv\.gz:\d+: corrupt or truncated gzip data \(Error -3"):
+        read_labeled(str(p))
+    p.write_bytes(_damaged_gzip(data, None))
+    assert len(read_labeled(str(p)).labels) == lines
+
+
+def _fails_in_zlib(data):
+    import zlib
+
+    try:
+        zlib.decompressobj(wbits=31).decompress(data[:1 << 16])
+    except zlib.error:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("lines", [100, 20000])  # (a file within binary_data's probe, and one past it)
+def test_gzip_damaged_in_its_first_bytes_is_corrupt_gzip(tmp_path, lines):
+    """A bit flipped in a gzip file's deflate data, within binary_data's probe (its first 64 KiB), where zlib fails on
+    it: binary_data._gzip_start took that for text (the U+8B1F of a UTF-16 review), and the file, read as text, was
+    "not a text file (contains NUL bytes; UTF-16 text or a binary file?)"; damaged past 64 KiB, "corrupt or truncated
+    gzip data". It is gzip data unless it reads as text in a charset it may be in (a UTF-16 review is read as such)."""
+    data = "".join(f"__label__{i % 2} review number {i}\n" for i in range(lines)).encode()
+    whole = gzip.compress(data)
+    flipped = (whole[:at] + bytes([whole[at] ^ 0x10]) + whole[at + 1:] for at in range(20, 500))
+    damaged = next(each for each in flipped if _fails_in_zlib(each))  # (the first flip that zlib fails on)
+    p = tmp_path / "damaged.csv.gz"
+    p.write_bytes(damaged)
+    with pytest.raises(FastTextError, match=r"damaged\.csv\.gz:\d+: corrupt or truncated gzip data \("):
+        read_labeled(str(p))
+
+
 def test_predict_reads_an_lzma_file_and_names_one_cut_short(tmp_path):
     """Legacy .lzma data (xz --format=lzma, Python's lzma.FORMAT_ALONE) is read as xz data is, from a file or piped
     in; it was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)". One cut short is named as it."""
