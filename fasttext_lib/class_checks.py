@@ -12,7 +12,7 @@ from .columns import distinct_row_numbers, restarted_row_numbers
 from .data import CLASS_FROM_FASTTEXT, SAMPLE_DOCS, CountedTexts, pandas_class_column
 from .errors import FastTextError
 from .formats import separator_bytes
-from .lines import shell_word
+from .shell_words import shell_word
 from .text import nfc
 from .unknown_labels import case_folded, invisible_in, invisible_named, removal, without_invisible
 

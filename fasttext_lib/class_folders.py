@@ -26,7 +26,8 @@ from .binary_data import bom_charset
 from .columns import HEADER_LOOKAHEAD
 from .errors import FastTextError, refuse_standard_output
 from .formats import CSV_FIELD_LIMIT
-from .lines import DECOMPRESS_ERRORS, MAX_LINE_BYTES, decompressed, shell_word
+from .lines import DECOMPRESS_ERRORS, MAX_LINE_BYTES, decompressed
+from .shell_words import shell_word
 from .writers import compressing
 
 UNLABELED_NAMES = ("unsup", "unlabeled", "unlabelled")  # aclImdb's unsup/: reviews without a rating

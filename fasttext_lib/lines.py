@@ -1,14 +1,13 @@
 """Files to lines: every reader's first stage.
 
 A local path or ``s3://`` URI is opened through :mod:`fasttext_lib.storage`; gzip, bzip2, xz and legacy .lzma are read
-transparently (recognized by their first bytes and the structure after them: :mod:`fasttext_lib.binary_data`); zstd
-data, archives, workbooks, Parquet and text that is not UTF-8 are refused in one line that says how to convert them; a
-line is taken whole, up to :data:`MAX_LINE_BYTES`.
+transparently (recognized by their first bytes and the structure after them: :mod:`fasttext_lib.binary_data`; read by
+:mod:`fasttext_lib.compressed_streams`); zstd data, archives, workbooks, Parquet and text that is not UTF-8 are refused
+in one line that says how to convert them; a line is taken whole, up to :data:`MAX_LINE_BYTES`.
 Excel's ``sep=,`` first line is read as a blank one (:func:`excel_sep_line`, the endpoint's rule too, which asks
 :mod:`fasttext_lib.columns` whether a table stands under another separator's line, and :func:`json_lines_start`
 whether JSON Lines do: the one test of a JSON Lines input). Nothing else here knows about classes or columns.
 """
-import bz2
 import csv
 import io
 import itertools
@@ -16,14 +15,15 @@ import json
 import lzma
 import os
 import re
-import shlex
 import unicodedata
 import zlib
 
 from . import storage
-from .binary_data import (PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, cut_magic_kind,
-                          lzma_stream_start, magic_kind, utf32_byte_order, xz_stream_start)
+from .binary_data import (PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, cut_magic_kind, magic_kind,
+                          utf32_byte_order)
+from .compressed_streams import FORMATS, Streams
 from .errors import FastTextError
+from .shell_words import copied_down, new_file, shell_name, shell_word
 
 
 DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
@@ -125,179 +125,9 @@ def decompressed(raw, name, charsets=None, document=False):
         head = raw.peek(512) if kind == "zip" else b""
         raw.close()
         raise FastTextError(f"{name}: {_refused(kind, head, name, document)}")
-    if kind in _FORMATS:
-        return io.BufferedReader(_Streams(raw, name, document, kind)), kind
+    if kind in FORMATS:
+        return io.BufferedReader(Streams(raw, name, document, kind)), kind
     return raw, None
-
-
-class _Inflate:
-    """zlib's decompressor of gzip members with lzma's and bz2's interface (``needs_input``; input past what
-    ``max_length`` let out kept here, not given back as zlib's ``unconsumed_tail``), for :class:`_Streams`."""
-
-    def __init__(self):
-        self.zlib, self.tail = zlib.decompressobj(wbits=31), b""  # (31: a gzip header and trailer, both checked)
-
-    needs_input = property(lambda self: not self.tail)
-    eof = property(lambda self: self.zlib.eof)
-    unused_data = property(lambda self: self.zlib.unused_data)
-
-    def decompress(self, data, max_length):
-        out = self.zlib.decompress(self.tail + data, max_length)
-        self.tail = self.zlib.unconsumed_tail
-        return out
-
-
-class _Format:
-    """How :class:`_Streams` reads one format: ``decompressor()`` makes a stream's; ``starts(head)``: do the bytes
-    ``head`` after a stream (and its NULs, where ``padding`` is not None) start another, as the format's own tool
-    takes them; ``padding``: what the NULs after a stream must be a multiple of (None: NULs are no padding);
-    ``refused``: what that tool does with other bytes after the data; ``extension``: its files'."""
-
-    def __init__(self, decompressor, starts, padding, refused, extension):
-        self.decompressor, self.starts, self.padding = decompressor, starts, padding
-        self.refused, self.extension = refused, extension
-
-
-# Each compressed format the readers read (binary_data tells them), and what may follow its first stream. Python's
-# GzipFile and BZ2File read on after a stream where they could, and dropped the rest without a word (BZ2File any
-# bytes that fail a stream's start; GzipFile called text after a member "Not a gzipped file (b'__')"), as LZMAFile
-# did after xz and .lzma data: the file trained on fewer rows than it holds. A stream is read after another where its
-# tool reads one: gzip -d and bzip2 -d by its magic bytes (or their start, where the data ends there: they say such a
-# file is cut short, and so does the decompressor), xz by binary_data's rules. NULs after gzip data are skipped, as
-# gzip -d and Python skip them (and a member after them read, as Python reads it); xz's stream padding too (a multiple
-# of 4 bytes); bzip2 -d calls NULs "trailing garbage", as it does any other bytes after the data.
-_FORMATS = {
-    "gzip": _Format(_Inflate, lambda head: re.match(rb"\x1f(\x8b|\Z)", head), 1,
-                    "gzip -d ignores them, with a warning", ".gz"),
-    "bzip2": _Format(bz2.BZ2Decompressor, lambda head: re.match(rb"BZh[1-9]|B(Zh?)?\Z", head), None,
-                     "bzip2 -d ignores them, with a warning", ".bz2"),
-    "xz": _Format(lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ), xz_stream_start, 4, "xz -d refuses them too", ".xz"),
-    "lzma": _Format(lambda: lzma.LZMADecompressor(lzma.FORMAT_ALONE), lzma_stream_start, None,
-                    "xz -d refuses them too", ".lzma"),
-}
-
-
-class _Streams(io.RawIOBase):
-    """The text of the gzip, bzip2, xz or .lzma data (``kind``, :data:`_FORMATS`) ``raw`` starts with (binary_data
-    told it), stream after stream; but a stream after the first must start as its format's tool takes one (for xz and
-    .lzma, the rule that told the first: binary_data.xz_stream_start, lzma_stream_start), after NULs where they are
-    padding (:meth:`_padding`), and other bytes after the data are refused, not read nor dropped
-    (:meth:`_not_data_after`): liblzma starts an .lzma stream on 13 NULs (a dictionary of 0), and LZMAFile read NULs
-    after .lzma data as empty streams, /dev/zero's without end; after xz data (FORMAT_XZ) it dropped other bytes
-    without a word (an .lzma stream too), and ended in "corrupt or truncated" at padding shorter than a stream header.
-    An lzma decompressor's MemoryError is said to be its .lzma header's dictionary where that is large
-    (:meth:`_no_room`). ``raw`` is left open, as GzipFile and LZMAFile leave it; ``name`` and ``document`` are
-    :func:`decompressed`'s."""
-
-    def __init__(self, raw, name, document=False, kind="lzma"):
-        self.raw, self.name, self.document, self.kind = raw, name, document, kind
-        self.format = _FORMATS[kind]
-        self.decompressor = None
-        self.pending = b""  # compressed bytes read and not yet given to the decompressor
-        self.start = self.fed = 0  # where the stream starts in the data; what its decompressor was given of it
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        while len(buffer):
-            if (self.decompressor is None or self.decompressor.eof) and not self._next_stream():
-                return 0
-            ended = False
-            if self.decompressor.needs_input and not self.pending:
-                self.pending = self.raw.read1(PROBE_BYTES)
-                ended = not self.pending  # (zlib may hold output still: it is asked once more)
-            data, self.pending = self.pending, b""
-            self.fed += len(data)
-            try:
-                out = self.decompressor.decompress(data, len(buffer))
-            except MemoryError:  # (liblzma sets the header's dictionary aside as the stream starts)
-                if self.dictionary <= _XZ_LARGEST_DICTIONARY:
-                    raise
-                raise FastTextError(self._no_room()) from None
-            if ended and not out and not self.decompressor.eof:
-                raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-            buffer[:len(out)] = out
-            if out:
-                return len(out)
-        return 0
-
-    def _next_stream(self):
-        """Start the next stream's decompressor: False at the end of the data; refused where what follows a stream
-        is no stream's start."""
-        if self.decompressor is not None:
-            self.pending = self.decompressor.unused_data
-            self.start += self.fed - len(self.pending)
-        head = self.pending + self.raw.read(max(PROBE_BYTES - len(self.pending), 0))
-        if self.decompressor is not None:
-            every = self.format.padding
-            head, padding = self._padding(head) if every else (head, 0)
-            if padding > _MOST_PADDING or every and padding % every or head and not self.format.starts(head):
-                raise FastTextError(self._not_data_after(head, padding))
-            self.start += padding
-        if not head:
-            return False
-        self.decompressor = self.format.decompressor()
-        lzma_alone = self.kind == "lzma"
-        self.pending, self.fed, self.dictionary = head, 0, int.from_bytes(head[1:5], "little") if lzma_alone else 0
-        return True
-
-    def _padding(self, head):
-        """``(head, padding)``: the bytes after a stream without the NULs they start with (xz's stream padding,
-        gzip's NULs: read on up to :data:`_MOST_PADDING` and a block, not to the end of /dev/zero's), those of the
-        next stream's start there to tell; and how many NULs there were."""
-        padding = 0
-        while head and not head.strip(b"\x00") and padding <= _MOST_PADDING:
-            padding += len(head)
-            head = self.raw.read(PROBE_BYTES)
-        rest = head.lstrip(b"\x00")
-        padding += len(head) - len(rest)
-        return (rest + self.raw.read(max(PROBE_BYTES - len(rest), 0)) if rest else rest), padding
-
-    def _not_data_after(self, head, padding):
-        """The error for bytes ``head`` (their first; none after NULs only) that follow the data's streams (and the
-        ``padding`` NULs after them) and start none, or for more NULs than :data:`_MOST_PADDING`, where the format
-        reads NULs as padding: its tool reads on through them, and this reader stops (as MAX_LINE_BYTES stops
-        /dev/zero where no compression is)."""
-        if padding > _MOST_PADDING:
-            most = f"{_MOST_PADDING >> 20} MiB"
-            said = (f"more than {most} of NUL bytes ({self.kind} -d reads on through NUL bytes after its data, where "
-                    f"this program stops at {most})")
-        else:
-            what = ("NUL bytes" if not head.strip(b"\x00") else
-                    f"bytes ({head[:8].hex(' ')}{' ...' * (len(head) > 8)})")
-            said = f"{what} that are not {self.kind} data ({self.format.refused})"
-        name, data = _shell_name(self.name), ".lzma" if self.kind == "lzma" else self.kind
-        keep = (f"pipe in the {data} data alone" if name == "stdin" else f"keep the {data} data alone (" + _copied_down(
-            self.name, f"head -c {self.start} {shell_word(name)} > {_new_file(self.format.extension)}") +
-            f") {self._then()}")
-        return f"{self.name}: its {self.kind} data (its first {self.start} bytes) is followed by {said}; {keep}"
-
-    def _no_room(self):
-        """The error's text for a MemoryError of the decompressor where its header's dictionary is larger than xz's
-        largest: a few bytes made to look like .lzma, or an encoder's with a huge dictionary. (A tiny file ended in
-        "out of memory ... use a machine with more memory", which said nothing of the file.)"""
-        name = _shell_name(self.name)
-        where = ("pipe it through xz -dc --format=lzma" if name == "stdin" else
-                 _copied_down(self.name, f"xz -dc --format=lzma {shell_word(name)} > {_new_file('')}"))
-        size = (f"{self.dictionary / (1 << 30):.1f} GiB" if self.dictionary >= 1 << 30 else
-                f"{self.dictionary >> 20} MiB")
-        return (f"{self.name}: its lzma header asks for a dictionary of {size}, more memory than is free: likely not "
-                f".lzma data, or made with a huge dictionary; decompress it where that memory is ({where}) "
-                f"{'' if name == 'stdin' else self._then()}").rstrip()
-
-    def _then(self):
-        """What to do with the file a command of an error wrote: give it, or for a ``document`` of a class folder
-        (import-folders'), put it in the folder in the document's place (else the next run refused the document
-        again)."""
-        return "and put it in the class folder in its place" if self.document else "and give that file"
-
-
-# The largest dictionary xz's presets write (-9's): a MemoryError under a larger one is said to be the header's
-_XZ_LARGEST_DICTIONARY = 64 << 20
-# The most NULs read after xz data (its stream padding) or gzip data: far above any a tool writes (a tape block's); more
-# are refused, as MAX_LINE_BYTES stops /dev/zero where no compression is (gzip -d and Python's GzipFile read on)
-_MOST_PADDING = 64 << 20
 
 
 # What the readers decompress themselves: said where they refuse what they do not (zstd data, archives).
@@ -358,15 +188,15 @@ def _in_a_class_folder(kind, name):
 def _zstd_hint(uri):
     """The error's text for zstd data: the standard library has no zstd before Python 3.14, so it is refused (it read
     as "not a text file (contains NUL bytes ...)"), with the command that decompresses it."""
-    name = _shell_name(uri)
+    name = shell_name(uri)
     if name == "stdin":  # (predict's reviews piped in)
         return ("is zstd-compressed, which this program does not read; decompress it first (pipe it through zstd -dc) "
                 f"({READ_DIRECTLY} data are read directly)")
     if name.endswith(".zst"):
         command = f"zstd -d {shell_word(name)}"  # (writes the name without .zst)
     else:
-        command = f"zstd -d {shell_word(name)} -o {_new_file(os.path.splitext(_without_zst(name) or name)[1])}"
-    return (f"is zstd-compressed, which this program does not read; decompress it first ({_copied_down(uri, command)}) "
+        command = f"zstd -d {shell_word(name)} -o {new_file(os.path.splitext(_without_zst(name) or name)[1])}"
+    return (f"is zstd-compressed, which this program does not read; decompress it first ({copied_down(uri, command)}) "
             f"and give that file ({READ_DIRECTLY} files are read directly)")
 
 
@@ -398,47 +228,24 @@ def _zip_contents(first):
             f"{READ_DIRECTLY} files are read directly)")
 
 
-def shell_word(path):
-    """``path`` as one word of a shell command a hint gives: quoted (a name with a space was two words), and a name
-    that starts with "-" as ./-name (iconv, zstd and tar took -name.csv for their options)."""
-    return shlex.quote(f"./{path}" if path.startswith("-") else path)
-
-
-def _new_file(extension):
-    """The file a conversion command writes: new, with the input's ``extension`` (else .txt), a shell word too (a
-    name "a.c v" gave > new.c v: v was an argument)."""
-    return shell_word(f"new{extension or '.txt'}")
-
-
-def _shell_name(uri):
-    """``uri`` as a shell command in an error names it: an S3 object by its file name (:func:`_copied_down` first). (A
-    command quotes it: :func:`shell_word`; a name with a space split in two as pasted.)"""
-    return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
-
-
-def _copied_down(uri, command):
-    """``command`` (on :func:`_shell_name`'s file) as a user runs it: for an S3 object, after copying it down."""
-    return f"aws s3 cp {shlex.quote(uri)} . && {command}" if storage.is_s3(uri) else command
-
-
 def _iconv(source, uri, extension):
     """The command that converts ``uri`` from ``source`` to UTF-8; for input piped in (``stdin``), the pipe."""
-    name = _shell_name(uri)
+    name = shell_name(uri)
     if name == "stdin":
         return f"pipe it through iconv -f {source} -t UTF-8"
-    return _copied_down(uri, f"iconv -f {source} -t UTF-8 {shell_word(name)} > {_new_file(extension)}")
+    return copied_down(uri, f"iconv -f {source} -t UTF-8 {shell_word(name)} > {new_file(extension)}")
 
 
 def _not_text(raw, uri, lineno, table=True):
     """The error for a line holding NUL bytes: UTF-16 text (:func:`utf16_text`) and tar archives are named, with how to
     convert them; else a binary file. ``table``: a file of rows (Excel's 'Unicode Text' may be one: its pandas
     conversion is said too), else of vectors (converted to a .vec, no CSV)."""
-    where, name = f"{uri}:{lineno}: ", _shell_name(uri)
+    where, name = f"{uri}:{lineno}: ", shell_name(uri)
     if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
         if name == "stdin":  # (predict's reviews piped in: no file to name)
             return (f"{uri}: is a tar archive; extract the file from it first and pipe that in (tar -xOf ARCHIVE FILE "
                     f"| ...) ({READ_DIRECTLY} data of one CSV or text file are read directly)")
-        extract = _copied_down(uri, f"tar -xf {shell_word(name)}")
+        extract = copied_down(uri, f"tar -xf {shell_word(name)}")
         return (f"{uri}: is a tar archive; extract the file from it first ({extract}) "
                 f"and give that file "
                 f"({READ_DIRECTLY} files of one CSV or text file are read directly)")
@@ -534,10 +341,10 @@ def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
         return message + ")"
     stem = re.sub(r"\.(gz|bz2|xz|lzma)$", "", uri.lower())
     if utf8_line is not None or _utf8_beyond_ascii(raw):
-        name = _shell_name(uri)
+        name = shell_name(uri)
         where = f"line {utf8_line if utf8_line is not None else lineno}"
         fix = (f"pipe it through {_MIXED_FIX}" if name == "stdin" else
-               _copied_down(uri, f"{_MIXED_FIX} < {shell_word(name)} > {_new_file(os.path.splitext(stem)[1])}"))
+               copied_down(uri, f"{_MIXED_FIX} < {shell_word(name)} > {new_file(os.path.splitext(stem)[1])}"))
         return (f"{message}: the file mixes UTF-8 ({where}) and Windows-1252, as rows pasted from Windows programs "
                 f"are; converting it all from Windows-1252 would garble its UTF-8; convert the other bytes only: {fix})")
     if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)

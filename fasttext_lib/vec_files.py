@@ -396,7 +396,7 @@ def _header_command(uri, dim, compression):
     """The shell command that writes ``uri`` (a local file without the header line, ``compression``: as it was found
     by its bytes) with its header as ``new.vec``: the name quoted (a name with a space was cut into several), a
     compressed file read through its decompressor (``cat`` of one wrote its compressed bytes after the header)."""
-    from .lines import shell_word
+    from .shell_words import shell_word
 
     name, read = shell_word(uri), _DECOMPRESSING[compression]
     # The count is of the lines the reader reads as words: all but those of ASCII whitespace only (_read_rows'

@@ -1,0 +1,29 @@
+"""Shell commands in errors: a file named as one word of a command a user can paste (quoted, ``./-name``), the file a
+conversion writes (``new.csv``), and an S3 object's commands run on a copy brought down first (``aws s3 cp``). The
+readers' refusals (lines, compressed_streams, class_folders, vec_files) say how to convert a file with these."""
+import shlex
+
+from . import storage
+
+
+def shell_word(path):
+    """``path`` as one word of a shell command a hint gives: quoted (a name with a space was two words), and a name
+    that starts with "-" as ./-name (iconv, zstd and tar took -name.csv for their options)."""
+    return shlex.quote(f"./{path}" if path.startswith("-") else path)
+
+
+def new_file(extension):
+    """The file a conversion command writes: new, with the input's ``extension`` (else .txt), a shell word too (a
+    name "a.c v" gave > new.c v: v was an argument)."""
+    return shell_word(f"new{extension or '.txt'}")
+
+
+def shell_name(uri):
+    """``uri`` as a shell command in an error names it: an S3 object by its file name (:func:`copied_down` first). (A
+    command quotes it: :func:`shell_word`; a name with a space split in two as pasted.)"""
+    return uri.rsplit("/", 1)[-1] if storage.is_s3(uri) else uri
+
+
+def copied_down(uri, command):
+    """``command`` (on :func:`shell_name`'s file) as a user runs it: for an S3 object, after copying it down."""
+    return f"aws s3 cp {shlex.quote(uri)} . && {command}" if storage.is_s3(uri) else command
