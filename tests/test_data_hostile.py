@@ -214,32 +214,22 @@ def test_a_conversion_command_runs_as_pasted_for_a_name_that_starts_with_a_dash_
         (tmp_path / made).unlink()
 
 
-def test_utf32_text_with_its_byte_order_mark_is_called_utf32_and_its_iconv_converts_it(tmp_path):
-    """UTF-32-LE's mark (FF FE 00 00) starts as UTF-16-LE's: the file was called UTF-16 text, and the iconv -f UTF-16
-    given wrote a NUL beside every character, a file refused again."""
-    import subprocess
-
-    (tmp_path / "train.csv").write_bytes("".join(ROWS).encode("utf-32"))
-    called = r"train\.csv:1: not a text file this program reads: it is UTF-32 text; "
-    with pytest.raises(FastTextError, match=called) as info:
-        read_labeled(str(tmp_path / "train.csv"))
-    pasted = re.search(r"iconv -f UTF-32 .*? > new\.csv", str(info.value)).group(0)
-    subprocess.run(pasted, shell=True, check=True, cwd=tmp_path, capture_output=True)
-    assert read_labeled(str(tmp_path / "new.csv")).texts == ["bad food", "great food", "slow service"]
-
-
-@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize("encoding, source, unmarked", [("utf-32", "UTF-32", ""),
+                                                        ("utf-32-le", "UTF-32LE", " (no byte order mark)"),
+                                                        ("utf-32-be", "UTF-32BE", " (no byte order mark)")])
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
-def test_utf32_text_without_a_byte_order_mark_is_called_utf32_and_its_iconv_converts_it(tmp_path, encoding, newline):
-    """Without its mark a UTF-32 file was "not a text file (contains NUL bytes; UTF-16 text or a binary file?)": no
-    conversion said. Its order is named (iconv -f UTF-32LE / UTF-32BE), and the command converts it as pasted."""
+def test_utf32_text_is_called_utf32_and_its_iconv_converts_it(tmp_path, encoding, source, unmarked, newline):
+    """UTF-32-LE's mark (FF FE 00 00) starts as UTF-16-LE's: the file was called UTF-16 text, and the iconv -f UTF-16
+    given wrote a NUL beside every character, a file refused again. Without its mark a UTF-32 file was "not a text
+    file (contains NUL bytes; UTF-16 text or a binary file?)": no conversion said. Its order is named without one
+    (iconv -f UTF-32LE / UTF-32BE), and the command converts it as pasted."""
     import subprocess
 
     (tmp_path / "train.csv").write_bytes("".join(ROWS).replace("\n", newline).encode(encoding))
-    called = r"train\.csv:1: not a text file this program reads: it is UTF-32 text \(no byte order mark\); "
+    called = rf"train\.csv:1: not a text file this program reads: it is UTF-32 text{re.escape(unmarked)}; "
     with pytest.raises(FastTextError, match=called) as info:
         read_labeled(str(tmp_path / "train.csv"))
-    pasted = re.search(rf"iconv -f UTF-32{encoding[-2:].upper()} .*? > new\.csv", str(info.value)).group(0)
+    pasted = re.search(rf"iconv -f {source} .*? > new\.csv", str(info.value)).group(0)
     subprocess.run(pasted, shell=True, check=True, cwd=tmp_path, capture_output=True)
     assert read_labeled(str(tmp_path / "new.csv")).texts == ["bad food", "great food", "slow service"]
 

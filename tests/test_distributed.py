@@ -1,4 +1,5 @@
 """kvstore dist_sync on a real local cluster: scheduler, server and two workers as processes."""
+import contextlib
 import errno
 import json
 import os
@@ -653,12 +654,10 @@ def test_a_worker_stopped_before_joining_tells_the_others_it_was_stopped(sample_
     assert not any(out.exists() for out in outputs)
 
 
-def test_a_stop_told_on_a_workers_port_counts_only_from_one_of_its_peers(monkeypatch):
-    """A worker's port listens on every interface (listen_everywhere), so anything that connects can send to it: a
-    message not of the shape tell_stopped sends ({"stopped": {}}) killed the watch thread with a KeyError, after which
-    no timeout, lost worker or stop ended the run; and any {"stopped": {"rank": ..., "host": ...}} (a stranger's, a
-    run's before on a reused port) ended it in 'worker N (host X) was stopped before training'. Only a peer's (its
-    rank and its port, as the exchange gave them) ends it, named as the exchange named it."""
+@contextlib.contextmanager
+def _watched_by_a_peer(monkeypatch):
+    """``(this, peer, failed)``: two workers' watches on this host, rank 0 knowing rank 1 as its peer, armed while
+    training; ``failed``: the lines this one's watch would end the run in (its ``fail``, recorded)."""
     from fasttext_lib import cluster
 
     monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")
@@ -670,46 +669,48 @@ def test_a_stop_told_on_a_workers_port_counts_only_from_one_of_its_peers(monkeyp
         this.peers = [{"rank": 1, "host": "peer-host", "address": "127.0.0.1", "port": peer.port}]
         peer.peers = [{"rank": 0, "host": "this-host", "address": "127.0.0.1", "port": this.port}]
         with this.armed("while training"):
-            for stranger in ({"stopped": {}}, {"stopped": {"rank": 1, "host": "stranger"}},
-                             {"stopped": {"rank": 1, "host": "stranger", "port": peer.port + 1}}):
-                with socket.create_connection(("127.0.0.1", this.port)) as connection:
-                    connection.sendall(json.dumps(stranger).encode("utf-8"))
-            time.sleep(2.5)  # (the watch looks each second: a stranger's message, taken, fails it by now)
-            assert failed == []
-            cluster.tell_stopped(peer)
-            deadline = time.monotonic() + 30
-            while not failed:
-                assert time.monotonic() < deadline, "the peer's stop was never taken"
-                time.sleep(0.1)
-        assert failed[0] == "worker 1 (host peer-host) was stopped before training"
+            yield this, peer, failed
     finally:
         this.close()
         peer.close()
+
+
+def _first_failure(failed):
+    """What ``failed`` (:func:`_watched_by_a_peer`'s) holds first, once the watch has taken it (up to 30 s)."""
+    deadline = time.monotonic() + 30
+    while not failed:
+        assert time.monotonic() < deadline, "the peer's stop was never taken"
+        time.sleep(0.1)
+    return failed[0]
+
+
+def test_a_stop_told_on_a_workers_port_counts_only_from_one_of_its_peers(monkeypatch):
+    """A worker's port listens on every interface (listen_everywhere), so anything that connects can send to it: a
+    message not of the shape tell_stopped sends ({"stopped": {}}) killed the watch thread with a KeyError, after which
+    no timeout, lost worker or stop ended the run; and any {"stopped": {"rank": ..., "host": ...}} (a stranger's, a
+    run's before on a reused port) ended it in 'worker N (host X) was stopped before training'. Only a peer's (its
+    rank and its port, as the exchange gave them) ends it, named as the exchange named it."""
+    from fasttext_lib import cluster
+
+    with _watched_by_a_peer(monkeypatch) as (this, peer, failed):
+        for stranger in ({"stopped": {}}, {"stopped": {"rank": 1, "host": "stranger"}},
+                         {"stopped": {"rank": 1, "host": "stranger", "port": peer.port + 1}}):
+            with socket.create_connection(("127.0.0.1", this.port)) as connection:
+                connection.sendall(json.dumps(stranger).encode("utf-8"))
+        time.sleep(2.5)  # (the watch looks each second: a stranger's message, taken, fails it by now)
+        assert failed == []
+        cluster.tell_stopped(peer)
+        assert _first_failure(failed) == "worker 1 (host peer-host) was stopped before training"
 
 
 def test_a_peers_stop_sent_seconds_after_it_connects_is_taken(monkeypatch):
     """A worker held between its connect and its send (a loaded machine) sent its stop after the port's read had
     given up (1 s): the others said "its process ended" where it "was stopped". The read waits PROBE_TIMEOUT now."""
-    from fasttext_lib import cluster
-
-    monkeypatch.setenv("DMLC_NODE_HOST", "127.0.0.1")
-    this, peer = cluster.Watch(timeout=600), cluster.Watch(timeout=600)
-    failed = []
-    monkeypatch.setattr(this, "fail", lambda message, status=2: failed.append(message))
-    try:
-        this.rank, peer.rank = 0, 1
-        this.peers = [{"rank": 1, "host": "peer-host", "address": "127.0.0.1", "port": peer.port}]
-        with this.armed("while training"):
-            with socket.create_connection(("127.0.0.1", this.port)) as connection:
-                time.sleep(2.5)  # (the held worker: within PROBE_TIMEOUT's 5 s)
-                connection.sendall(json.dumps({"stopped": {"rank": 1, "port": peer.port}}).encode("utf-8"))
-            deadline = time.monotonic() + 30
-            while not failed and time.monotonic() < deadline:
-                time.sleep(0.1)
-        assert failed == ["worker 1 (host peer-host) was stopped before training"]
-    finally:
-        this.close()
-        peer.close()
+    with _watched_by_a_peer(monkeypatch) as (this, peer, failed):
+        with socket.create_connection(("127.0.0.1", this.port)) as connection:
+            time.sleep(2.5)  # (the held worker: within PROBE_TIMEOUT's 5 s)
+            connection.sendall(json.dumps({"stopped": {"rank": 1, "port": peer.port}}).encode("utf-8"))
+        assert _first_failure(failed) == "worker 1 (host peer-host) was stopped before training"
 
 
 def _waiting_to_tell_marked(marker):

@@ -2028,13 +2028,18 @@ def test_a_copy_named_in_a_hand_edited_record_that_no_file_can_have_is_gone(tmp_
     assert not (tmp_path / "history.exp1.csv").exists() and not (tmp_path / HISTORY_RECORD.name).exists()
 
 
-def test_02_a_copy_of_a_prefix_ending_in_a_number_is_never_taken_for_another_prefixs(tmp_path, s3_bucket, capsys):
-    """The n-th copy of a bundle's history was named history.WHOSE-n.csv, and WHOSE is made of the prefix: the 2nd
-    copy of runs/a's (history.runs-a-2.csv) was the 1st of runs/a-2's, and written_record.is_kept_name took either for
-    both. runs/a's save then claimed a copy of runs/a-2's history (changed since it was kept: no longer recorded) as its
-    own, "named as ... files of runs/a's bundle ... (yours?)", and since that line is said once only (the record notes
-    it), runs/a-2's own save never said it. A prefix ending in -NUMBER is kept under a name no other's copy has now
-    (history.runs-a-2_.csv); runs/a's save leaves it unsaid and runs/a-2's names it, as its own. Nothing is removed."""
+@pytest.mark.parametrize("owner, other", [("runs/a-2", "runs/a"), ("runs/a", "runs-a")],
+                         ids=["prefix ending in -NUMBER", "prefix of two folders"])
+def test_02_a_copy_of_one_prefix_is_never_taken_for_another_prefixs_named_alike(tmp_path, s3_bucket, capsys, owner,
+                                                                               other):
+    """The n-th copy of a bundle's history was named history.WHOSE-n.csv, and WHOSE was made of the prefix, its folders
+    joined by -: the 2nd copy of runs/a's (history.runs-a-2.csv) was the 1st of runs/a-2's, and runs/a's 1st
+    (history.runs-a.csv) the 1st of runs-a's. The ``other`` prefix's save then claimed a copy of ``owner``'s history
+    (changed since it was kept: no longer recorded) as its own, "named as ... files of OTHER's bundle ... (yours?)",
+    and since that line is said once only (the record notes it), the owner's own save never said it. A prefix ending
+    in -NUMBER is kept under a name no other's copy has now (history.runs-a-2_.csv), one of two folders with a hash of
+    its bundle after it (history.runs-a~3f0c1e.csv): the other's save leaves the copy unsaid and the owner's names it,
+    as its own. Nothing is removed."""
     import matplotlib.pyplot as plt
 
     from fasttext_lib.workspace import Workspace, _whose
@@ -2043,56 +2048,23 @@ def test_02_a_copy_of_a_prefix_ending_in_a_number_is_never_taken_for_another_pre
     out = str(tmp_path / "out")
     _, _, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
     bucket, run = s3_bucket[len("s3://"):], tmp_path / "out" / "sample"
-    a, a2 = Workspace(bucket, "runs/a", out), Workspace(bucket, "runs/a-2", out)
-    a2_copy = kept_name("history.csv", _whose(a2.model("sample"), "sample", bucket))
-    for ws in (a2, a):  # a's save keeps a2's history aside
+    owners, others = Workspace(bucket, owner, out), Workspace(bucket, other, out)
+    copy = kept_name("history.csv", _whose(owners.model("sample"), "sample", bucket))
+    for ws in (owners, others):  # the other's save keeps the owner's history aside
         ws.save_run(trained, "sample", fig)
-    (run / a2_copy).write_bytes(b"a2's history, annotated")  # changed since it was kept: the user's now
-    a2.save_run(trained, "sample", fig)  # (says it kept the changed copy; it is out of the record since)
+    (run / copy).write_bytes(b"the owner's history, annotated")  # changed since it was kept: the user's now
+    owners.save_run(trained, "sample", fig)  # (says it kept the changed copy; it is out of the record since)
     capsys.readouterr()
-    a.save_run(trained, "sample", fig)
+    others.save_run(trained, "sample", fig)
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
-    assert notes == [], notes  # (not a's: a's save has nothing to say of it)
-    assert (run / a2_copy).read_bytes() == b"a2's history, annotated"
-    a2.save_run(trained, "sample", fig)
-    plt.close(fig)
-    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
-    assert notes == [f"note: kept {a2_copy} in {out}/sample: named as notebook 02's history's files of "
-                     f"{a2.model('sample')} kept aside, but not recorded as kept (yours?): not removed"], notes
-    assert (run / a2_copy).read_bytes() == b"a2's history, annotated"
-
-
-def test_02_a_copy_of_a_prefix_of_two_folders_is_never_taken_for_the_one_folder_prefix_named_alike(tmp_path, s3_bucket,
-                                                                                                 capsys):
-    """Prefix runs/a's copies were named as prefix runs-a's (history.runs-a.csv: the folders joined by -). runs-a's save
-    then claimed a copy of runs/a's history (changed since it was kept: no longer recorded) as its own, "named as ...
-    files of runs-a's bundle ... (yours?)", and since that line is said once only, runs/a's own save never said it.
-    A prefix of two folders is named with a hash of its bundle after it now (history.runs-a~3f0c1e.csv); runs-a's save
-    leaves the copy unsaid and runs/a's names it, as its own. Nothing is removed."""
-    import matplotlib.pyplot as plt
-
-    from fasttext_lib.workspace import Workspace, _whose
-    from fasttext_lib.written_record import kept_name
-
-    out = str(tmp_path / "out")
-    _, _, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
-    bucket, run = s3_bucket[len("s3://"):], tmp_path / "out" / "sample"
-    folders, dashed = Workspace(bucket, "runs/a", out), Workspace(bucket, "runs-a", out)
-    copy = kept_name("history.csv", _whose(folders.model("sample"), "sample", bucket))
-    for ws in (folders, dashed):  # runs-a's save keeps runs/a's history aside
-        ws.save_run(trained, "sample", fig)
-    (run / copy).write_bytes(b"runs/a's history, annotated")  # changed since it was kept: the user's now
-    folders.save_run(trained, "sample", fig)  # (says it kept the changed copy; it is out of the record since)
-    capsys.readouterr()
-    dashed.save_run(trained, "sample", fig)
-    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
-    assert notes == [], notes  # (not runs-a's)
-    folders.save_run(trained, "sample", fig)
+    assert notes == [], notes  # (not the other's: its save has nothing to say of it)
+    assert (run / copy).read_bytes() == b"the owner's history, annotated"
+    owners.save_run(trained, "sample", fig)
     plt.close(fig)
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
     assert notes == [f"note: kept {copy} in {out}/sample: named as notebook 02's history's files of "
-                     f"{folders.model('sample')} kept aside, but not recorded as kept (yours?): not removed"], notes
-    assert (run / copy).read_bytes() == b"runs/a's history, annotated"
+                     f"{owners.model('sample')} kept aside, but not recorded as kept (yours?): not removed"], notes
+    assert (run / copy).read_bytes() == b"the owner's history, annotated"
 
 
 def test_no_two_bundles_named_alike_by_their_folders_and_buckets_are_named_alike_in_their_copies():
