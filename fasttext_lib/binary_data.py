@@ -376,12 +376,12 @@ def lzma_stream_start(body):
     """Do the bytes ``body`` that follow an .lzma stream (its first :data:`PROBE_BYTES`, or all there are) start
     another, by the rule that told the first (:func:`_lzma_header_start`, :func:`_lzma_start`; one too short to tell
     is read, and its decompressor says it is cut short)? liblzma starts one on any 13 bytes with a dictionary of 0:
-    NULs after .lzma data read as endless empty streams (lines.decompressed's reader)."""
+    NULs after .lzma data read as endless empty streams (compressed_streams.Streams)."""
     return _lzma_header_start(bytes(body[:5])) and _lzma_start(body) is not False
 
 
 def xz_stream_start(body):
     """Do the bytes ``body`` that follow an xz stream and its stream padding start another, by xz's magic bytes and
     the header after them (:func:`_xz_start`; one too short to tell is read, and its decompressor says it is cut
-    short)? Other bytes there are refused (lines.decompressed's reader), as xz -d refuses them."""
+    short)? Other bytes there are refused (compressed_streams.Streams), as xz -d refuses them."""
     return magic_kind(body[:6]) == "xz" and _xz_start(bytes(body[:12])) is not False
