@@ -88,7 +88,7 @@ def run_dense_recipe(spec):
     classes = data.classes()
     labels = encode_labels([data.labels[d] for d in docs], classes, spec["train_file"])
     result = time_dense_recipe(bags, labels, featurizer.num_rows, emsize=spec["emsize"], batches=spec["dense_batches"],
-                               max_seconds=spec["dense_seconds"], num_classes=len(classes))  # an output per class, as GluonNLP's
+                               max_seconds=spec["dense_seconds"], num_classes=len(classes))  # its outputs as GluonNLP's (2 classes: one)
     return {"docs_per_s": result["docs_per_s"], "timed_batches": result["batches"], "num_rows": featurizer.num_rows}
 
 

@@ -2,8 +2,8 @@
 
 Its model embeds padded (batch, max_len) ids with a *dense* embedding gradient, so every batch of
 16 writes the whole table (46M floats with Yelp bigrams) through Adam. That, not the model, is
-why its laptop CPU run never finished an epoch. Notebook 03 and benchmarks/ time it for a few
-hundred batches next to :func:`fasttext_lib.train.train` on the same documents
+why its laptop CPU run never finished an epoch. Notebook 03 (``dense_batches``, 50) and benchmarks/ time it for
+some batches next to :func:`fasttext_lib.train.train` on the same documents
 (:func:`compare_with_dense`: notebook 03's table).
 """
 import time
