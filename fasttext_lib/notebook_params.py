@@ -3,7 +3,8 @@
 papermill passes ``-p`` values as text or numbers (``-p autotune false`` is the text ``'false'``, true in Python) and
 only warns about a name the notebook does not have; a kernel keeps no trace of what papermill injected except the
 cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks, or one the run would leave
-unused, by its yes/no switch, 02's autotune or 01's data: :func:`check_switched_on`), :func:`check_flags` (yes/no parameters), :func:`check_tuning` (02's tune
+unused, by its yes/no switch, 02's autotune or 01's data: :func:`check_switched_on`, :func:`data_leaves_unused`, which
+make demo reads too), :func:`check_flags` (yes/no parameters), :func:`check_tuning` (02's tune
 without its training job), :func:`check_dataset` (01's datasets), :func:`prepared_dataset` (02's to 04's), :func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and
 :func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run name as S3 key parts: workspace.py builds its
 paths from them).
@@ -157,24 +158,44 @@ USED_ONLY_WITH = {"autotune_duration": ("autotune",), "training_instance_type": 
 SET_BY_AUTOTUNE = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams", "train_accuracy")
 # 01's parameters that only some kinds of data use (_data_kind): train_docs sizes the synthetic corpus and caps each
 # split of a downloaded set; test_docs sizes the synthetic corpus's test split; overwrite=False keeps a downloaded set's
-# files. Given for other data, they went unused without a word.
+# files; seed generates the synthetic corpus and holds out your own train_file's test split (the sample is fixed, and a
+# download is shuffled and sampled with the same fixed seed every run). Given for other data, they went unused without
+# a word. (02's and 03's seed is their training's, always used: these rules are 01's alone, which alone has train_file.)
 USED_BY_DATA = {"train_docs": (("synthetic", "downloaded"), "dataset='synthetic' or a downloaded dataset"),
                 "test_docs": (("synthetic",), "dataset='synthetic'"),
-                "overwrite": (("downloaded",), "a downloaded dataset")}
+                "overwrite": (("downloaded",), "a downloaded dataset"),
+                "seed": (("synthetic", "own"), "dataset='synthetic' or your own train_file without a test_file")}
 # Why each kind of data leaves a parameter of USED_BY_DATA it is not listed for unused.
-UNSIZED_DATA = {"own": "train_file is read whole (the test split is test_file, or a seeded 20% of train_file), and its "
-                       "splits are written anew on every run",
+_READ_WHOLE = ("train_file is read whole (the test split is test_file, or a seeded 20% of train_file), and its splits "
+               "are written anew on every run")
+UNSIZED_DATA = {"own": _READ_WHOLE, "own_tested": _READ_WHOLE,
                 "sample": "dataset='sample' is always the whole built-in sample, written anew on every run",
                 "synthetic": "dataset='synthetic' is written anew on every run",
                 "downloaded": "a downloaded dataset's splits are each capped by train_docs"}
+# What a parameter of USED_BY_DATA does, said instead of UNSIZED_DATA's reason (which is about sizes and files).
+USED_FOR = {"seed": "it generates the synthetic corpus and picks the 20% of train_file held out as the test split "
+                    "(a test_file given is the test split whole)"}
 
 
 def _data_kind(namespace):
-    """What notebook 01 prepares, as :data:`USED_BY_DATA` names it: ``own`` (a ``train_file``), ``sample``,
-    ``synthetic`` or ``downloaded`` (any other name: a misspelt one is check_dataset's to refuse)."""
+    """What notebook 01 prepares, as :data:`USED_BY_DATA` names it: ``own`` (a ``train_file``, its test split held out
+    of it), ``own_tested`` (with its ``test_file``), ``sample``, ``synthetic`` or ``downloaded`` (any other name: a
+    misspelt one is check_dataset's to refuse)."""
     if namespace.get("train_file") is not None:
-        return "own"
+        return "own" if namespace.get("test_file") is None else "own_tested"
     return namespace.get("dataset") if namespace.get("dataset") in BUILT_IN_DATASETS else "downloaded"
+
+
+def data_leaves_unused(name, namespace):
+    """``(when it is used, what to do)`` where notebook 01's data, as ``namespace`` has it, would not use its
+    parameter ``name`` (:data:`USED_BY_DATA`); else None, and always for another notebook (no ``train_file``)."""
+    if name not in USED_BY_DATA or "train_file" not in namespace:
+        return None
+    kinds, uses = USED_BY_DATA[name]
+    kind = _data_kind(namespace)
+    if kind in kinds:
+        return None
+    return f"used only with {uses}", f"{USED_FOR.get(name, UNSIZED_DATA[kind])}; leave {name} out"
 
 
 def _unused(name, namespace):
@@ -188,12 +209,7 @@ def _unused(name, namespace):
                   "the search sets the optimizer, lr, batch size, epochs, emsize and n-grams, starting from the "
                   "library's setting for the data")
         return "not used with autotune=True", f"{set_by}; leave {name} out, or -p autotune False"
-    if name in USED_BY_DATA and "dataset" in namespace:
-        kinds, uses = USED_BY_DATA[name]
-        kind = _data_kind(namespace)
-        if kind not in kinds:
-            return f"used only with {uses}", f"{UNSIZED_DATA[kind]}; leave {name} out"
-    return None
+    return data_leaves_unused(name, namespace)
 
 
 def check_switched_on(injected, namespace, defaults=None):

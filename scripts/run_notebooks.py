@@ -3,7 +3,8 @@
 The notebooks never create buckets (on SageMaker they use real S3); here scripts/local_s3.py
 starts moto's S3 server on 127.0.0.1 and creates the default bucket ``fasttext-demo``. Each
 notebook runs with its default parameters plus any ``-p name value`` given here (applied to every
-notebook that has that parameter), in the notebooks/ folder as Jupyter would run it. Executed
+notebook that has that parameter, but 01's seed only where its data uses one: notebook_overrides), in the
+notebooks/ folder as Jupyter would run it. Executed
 notebooks go to build/demo/; figures to the notebooks' ``output_dir`` (build/demo/ by default), and 02's
 history and 04's files to its run's folder there (``{output_dir}/{run_name}/``: build/demo/sample/ by default). ``--in-place`` (``make notebooks``) writes them back into notebooks/ with the run
 metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
@@ -63,7 +64,7 @@ def check_series(notebooks, overrides, known):
         try:
             with working_directory(notebooks):
                 exec(cells[0], namespace)  # noqa: S102 - the committed parameters cell
-                given = {k: v for k, v in overrides.items() if k in known[name]}
+                given = notebook_overrides(name, overrides, known)
                 namespace.update(given)  # (papermill's values)
                 # and the kernel's history as papermill leaves it, its injected cell included: the check cell tells
                 # from it what was given (-p autotune_duration 30 without autotune: notebook_params.check_parameters)
@@ -72,6 +73,20 @@ def check_series(notebooks, overrides, known):
         except FastTextError as exc:
             return error_line(f"{name}: {exc}")
     return None
+
+
+def notebook_overrides(name, overrides, known):
+    """The overrides notebook ``name`` is run with: those of its parameters, less one its data leaves unused that
+    another notebook of the series takes (``-p seed 5`` seeds 02's and 03's training; 01 uses a seed only for the
+    synthetic corpus or your own data's held-out split, and its check cell refuses it with the sample, which stopped
+    the demo: notebook_params.data_leaves_unused). Its parameters' defaults are papermill's reading of its parameters
+    cell."""
+    from fasttext_lib.notebook_params import data_leaves_unused
+
+    given = {k: v for k, v in overrides.items() if k in known[name]}
+    namespace = {**{k: _default(p) for k, p in known[name].items()}, **given}
+    return {k: v for k, v in given.items()
+            if not (data_leaves_unused(k, namespace) and any(k in known[n] for n in SERIES if n != name))}
 
 
 def shown(path):
@@ -164,7 +179,7 @@ def run_demo(argv=None):
             return 2
         for name in SERIES:
             source = os.path.join(notebooks, name)
-            params = {k: v for k, v in overrides.items() if k in known[name]}
+            params = notebook_overrides(name, overrides, known)
             print(f"running {name} {params or ''}", flush=True)
             try:
                 execute(source, os.path.join(executed, name), params, notebooks)

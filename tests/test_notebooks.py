@@ -259,6 +259,11 @@ def test_a_parameter_its_switch_leaves_unused_stops_the_check_cell(name, given, 
         run_after_papermill(name, {**local, **given, "autotune": True})  # with its switch: used
 
 
+SEED_UNUSED = ("seed is used only with dataset='synthetic' or your own train_file without a test_file (it was given, "
+               "and the run would not have used it): it generates the synthetic corpus and picks the 20% of "
+               "train_file held out as the test split (a test_file given is the test split whole); leave seed out")
+
+
 @pytest.mark.parametrize("name, given, used, said", [
     ("02_train_gpu.ipynb", {"autotune": True, "epochs": 25}, {"autotune": False},
      "epochs is not used with autotune=True (it was given, and the run would not have used it): the search sets the "
@@ -285,20 +290,43 @@ def test_a_parameter_its_switch_leaves_unused_stops_the_check_cell(name, given, 
      "train_docs is used only with dataset='synthetic' or a downloaded dataset (it was given, and the run would not "
      "have used it): train_file is read whole (the test split is test_file, or a seeded 20% of train_file), and its "
      "splits are written anew on every run; leave train_docs out"),
+    ("01_data_prep.ipynb", {"seed": 5}, {"dataset": "synthetic"}, SEED_UNUSED),
+    ("01_data_prep.ipynb", {"dataset": "yelp_review_polarity", "seed": 5}, {"dataset": "synthetic"}, SEED_UNUSED),
+    ("01_data_prep.ipynb", {"dataset": "mine", "train_file": "reviews.csv", "test_file": "test.csv", "seed": 5},
+     {"test_file": None}, SEED_UNUSED),
 ])
 def test_a_parameter_the_other_parameters_leave_unused_stops_the_check_cell(name, given, used, said, tmp_path,
                                                                             s3_bucket):
     """`papermill 02 -p autotune True -p epochs 25` ran the search from its own 10 epochs (and lr, n-grams, optimizer),
     the 25 unused without a word (the command line warns of such flags); `papermill 01 -p train_docs 500` prepared the
-    whole sample, and `-p overwrite False` with the sample or your own file replaced its splits all the same. Each is
-    refused in one line saying when it is used; with the other parameters that use it, it passes that check."""
-    from fasttext_lib.notebook_params import check_switched_on
+    whole sample, `-p overwrite False` with the sample or your own file replaced its splits all the same, and `-p seed
+    5` prepared the same sample, download or test_file split as seed 0. Each is refused in one line saying when it is
+    used; with the other parameters that use it (the rest the notebook's defaults), it passes that check."""
+    from fasttext_lib.notebook_params import check_switched_on, literal_defaults
 
     local = {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out")}
     with pytest.raises(Exception, match=f"^{re.escape(said)}"):
         run_after_papermill(name, {**local, **given})
     assert not (tmp_path / "out").exists()
-    check_switched_on(list(given), {**given, **used})  # where they are used: not refused
+    defaults = literal_defaults(code_cells(read(name))[0].source)
+    check_switched_on(list(given), {**defaults, **given, **used}, defaults)  # where they are used: not refused
+
+
+@pytest.mark.parametrize("name, given", [
+    ("01_data_prep.ipynb", {"dataset": "synthetic", "train_docs": 200, "test_docs": 50}),
+    ("01_data_prep.ipynb", {"dataset": "my_reviews"}),  # (and its train_file, below: no test_file)
+    ("02_train_gpu.ipynb", {}),
+    ("03_cpu_vs_gpu.ipynb", {}),
+])
+def test_a_seed_the_run_uses_passes_the_check_cell(name, given, tmp_path, s3_bucket):
+    """01 refuses a seed its data leaves unused (the sample, a download, your own test_file), but not one it uses:
+    the synthetic corpus's, or the held-out split of your own train_file. 02's and 03's seed (their training's, with
+    the sample too) is always used: the rule is 01's alone."""
+    (tmp_path / "reviews.csv").write_text("label,text\npos,good\nneg,bad\npos,great\nneg,awful\n")
+    if given.get("dataset") == "my_reviews":
+        given = {**given, "train_file": str(tmp_path / "reviews.csv")}
+    run_after_papermill(name, {"bucket": s3_bucket[len("s3://"):], "output_dir": str(tmp_path / "out"), **given,
+                               "seed": 5})
 
 
 @pytest.mark.parametrize("name, given", [
@@ -503,11 +531,12 @@ def test_03_takes_batch_size_none_as_trainings_pick_for_epoch_docs(epoch_docs, p
 
 
 @pytest.mark.parametrize("seed", ["x", -1, 1.5, 2**32])
-@pytest.mark.parametrize("dataset", ["synthetic", "my_reviews", "sample"])
+@pytest.mark.parametrize("dataset", ["synthetic", "my_reviews"])
 def test_01_refuses_a_bad_seed_in_its_check_cell(seed, dataset, tmp_path, s3_bucket):
     """`papermill 01 -p dataset synthetic -p seed x` (or -1, 1.5) stopped the cell that makes the corpus in numpy's
     TypeError or ValueError traceback, and with `-p train_file reviews.csv` the cell that holds out its test split did,
-    after reading the user's file. 01's check cell refuses it now, in the one line training's own seed check says."""
+    after reading the user's file. 01's check cell refuses it now, in the one line training's own seed check says.
+    (With the sample, which uses no seed, any seed given is refused as unused: SEED_UNUSED.)"""
     from fasttext_lib.errors import FastTextError
 
     (tmp_path / "reviews.csv").write_text("label,text\npos,good\nneg,bad\npos,great\nneg,awful\n")
@@ -1052,6 +1081,33 @@ def test_demo_refuses_a_later_notebooks_bad_parameter_before_any_notebook_runs(m
     assert run_notebooks.main([*args, "-p", "output_dir", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [said] and captured.out == ""
+
+
+@pytest.mark.parametrize("args, seeded", [
+    ([], ["02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb"]),  # the sample: 01 uses no seed
+    (["-p", "dataset", "synthetic"], ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb"]),
+])
+def test_demo_gives_a_seed_to_01_only_where_its_data_uses_one(monkeypatch, tmp_path, args, seeded):
+    """`make demo ARGS='-p seed 5'` passes the seed to every notebook that has it; 01's check cell refuses one its data
+    leaves unused (the sample), which stopped the demo before anything ran, though 02 and 03 train with it. 01 gets
+    it only where its data uses it (the synthetic corpus); the check cells pass and the notebooks run."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    given = {}
+
+    def execute(source, executed, parameters, **kwargs):
+        given[os.path.basename(source)] = parameters
+        if source.endswith("04_inference.ipynb"):
+            raise ZeroDivisionError  # (every notebook has been run: no summary of a run that did not happen)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    with pytest.raises(ZeroDivisionError):  # past the check cells: the notebooks are run
+        run_notebooks.main([*args, "-p", "seed", "5", "-p", "output_dir", str(tmp_path / "out")])
+    assert [name for name, parameters in given.items() if parameters.get("seed") == 5] == seeded
+    assert len(given) == 4
 
 
 @pytest.mark.parametrize("bucket", ["s3://fasttext-demo", "a", "My_Bucket", "None"])
