@@ -2354,24 +2354,39 @@ def test_two_local_writes_of_a_pair_at_once_leave_one_writes_pair(tmp_path, monk
     two renames, and theirs interleaved (A's train, then all of B, then A's test): both succeeded and left B's
     training split beside A's test split, silently (locally no set metadata tells a reader). The second now waits
     for the first's renames: the pair is wholly one run's."""
+    import fcntl
+    import stat
     import threading
 
     uris = [str(tmp_path / "train.csv"), str(tmp_path / "test.csv")]
-    real_replace, b_done, a_between = os.replace, threading.Event(), threading.Event()
+    real_replace, real_flock = os.replace, fcntl.flock
+    b_went_on, a_between = threading.Event(), threading.Event()  # (B ran whole, or found A's lock held; A between)
 
     def replace(src, dst, *args, **kwargs):
         real_replace(src, dst, *args, **kwargs)
         if threading.current_thread().name == "A" and str(dst).endswith("train.csv"):
             a_between.set()
-            b_done.wait(1.5)  # B runs whole here unless it must wait for A
+            # B runs whole here unless it must wait for A. (Not a fixed 1.5 s: a loaded machine's B, without the
+            # lock, could take longer to run whole, and the pair came out B's by A's rename of test.csv first.)
+            b_went_on.wait(60)
     monkeypatch.setattr(os, "replace", replace)
+
+    def flock(fd, how):
+        try:
+            return real_flock(fd, how)
+        except OSError as exc:
+            if threading.current_thread().name == "B" and exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN) and \
+                    stat.S_ISDIR(os.fstat(fd).st_mode):
+                b_went_on.set()  # (B waits for A's lock on the folder; not for A's temporaries, which it may not clean)
+            raise
+    monkeypatch.setattr(fcntl, "flock", flock)
 
     def write(tag):
         with storage.atomic_writes(uris) as (train, test):
             train.write(f"{tag} train\n".encode())
             test.write(f"{tag} test\n".encode())
         if tag == "B":
-            b_done.set()
+            b_went_on.set()
     a = threading.Thread(target=write, args=("A",), name="A")
     a.start()
     # A between its renames: after a fixed 0.3 s, a loaded machine's A had not yet begun, and B wrote first, whole
