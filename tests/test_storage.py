@@ -3763,7 +3763,7 @@ def test_files_written_together_that_are_one_file_through_a_symbolic_link_are_re
     assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]
 
 
-def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_transfer():
+def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_transfer(monkeypatch):
     """The kernel gives a process's SIGINT or SIGTERM to any thread that does not block it. One that went to another
     thread (botocore's, s3transfer's) woke no untimed ``join``: the run waited for the transfer's thread, a stalled
     request's read timeout (a minute), and the abandoned upload's CreateMultipartUpload was sent again and never
@@ -3773,17 +3773,24 @@ def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_t
     from fasttext_lib.stops import Interrupted, stop_on_signals
     from fasttext_lib.storage.s3 import _in_thread
 
-    transfer_done, finished, started, abandoned = threading.Event(), threading.Event(), threading.Event(), []
+    transfer_done, finished, waiting, abandoned = threading.Event(), threading.Event(), threading.Event(), []
+    real_join = threading.Thread.join
+
+    def join(thread, timeout=None):
+        if thread.name == "fasttext-s3-transfer":
+            waiting.set()
+        return real_join(thread, timeout)
+    monkeypatch.setattr(threading.Thread, "join", join)
 
     def transfer():  # a request S3 does not answer for a long time (until the test ends, 2 minutes at most)
-        started.set()
         transfer_done.wait(120)
         finished.set()
 
     def signal_another_thread():
-        # (once the transfer runs: after a fixed 0.3 s, a loaded machine's main thread had not yet begun it, and the
-        # Interrupted came before any transfer to abandon; then 0.3 s more, for the main thread to be in its wait)
-        started.wait(60)
+        # (once the main thread waits for the transfer, then 0.3 s more for it to be inside that wait: after a fixed
+        # time, a loaded machine's main thread had not yet begun the transfer, or not yet waited for it, and the
+        # Interrupted came before the wait, untimed or not: the test passed on the bug)
+        waiting.wait(60)
         time.sleep(0.3)
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # (to this thread, not the main one)
 
