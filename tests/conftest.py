@@ -75,10 +75,32 @@ def server_port():
     pick = random.SystemRandom()
     for _ in range(100):
         port = pick.randrange(max(1024, low // 2), low)
+        claim = _claimed(port)
+        if claim is None:
+            continue
         with contextlib.suppress(OSError), socket.socket() as s:
             s.bind(("", port))  # (free on every interface, as the scheduler binds it)
+            _CLAIMS.append(claim)
             return port
+        claim.close()
     return free_port()
+
+
+# server_port's claims, held while this process lives (closed by its exit, however it ends).
+_CLAIMS = []
+
+
+def _claimed(port):
+    """An abstract Unix socket named for ``port``, or None where another process holds it: a port server_port picked
+    is free only until its server binds it, seconds later, and two test processes (xdist's workers, another session's
+    tests) picking at once from the same 16 thousand ports could both find it free and give it to two clusters."""
+    claim = socket.socket(socket.AF_UNIX)
+    try:
+        claim.bind(f"\0fasttext-lib-tests-server-port-{port}")
+    except OSError:
+        claim.close()
+        return None
+    return claim
 
 
 @pytest.fixture(scope="session")

@@ -845,12 +845,14 @@ def test_killed_cli_run_resumes_from_its_checkpoint(sample_dir, tmp_path):
     held = [sys.executable, "-c", held_once_there(ckpt / "epoch-0002" / "checkpoint.json") + CLI_AFTER_IT]
     proc = subprocess.Popen(held + command(tmp_path / "bundle")[3:], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
-    deadline = time.time() + 240
-    while not (ckpt / "epoch-0002" / "checkpoint.json").exists():
-        assert proc.poll() is None and time.time() < deadline, "no checkpoint for epoch 2"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    try:
+        deadline = time.time() + 240
+        while not (ckpt / "epoch-0002" / "checkpoint.json").exists():
+            assert proc.poll() is None and time.time() < deadline, "no checkpoint for epoch 2"
+            time.sleep(0.02)
+    finally:  # (the run held, or still training where the test failed, is not left to the tests after it)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
     assert proc.returncode == -signal.SIGKILL and not (tmp_path / "bundle").exists()
 
     resumed = subprocess.run(command(tmp_path / "bundle"), env=env, capture_output=True, text=True, timeout=600)

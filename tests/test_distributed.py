@@ -835,6 +835,32 @@ def test_a_worker_whose_environment_mxnet_cannot_start_in_tells_the_others(sampl
     assert not any(out.exists() for out in outputs)
 
 
+def test_server_port_never_gives_a_port_another_test_process_picked(monkeypatch):
+    """server_port's port is free only until its scheduler binds it, seconds later: xdist's workers picking at once
+    could each find the same port free, and two clusters' schedulers were given one port (a worker of one registered
+    with the other's). A port another process picked is passed over, whatever the odds of picking it again."""
+    import random
+
+    tests = pathlib.Path(__file__).parent
+    other = subprocess.Popen([sys.executable, "-c", "import sys\nfrom conftest import server_port\n"
+                              "print(server_port(), flush=True)\nsys.stdin.read()\n"],
+                             cwd=tests, env=dict(os.environ, PYTHONPATH=f"{tests}{os.pathsep}{ROOT}"),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        taken = int(other.stdout.readline())
+        picks = []
+
+        class PicksTheOthersFirst:  # (then any other: the second of its picks)
+            def randrange(self, low, high):
+                picks.append(taken if not picks else random.randrange(low, high))
+                return picks[-1]
+        monkeypatch.setattr(random, "SystemRandom", PicksTheOthersFirst)
+        assert server_port() not in (taken, None) and picks[0] == taken and len(picks) >= 2
+    finally:
+        other.stdin.close()
+        other.wait(timeout=120)
+
+
 def _lone_worker_env():
     """The environment of a cluster's worker of two whose scheduler and other worker never come."""
     return dict(os.environ, PYTHONPATH=ROOT, DMLC_ROLE="worker", DMLC_PS_ROOT_URI="127.0.0.1",

@@ -2354,24 +2354,39 @@ def test_two_local_writes_of_a_pair_at_once_leave_one_writes_pair(tmp_path, monk
     two renames, and theirs interleaved (A's train, then all of B, then A's test): both succeeded and left B's
     training split beside A's test split, silently (locally no set metadata tells a reader). The second now waits
     for the first's renames: the pair is wholly one run's."""
+    import fcntl
+    import stat
     import threading
 
     uris = [str(tmp_path / "train.csv"), str(tmp_path / "test.csv")]
-    real_replace, b_done, a_between = os.replace, threading.Event(), threading.Event()
+    real_replace, real_flock = os.replace, fcntl.flock
+    b_went_on, a_between = threading.Event(), threading.Event()  # (B ran whole, or found A's lock held; A between)
 
     def replace(src, dst, *args, **kwargs):
         real_replace(src, dst, *args, **kwargs)
         if threading.current_thread().name == "A" and str(dst).endswith("train.csv"):
             a_between.set()
-            b_done.wait(1.5)  # B runs whole here unless it must wait for A
+            # B runs whole here unless it must wait for A. (Not a fixed 1.5 s: a loaded machine's B, without the
+            # lock, could take longer to run whole, and the pair came out B's by A's rename of test.csv first.)
+            b_went_on.wait(60)
     monkeypatch.setattr(os, "replace", replace)
+
+    def flock(fd, how):
+        try:
+            return real_flock(fd, how)
+        except OSError as exc:
+            if threading.current_thread().name == "B" and exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN) and \
+                    stat.S_ISDIR(os.fstat(fd).st_mode):
+                b_went_on.set()  # (B waits for A's lock on the folder; not for A's temporaries, which it may not clean)
+            raise
+    monkeypatch.setattr(fcntl, "flock", flock)
 
     def write(tag):
         with storage.atomic_writes(uris) as (train, test):
             train.write(f"{tag} train\n".encode())
             test.write(f"{tag} test\n".encode())
         if tag == "B":
-            b_done.set()
+            b_went_on.set()
     a = threading.Thread(target=write, args=("A",), name="A")
     a.start()
     # A between its renames: after a fixed 0.3 s, a loaded machine's A had not yet begun, and B wrote first, whole
@@ -3748,7 +3763,7 @@ def test_files_written_together_that_are_one_file_through_a_symbolic_link_are_re
     assert sorted(os.listdir(tmp_path)) == ["test.csv", "train.csv"]
 
 
-def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_transfer():
+def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_transfer(monkeypatch):
     """The kernel gives a process's SIGINT or SIGTERM to any thread that does not block it. One that went to another
     thread (botocore's, s3transfer's) woke no untimed ``join``: the run waited for the transfer's thread, a stalled
     request's read timeout (a minute), and the abandoned upload's CreateMultipartUpload was sent again and never
@@ -3758,17 +3773,24 @@ def test_a_signal_the_kernel_hands_to_another_thread_still_ends_the_wait_for_a_t
     from fasttext_lib.stops import Interrupted, stop_on_signals
     from fasttext_lib.storage.s3 import _in_thread
 
-    transfer_done, finished, started, abandoned = threading.Event(), threading.Event(), threading.Event(), []
+    transfer_done, finished, waiting, abandoned = threading.Event(), threading.Event(), threading.Event(), []
+    real_join = threading.Thread.join
+
+    def join(thread, timeout=None):
+        if thread.name == "fasttext-s3-transfer":
+            waiting.set()
+        return real_join(thread, timeout)
+    monkeypatch.setattr(threading.Thread, "join", join)
 
     def transfer():  # a request S3 does not answer for a long time (until the test ends, 2 minutes at most)
-        started.set()
         transfer_done.wait(120)
         finished.set()
 
     def signal_another_thread():
-        # (once the transfer runs: after a fixed 0.3 s, a loaded machine's main thread had not yet begun it, and the
-        # Interrupted came before any transfer to abandon; then 0.3 s more, for the main thread to be in its wait)
-        started.wait(60)
+        # (once the main thread waits for the transfer, then 0.3 s more for it to be inside that wait: after a fixed
+        # time, a loaded machine's main thread had not yet begun the transfer, or not yet waited for it, and the
+        # Interrupted came before the wait, untimed or not: the test passed on the bug)
+        waiting.wait(60)
         time.sleep(0.3)
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # (to this thread, not the main one)
 
