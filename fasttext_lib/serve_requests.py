@@ -477,7 +477,7 @@ def _excel_sep_blank(text, csv_body=False):
     too) no such line is a review (nor JSON): a 400 at the endpoint, as predict refuses it (above JSON Lines: to remove
     it); a blank line in Batch Transform, where a mini-batch (SplitType=Line) may start anywhere in a file. (text/plain
     reads no separator line: plain_texts.)"""
-    from .lines import excel_sep_line, excel_separator, leading_blank_lines
+    from .lines import excel_sep_line, excel_separator
 
     first = text[:text.find("\n")] if "\n" in text else text
     blanked = text[len(first):] or "\n"
@@ -489,11 +489,11 @@ def _excel_sep_blank(text, csv_body=False):
         raise RequestError(400, str(exc)) from None
     if excel:
         return blanked, blanked
-    judged = _judged_past_a_sep_review(text)
+    judged, past = _judged_past_a_sep_review(text)
     # (a sep=, or a tab's judged past after blank lines, which only Batch Transform does not refuse: a joined file's
     # Excel line where a mini-batch starts at the blank lines above it, read as a blank one, as where one starts at
     # it; answered as a review, it made the header under it one, which the whole file's batch reads as the header)
-    return (judged if excel_separator(leading_blank_lines(_lines_of(text))[1] or "") in (",", "\t") else text), judged
+    return (judged if excel_separator(past or "") in (",", "\t") else text), judged
 
 
 def _json_lines_body(text):
@@ -503,13 +503,14 @@ def _json_lines_body(text):
 
 
 def _judged_past_a_sep_review(text):
-    """``text`` with its first line that is not blank blanked where it reads as Excel's (lines.reads_as_excel_sep) but
+    """``(judged, past)``: ``text`` with its first line that is not blank blanked where it reads as Excel's (lines.reads_as_excel_sep) but
     is none (a review: :func:`_excel_sep_blank`), its line end kept, so that the table under it is judged without it,
     as predict judges a file (lines.past_a_sep_review, the rule of both). After blank lines, where no line is Excel's
     (only the first is), such a line above a table or JSON Lines is a 400, as training and predict refuse it: in JSON
     Lines too, and in Batch Transform (the line was a 400 there all the same, "not valid JSON"), but for a ``sep=,``
     (or a tab's) above a comma or tab table there: a mini-batch may start at the blank lines above the ``sep=,`` of
-    files joined with cat, a line answered where it stands between rows (lines.past_a_sep_review's ``anywhere``)."""
+    files joined with cat, a line answered where it stands between rows (lines.past_a_sep_review's ``anywhere``).
+    ``past``: that line, without its line end (None: none was, and ``judged`` is ``text``)."""
     from .lines import past_a_sep_review
 
     try:
@@ -518,9 +519,9 @@ def _judged_past_a_sep_review(text):
         raise RequestError(400, str(exc)) from None
     review = next((number for number, line in enumerate(blank) if line.strip()), None)
     if review is None:
-        return text
-    start = _after_lines(text, review)
-    return text[:start] + text[start + len(blank[review].rstrip("\n")):]
+        return text, None
+    start, past = _after_lines(text, review), blank[review].rstrip("\n")
+    return text[:start] + text[start + len(past):], past
 
 
 def _refuse_lone_cr(lines):
