@@ -3,7 +3,7 @@
 papermill passes ``-p`` values as text or numbers (``-p autotune false`` is the text ``'false'``, true in Python) and
 only warns about a name the notebook does not have; a kernel keeps no trace of what papermill injected except the
 cell's code in IPython's history. :func:`check_parameters` (a name the notebook lacks, or one the run would leave
-unused, by its yes/no switch, 02's autotune or 01's data: :func:`check_switched_on`, :func:`data_leaves_unused`, which
+unused, by its yes/no switch, 02's autotune or 01's data: :func:`check_switched_on`, :func:`left_unused`, which
 make demo reads too), :func:`check_flags` (yes/no parameters), :func:`check_tuning` (02's tune
 without its training job), :func:`check_dataset` (01's datasets), :func:`prepared_dataset` (02's to 04's), :func:`check_query_words` / :func:`check_word_pairs` (04's word lists), and
 :func:`key_path` / :func:`bundle_name` (a prefix, a dataset or a run name as S3 key parts: workspace.py builds its
@@ -198,9 +198,10 @@ def data_leaves_unused(name, namespace):
     return f"used only with {uses}", f"{USED_FOR.get(name, UNSIZED_DATA[kind])}; leave {name} out"
 
 
-def _unused(name, namespace):
+def left_unused(name, namespace):
     """``(when it is used, what to do)`` where the run, its other parameters as ``namespace`` has them, would not use
-    the parameter ``name``; else None."""
+    the parameter ``name`` (its switch False, set by 02's autotune, or 01's data without it); else None. make demo
+    reads it too, to give a value only to the notebooks that use it."""
     switches = [s for s in USED_ONLY_WITH.get(name, ()) if s in namespace]
     if switches and all(namespace[s] is False for s in switches):
         return f"used only with {switches[0]}=True", f"-p {switches[0]} True too, or leave {name} out"
@@ -227,7 +228,7 @@ def check_switched_on(injected, namespace, defaults=None):
             continue
         if isinstance(defaults.get(name), bool) and not isinstance(value, bool):
             continue  # (a yes/no parameter given as text, -p overwrite false: check_flags names it)
-        unused = _unused(name, namespace)
+        unused = left_unused(name, namespace)
         if unused:
             when, remedy = unused
             raise FastTextError(f"{name} is {when} (it was given, and the run would not have used it): {remedy}")

@@ -3,8 +3,9 @@
 The notebooks never create buckets (on SageMaker they use real S3); here scripts/local_s3.py
 starts moto's S3 server on 127.0.0.1 and creates the default bucket ``fasttext-demo``. Each
 notebook runs with its default parameters plus any ``-p name value`` given here (applied to every
-notebook that has that parameter, but 01's seed only where its data uses one: notebook_overrides), in the
-notebooks/ folder as Jupyter would run it. Executed
+notebook that has that parameter, but not to one that would leave it unused while another uses it, such as 01's seed
+with the sample or 02's role without use_training_job when 04 deploys: notebook_overrides; a value no notebook would
+use is refused), in the notebooks/ folder as Jupyter would run it. Executed
 notebooks go to build/demo/; figures to the notebooks' ``output_dir`` (build/demo/ by default), and 02's
 history and 04's files to its run's folder there (``{output_dir}/{run_name}/``: build/demo/sample/ by default). ``--in-place`` (``make notebooks``) writes them back into notebooks/ with the run
 metadata stripped (clean_notebooks.py): the committed outputs nbval compares.
@@ -76,17 +77,31 @@ def check_series(notebooks, overrides, known):
 
 
 def notebook_overrides(name, overrides, known):
-    """The overrides notebook ``name`` is run with: those of its parameters, less one its data leaves unused that
-    another notebook of the series takes (``-p seed 5`` seeds 02's and 03's training; 01 uses a seed only for the
-    synthetic corpus or your own data's held-out split, and its check cell refuses it with the sample, which stopped
-    the demo: notebook_params.data_leaves_unused). Its parameters' defaults are papermill's reading of its parameters
-    cell."""
-    from fasttext_lib.notebook_params import data_leaves_unused
+    """The overrides notebook ``name`` is run with: those of its parameters, less one it would leave unused that
+    another notebook of the series would use (notebook_params.left_unused). ``-p seed 5`` seeds 02's and 03's training,
+    and 01 uses a seed only for the synthetic corpus or your own data's held-out split; ``-p deploy True -p role ARN``
+    gives 04's endpoint its role, which 02 uses only with use_training_job=True. Their check cells refuse such a value,
+    which stopped the demo before anything ran. One no notebook would use is left in, for the check cell to refuse:
+    a value the demo would ignore is the user's mistake (``-p role ARN`` alone deploys nothing)."""
+    from fasttext_lib.notebook_params import left_unused
 
-    given = {k: v for k, v in overrides.items() if k in known[name]}
-    namespace = {**{k: _default(p) for k, p in known[name].items()}, **given}
+    given, namespace = _run_parameters(name, overrides, known)
     return {k: v for k, v in given.items()
-            if not (data_leaves_unused(k, namespace) and any(k in known[n] for n in SERIES if n != name))}
+            if not (left_unused(k, namespace) and any(_would_use(n, k, overrides, known) for n in SERIES if n != name))}
+
+
+def _run_parameters(name, overrides, known):
+    """``(given, namespace)``: the overrides notebook ``name`` has, and all its parameters as its run would have them
+    (its defaults, papermill's reading of its parameters cell, under those overrides)."""
+    given = {k: v for k, v in overrides.items() if k in known[name]}
+    return given, {**{k: _default(p) for k, p in known[name].items()}, **given}
+
+
+def _would_use(name, parameter, overrides, known):
+    """Whether notebook ``name``, run with ``overrides``, has ``parameter`` and would use it."""
+    from fasttext_lib.notebook_params import left_unused
+
+    return parameter in known[name] and not left_unused(parameter, _run_parameters(name, overrides, known)[1])
 
 
 def shown(path):

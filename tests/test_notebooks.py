@@ -1110,6 +1110,81 @@ def test_demo_gives_a_seed_to_01_only_where_its_data_uses_one(monkeypatch, tmp_p
     assert len(given) == 4
 
 
+ROLE_ARN = "arn:aws:iam::111122223333:role/x"
+
+
+@pytest.mark.parametrize("args, given_role", [
+    (["-p", "deploy", "True"], ["04_inference.ipynb"]),  # 02 uses a role only with use_training_job
+    (["-p", "use_training_job", "True"], ["02_train_gpu.ipynb"]),  # 04 only with deploy
+    (["-p", "use_training_job", "True", "-p", "deploy", "True"], ["02_train_gpu.ipynb", "04_inference.ipynb"]),
+])
+def test_demo_gives_a_role_only_to_the_notebooks_that_use_it(monkeypatch, tmp_path, args, given_role):
+    """`make demo ARGS='-p deploy True -p role arn:...'` (04 deploys its endpoint with that role) was refused before
+    anything ran: the role went to every notebook that has it, and 02's check cell refuses one it uses only with
+    use_training_job. A value a notebook leaves unused now goes only to the notebooks that use it; the check cells
+    pass (04's and 02's looked the role up as given) and the notebooks run (not here: papermill is stubbed)."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    given = {}
+
+    def execute(source, executed, parameters, **kwargs):
+        given[os.path.basename(source)] = parameters
+        if source.endswith("04_inference.ipynb"):
+            raise ZeroDivisionError  # (every notebook has been run: no summary of a run that did not happen)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    with pytest.raises(ZeroDivisionError):  # past the check cells: the notebooks are run
+        run_notebooks.main([*args, "-p", "role", ROLE_ARN, "-p", "output_dir", str(tmp_path / "out")])
+    assert [name for name, parameters in given.items() if parameters.get("role") == ROLE_ARN] == given_role
+    assert len(given) == 4
+
+
+@pytest.mark.parametrize("args", [[], ["-p", "deploy", "False"], ["-p", "use_training_job", "False"]])
+def test_demo_refuses_a_role_no_notebook_would_use(monkeypatch, capsys, tmp_path, args):
+    """`make demo ARGS='-p role arn:...'` with neither deploy nor use_training_job: no notebook would use the role, so
+    it is not dropped from them all (the demo would have ignored it without a word) but refused before anything runs,
+    in the one line of the first notebook that has it."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *args, **kwargs: pytest.fail("a notebook ran"))
+    assert run_notebooks.main([*args, "-p", "role", ROLE_ARN, "-p", "output_dir", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "error: 02_train_gpu.ipynb: role is used only with use_training_job=True (it was given, and the run would not "
+        "have used it): -p use_training_job True too, or leave role out"] and captured.out == ""
+
+
+def test_demo_s_overrides_leave_out_only_a_value_another_notebook_uses():
+    """notebook_overrides, without a run: a value is left out of a notebook that would not use it only where another
+    notebook of the series would (each as its own switches have it), else kept for the check cell to refuse."""
+    import papermill
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import run_notebooks
+
+    known = {name: papermill.inspect_notebook(os.path.join(ROOT, "notebooks", name)) for name in run_notebooks.SERIES}
+
+    def role_given(**overrides):
+        return [name for name in run_notebooks.SERIES
+                if "role" in run_notebooks.notebook_overrides(name, {**overrides, "role": ROLE_ARN}, known)]
+
+    assert role_given(deploy=True) == ["04_inference.ipynb"]
+    assert role_given(use_training_job=True) == ["02_train_gpu.ipynb"]
+    assert role_given(use_training_job=True, deploy=True) == ["02_train_gpu.ipynb", "04_inference.ipynb"]
+    assert role_given() == role_given(deploy=False) == ["02_train_gpu.ipynb", "04_inference.ipynb"]  # (refused)
+    # 02's autotune sets emsize itself; 03 times its table with it
+    emsize = {name: params.get("emsize") for name in run_notebooks.SERIES
+              for params in [run_notebooks.notebook_overrides(name, {"autotune": True, "emsize": 50}, known)]}
+    assert emsize == {"01_data_prep.ipynb": None, "02_train_gpu.ipynb": None, "03_cpu_vs_gpu.ipynb": 50,
+                      "04_inference.ipynb": None}
+
+
 @pytest.mark.parametrize("bucket", ["s3://fasttext-demo", "a", "My_Bucket", "None"])
 def test_demo_refuses_a_bucket_it_cannot_create_before_anything_runs(monkeypatch, capsys, bucket):
     """`make demo ARGS='-p bucket s3://x'` (or a name S3 refuses) ended in botocore's traceback from creating the
