@@ -247,6 +247,20 @@ def answered_blank(texts):
     return in_batch_transform(os.environ)
 
 
+def no_review_text(text=None):
+    """The 400 of an endpoint's request without any review text (in Batch Transform each record is answered:
+    :func:`answered_blank`), in one message for every content type, saying what a body of nothing else held: empty,
+    or blank lines. application/json said "not valid JSON: Expecting value: line 2 column 1 (char 1)" of a body
+    ``\n``, and JSON Lines "no JSON lines". ``text``: the body's (None, or one with text: its records hold none)."""
+    said = "request holds no review text"
+    if text is None or text.strip():
+        return RequestError(400, said)
+    if not text:
+        return RequestError(400, f"{said}: the body is empty")
+    lines = text.count("\n") + (not text.endswith("\n"))  # (as SageMaker counts lines: a last one without its end)
+    return RequestError(400, f"{said}: the body is {'one blank line' if lines == 1 else f'{lines} blank lines'}")
+
+
 def no_record_in_batch(text):
     """Is ``text`` (a body's) no record at all in Batch Transform? An empty object of the job's input (Spark's
     ``_SUCCESS``, an empty part file) is sent as an empty body, and its 400 failed the whole job: zero records in,
@@ -283,8 +297,10 @@ def json_request(text):
     """An ``application/json`` body's text -> :class:`Reviews` (:func:`json_texts`); a 400 when it is not JSON, or
     an object in it names a key twice. In Batch Transform a body of whitespace alone (an empty object of the input,
     or one ``echo`` wrote) holds no JSON value: no review, answered with none (:func:`no_record_in_batch`)."""
-    if no_record_in_batch(text.strip()):
-        return Reviews()
+    if not text.strip():  # (no JSON value: json said "Expecting value: line 2 column 1 (char 1)" of a body \n)
+        if no_record_in_batch(""):
+            return Reviews()
+        raise no_review_text(text)
     try:
         payload = json.loads(text, parse_int=json_integer, object_pairs_hook=_unique_keys)
     except _RepeatedKey as exc:
@@ -405,7 +421,7 @@ def jsonlines_texts(text):
         texts.append(whole_characters(record["source"]))
         texts.top.append(top)
     if not texts and not no_record_in_batch(text):
-        raise RequestError(400, "request holds no JSON lines")
+        raise no_review_text(text)
     return texts
 
 

@@ -43,7 +43,7 @@ from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_bat
                            max_response_bytes, model_server_workers)
 from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
                              answered_blank, body_text, csv_request, csv_texts, header_parameter, json_request,
-                             json_texts, jsonlines_texts, media_type, plain_texts)
+                             json_texts, jsonlines_texts, media_type, no_review_text, plain_texts)
 from .serve_responses import (ANSWER_TYPES, CSV_FIELDS, Answers, FieldNames, answer_bytes, default_accept_hint,
                               response_body, response_type)
 
@@ -105,6 +105,7 @@ def input_fn(request_body, content_type):
     media, charset = media_type(content_type)
     if media not in CONTENT_TYPES:
         raise RequestError(415, f"content type {media!r} is not supported; send one of {', '.join(CONTENT_TYPES)}")
+    text = None  # (the body's text, as decoded)
     if media == JSON_TYPE and isinstance(request_body, (list, dict)):  # a server that decoded JSON itself
         texts = json_texts(request_body)
     else:
@@ -125,8 +126,9 @@ def input_fn(request_body, content_type):
             and not getattr(texts, "header_record", False) and not answered_blank(texts):
         # (a JSON line is a record even when its review is empty; Batch Transform's header record alone is answered)
         names = getattr(texts, "header_names", None)  # (a CSV's header and no rows: predict says "no data rows")
-        raise RequestError(400, "request holds no review text" + (f": only a header row ({','.join(names)})"
-                                                                  if names is not None else ""))
+        if names is None:
+            raise no_review_text(text)  # (saying what the body held: nothing, or blank lines)
+        raise RequestError(400, f"request holds no review text: only a header row ({','.join(names)})")
     # a lone surrogate (in a str another server decoded, with surrogateescape; JSON's escapes are U+FFFD by now)
     # failed in featurization, as a 500
     lines = getattr(texts, "lines", False)
