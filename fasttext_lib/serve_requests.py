@@ -298,7 +298,7 @@ def json_request(text):
     an object in it names a key twice. In Batch Transform a body of whitespace alone (an empty object of the input,
     or one ``echo`` wrote) holds no JSON value: no review, answered with none (:func:`no_record_in_batch`)."""
     if not text.strip():  # (no JSON value: json said "Expecting value: line 2 column 1 (char 1)" of a body \n)
-        if no_record_in_batch(""):
+        if in_batch_transform(os.environ):
             return Reviews()
         raise no_review_text(text)
     try:
