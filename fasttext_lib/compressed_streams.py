@@ -70,11 +70,11 @@ class Streams(io.RawIOBase):
     after .lzma data as empty streams, /dev/zero's without end; after xz data (FORMAT_XZ) it dropped other bytes
     without a word (an .lzma stream too), and ended in "corrupt or truncated" at padding shorter than a stream header.
     An lzma decompressor's MemoryError is said to be its .lzma header's dictionary where that is large
-    (:meth:`_no_room`). ``raw`` is left open, as GzipFile and LZMAFile leave it; ``name`` and ``document`` are
-    lines.decompressed's."""
+    (:meth:`_no_room`). ``raw`` is left open, as GzipFile and LZMAFile leave it, unless ``closes_raw`` (it is the
+    stream's: :meth:`close` closes it); ``name`` and ``document`` are lines.decompressed's."""
 
-    def __init__(self, raw, name, document=False, kind="lzma"):
-        self.raw, self.name, self.document, self.kind = raw, name, document, kind
+    def __init__(self, raw, name, document=False, kind="lzma", closes_raw=False):
+        self.raw, self.name, self.document, self.kind, self.closes_raw = raw, name, document, kind, closes_raw
         self.format = FORMATS[kind]
         self.decompressor = None
         self.pending = b""  # compressed bytes read and not yet given to the decompressor
@@ -82,6 +82,13 @@ class Streams(io.RawIOBase):
 
     def readable(self):
         return True
+
+    def close(self):
+        try:
+            if self.closes_raw:
+                self.raw.close()
+        finally:
+            super().close()
 
     def readinto(self, buffer):
         while len(buffer):
