@@ -14,6 +14,9 @@ from .errors import FastTextError
 from .shell_words import copied_down, new_file, shell_name, shell_word
 
 
+# What a decompressor, or the read under it, raises on data it cannot read (bz2's: an OSError)
+DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+
 class _Inflate:
     """zlib's decompressor of gzip members with lzma's and bz2's interface (``needs_input``; input past what
     ``max_length`` let out kept here, not given back as zlib's ``unconsumed_tail``), for :class:`Streams`."""
@@ -79,6 +82,7 @@ class Streams(io.RawIOBase):
         self.decompressor = None
         self.pending = b""  # compressed bytes read and not yet given to the decompressor
         self.start = self.fed = 0  # where the stream starts in the data; what its decompressor was given of it
+        self.failure = None  # the error a read ended in: every read after it ends in it
 
     def readable(self):
         return True
@@ -91,6 +95,17 @@ class Streams(io.RawIOBase):
             super().close()
 
     def readinto(self, buffer):
+        # (read again, a decompressor that failed said another error: liblzma's "Internal error", where a reader's
+        # peek at the start had met "Corrupt input data" and gone on)
+        if self.failure is not None:
+            raise self.failure
+        try:
+            return self._decompressed_into(buffer)
+        except DECOMPRESS_ERRORS as exc:
+            self.failure = exc
+            raise
+
+    def _decompressed_into(self, buffer):
         while len(buffer):
             if (self.decompressor is None or self.decompressor.eof) and not self._next_stream():
                 return 0

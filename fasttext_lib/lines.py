@@ -12,21 +12,16 @@ import csv
 import io
 import itertools
 import json
-import lzma
 import os
 import re
 import unicodedata
-import zlib
 
 from . import storage
 from .binary_data import (PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, cut_magic_kind, magic_kind,
                           utf32_byte_order)
-from .compressed_streams import FORMATS, Streams
+from .compressed_streams import DECOMPRESS_ERRORS, FORMATS, Streams
 from .errors import FastTextError
 from .shell_words import copied_down, new_file, shell_name, shell_word
-
-
-DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
 def open_decompressed(uri):

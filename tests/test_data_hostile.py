@@ -5,6 +5,7 @@ import gzip
 import io
 import lzma
 import os
+import random
 import re
 import tarfile
 import zipfile
@@ -497,47 +498,61 @@ def test_an_lzma_file_cut_within_its_header_is_said_to_be_cut_short(tmp_path, cu
     with pytest.raises(FastTextError, match=re.escape(f"{p}:1: corrupt or truncated lzma data")):
         read_labeled(str(p))
 
-def _damaged_lzma_files(tmp_path, flips=30):
-    """``(path, xz -t's verdict)`` for each of ``flips`` .lzma files made by xz --format=lzma from 3000 labeled reviews,
-    each with one bit of its compressed data (past its 13-byte header) flipped, at random (fixed) places: the verdict
-    is None where xz -t --format=lzma reads the file, else what it says."""
+def _damaged_lzma_files(tmp_path, text, flips):
+    """``(path, xz -t's verdict)`` for each of ``flips`` .lzma files made by xz --format=lzma of ``text`` (bytes), each
+    with one bit of its compressed data (past its 13-byte header) flipped, at random (fixed) places: the verdict is
+    None where xz -t --format=lzma reads the file, else what it says."""
     import random
     import subprocess
 
     rng = random.Random(0)
-    words = ["good", "bad", "cold", "soup", "fine", "slow", "service", "tasty", "menu", "noisy", "cheap", "staff"]
-    text = "".join(f"__label__{i % 2} {' '.join(rng.choices(words, k=8))}\n" for i in range(3000)).encode()
     whole = subprocess.run(["xz", "--format=lzma", "-c"], input=text, capture_output=True, check=True).stdout
     for n in range(flips):
         at, bit = rng.randrange(13, len(whole)), rng.randrange(8)
-        p = tmp_path / f"damaged{n}.csv.lzma"
+        p = tmp_path / f"damaged{n}.lzma"
         p.write_bytes(whole[:at] + bytes([whole[at] ^ 1 << bit]) + whole[at + 1:])
         tested = subprocess.run(["xz", "-t", "--format=lzma", p], capture_output=True, text=True)
         yield p, tested.stderr.strip() if tested.returncode else None
 
 
-def test_an_lzma_file_with_a_bit_flipped_is_said_to_be_corrupt_lzma(tmp_path):
+_WORDS = ["good", "bad", "cold", "soup", "fine", "slow", "service", "tasty", "menu", "noisy", "cheap", "staff"]
+
+
+@pytest.mark.parametrize("reader", ["labeled", "vec"])
+def test_an_lzma_file_with_a_bit_flipped_is_said_to_be_corrupt_lzma(tmp_path, reader):
     """A bit flipped in an .lzma file's compressed data (xz --format=lzma's), where xz -t --format=lzma finds it
     corrupt: within binary_data's probe (its first 64 KiB), the probe's decompression of it failed and the file,
     an .lzma by its header, was read as text: "not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
-    (38 of these 100 flips); and where the decompressor gave garbage before it failed (.lzma has no check), the
-    garbage was refused as text ("line has no __label__ prefix", "not UTF-8 text ... iconv -f CP1252 ... .lzma": 9
-    more). Each is corrupt .lzma data, said so by training's reader and by predict's."""
+    (43 of these 100 flips of reviews, 68 of the .vec's); and where the decompressor gave garbage before it failed
+    (.lzma has no check), the garbage was refused as text ("line has no __label__ prefix", "not UTF-8 text ... iconv
+    -f CP1252 ... .lzma": 12 more; of the .vec, "expected a word and 3 values": 11). Each is corrupt .lzma data, said
+    so by training's reader and predict's, and by read_vec (a decompressor read again after its error, at the .vec's
+    peek, said "Internal error": Streams says its first error again)."""
     from fasttext_lib.lines import decompressed, line_blocks
+    from fasttext_lib.vec_files import read_vec
 
-    damaged = [p for p, verdict in _damaged_lzma_files(tmp_path, 100) if verdict]
+    rng = random.Random(0)
+    if reader == "labeled":
+        text = "".join(f"__label__{i % 2} {' '.join(rng.choices(_WORDS, k=8))}\n" for i in range(3000))
+    else:
+        text = "3000 3\n" + "".join(f"{rng.choice(_WORDS)}{i} {rng.random():.4f} {rng.random():.4f} "
+                                    f"{rng.random():.4f}\n" for i in range(3000))
+    damaged = [p for p, verdict in _damaged_lzma_files(tmp_path, text.encode(), 100) if verdict]
     assert len(damaged) > 80
-    said = r"damaged\d+\.csv\.lzma:\d+: corrupt or truncated lzma data \((Corrupt input data|Compressed file ended)"
+    said = r"damaged\d+\.lzma:\d+: corrupt or truncated lzma data \((Corrupt input data|Compressed file ended)"
     for p in damaged:
         with pytest.raises(FastTextError, match=f"^{re.escape(str(tmp_path))}/{said}"):
-            read_labeled(str(p))
+            read_labeled(str(p)) if reader == "labeled" else read_vec(str(p), dim=3)
+        if reader == "vec":
+            continue
         with open(p, "rb") as f, pytest.raises(FastTextError, match=f"^{re.escape(str(p))}:\\d+: corrupt or trunc"):
             stream, compression = decompressed(f, str(p))
             for _ in line_blocks(stream, str(p), compression):  # (predict's reader)
                 pass
-    model = _tiny_model(tmp_path / "m")
-    got = cli_in_process("predict", "--model", model, "--input", damaged[0])
-    assert got.returncode == 2 and got.stderr.count("error:") == 1 and re.search(said, got.stderr), got.stderr
+    if reader == "labeled":
+        model = _tiny_model(tmp_path / "m")
+        got = cli_in_process("predict", "--model", model, "--input", damaged[0])
+        assert got.returncode == 2 and got.stderr.count("error:") == 1 and re.search(said, got.stderr), got.stderr
 
 
 def _gzipped_with_long_extra(data):
