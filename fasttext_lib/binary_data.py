@@ -154,10 +154,10 @@ _FHCRC, _FEXTRA, _FNAME, _FCOMMENT = 2, 4, 8, 16
 def _gzip_start(body):
     """Does ``body``, which starts with gzip's magic bytes 1F 8B, start gzip data? Its header's method is 8 (deflate),
     no reserved flag is set, and zlib reads the header and the first deflate data after it without an error (data cut
-    short is gzip still); where the body is too short for that, its extra field's subfields fill the field
-    (:func:`_gzip_subfields_fill`). Text can start with those two bytes: a charset=utf-16-le review whose first
-    character is U+8B1F, a utf-16-be one's U+1F8B (Greek), and was refused as gzip; text that also passes all this is
-    within gzip's header, or has made deflate's codes of its bytes, which text all but never does.
+    short is gzip still); where the body is too short for that (and shorter than a probe), its extra field's
+    subfields fill the field (:func:`_gzip_subfields_fill`). Text can start with those two bytes: a charset=utf-16-le
+    review whose first character is U+8B1F, a utf-16-be one's U+1F8B (Greek), and was refused as gzip; text that also
+    passes all this is within gzip's header, or has made deflate's codes of its bytes, which text all but never does.
 
     None (too short to tell) where the body ends within its header or less than 8 bytes after it: no gzip whole, and
     nothing after its header for zlib to read. A header's flags can make it long: FEXTRA's length (XLEN) and FNAME's
@@ -173,8 +173,10 @@ def _gzip_start(body):
     if end is None or len(body) < end + _GZIP_AFTER_HEADER:
         # (too short for zlib to tell: an extra field whose subfields do not fill it is text's, as a UTF-16 review's
         # bytes read as one most often are; past the header, zlib alone tells, as Python's gzip module reads a file
-        # whose subfields do not fill its field, RFC 1952 or not)
-        return False if _gzip_subfields_fill(body) is False else None
+        # whose subfields do not fill its field, RFC 1952 or not). Not where the body is a whole probe and ends within
+        # the header: gzip -d reads an extra field of up to 64 KiB of any bytes, and one that ran past the probe was
+        # refused for bytes that are no subfields, the file read as binary
+        return False if len(body) < PROBE_BYTES and _gzip_subfields_fill(body) is False else None
     probe = end + PROBE_BYTES
     try:
         zlib.decompressobj(wbits=31).decompress(body[:probe], PROBE_BYTES)
@@ -355,7 +357,10 @@ def _lzma_start(body):
     lzma decompresses its first bytes without an error; None (too short to tell) where the body ends before the range
     coder's first 5 bytes: past the header, or within the header xz and Python write (else no .lzma: the comment
     above). Text cannot give all that: in UTF-16 (``]`` is 5D 00) bytes 10 and 11 are one character, which a size
-    below 2**38 makes a NUL and an unknown one U+FFFF, which no text holds."""
+    below 2**38 makes a NUL and an unknown one U+FFFF, which no text holds. None too where lzma fails on the bytes
+    after such a header: damaged .lzma data (a bit flipped in a download), unless it reads as text in a charset it
+    may be in, as damaged gzip data is told (:func:`_gzip_start`); it was read as text, "not a text file (contains NUL
+    bytes ...)", where xz -t --format=lzma says "Compressed data is corrupt"."""
     if len(body) <= _LZMA_HEADER and body[5:].strip(b"\xff"):
         return False  # (too short to be .lzma: it is what it otherwise is)
     size = int.from_bytes(body[5:_LZMA_HEADER], "little") if len(body) >= _LZMA_HEADER else None
@@ -368,7 +373,7 @@ def _lzma_start(body):
         dictionary = min(int.from_bytes(body[1:5], "little"), _LZMA_PROBE_DICTIONARY).to_bytes(4, "little")
         lzma.LZMADecompressor(lzma.FORMAT_ALONE).decompress(body[:1] + dictionary + body[5:PROBE_BYTES], PROBE_BYTES)
     except lzma.LZMAError:
-        return False
+        return None
     return True
 
 

@@ -14,6 +14,9 @@ from .errors import FastTextError
 from .shell_words import copied_down, new_file, shell_name, shell_word
 
 
+# What a decompressor, or the read under it, raises on data it cannot read (bz2's: an OSError)
+DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+
 class _Inflate:
     """zlib's decompressor of gzip members with lzma's and bz2's interface (``needs_input``; input past what
     ``max_length`` let out kept here, not given back as zlib's ``unconsumed_tail``), for :class:`Streams`."""
@@ -70,20 +73,39 @@ class Streams(io.RawIOBase):
     after .lzma data as empty streams, /dev/zero's without end; after xz data (FORMAT_XZ) it dropped other bytes
     without a word (an .lzma stream too), and ended in "corrupt or truncated" at padding shorter than a stream header.
     An lzma decompressor's MemoryError is said to be its .lzma header's dictionary where that is large
-    (:meth:`_no_room`). ``raw`` is left open, as GzipFile and LZMAFile leave it; ``name`` and ``document`` are
-    lines.decompressed's."""
+    (:meth:`_no_room`). ``raw`` is left open, as GzipFile and LZMAFile leave it, unless ``closes_raw`` (it is the
+    stream's: :meth:`close` closes it); ``name`` and ``document`` are lines.decompressed's."""
 
-    def __init__(self, raw, name, document=False, kind="lzma"):
-        self.raw, self.name, self.document, self.kind = raw, name, document, kind
+    def __init__(self, raw, name, document=False, kind="lzma", closes_raw=False):
+        self.raw, self.name, self.document, self.kind, self.closes_raw = raw, name, document, kind, closes_raw
         self.format = FORMATS[kind]
         self.decompressor = None
         self.pending = b""  # compressed bytes read and not yet given to the decompressor
         self.start = self.fed = 0  # where the stream starts in the data; what its decompressor was given of it
+        self.failure = None  # the error a read ended in: every read after it ends in it
 
     def readable(self):
         return True
 
+    def close(self):
+        try:
+            if self.closes_raw:
+                self.raw.close()
+        finally:
+            super().close()
+
     def readinto(self, buffer):
+        # (read again, a decompressor that failed said another error: liblzma's "Internal error", where a reader's
+        # peek at the start had met "Corrupt input data" and gone on)
+        if self.failure is not None:
+            raise self.failure
+        try:
+            return self._decompressed_into(buffer)
+        except DECOMPRESS_ERRORS as exc:
+            self.failure = exc
+            raise
+
+    def _decompressed_into(self, buffer):
         while len(buffer):
             if (self.decompressor is None or self.decompressor.eof) and not self._next_stream():
                 return 0

@@ -327,6 +327,9 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
             yield from examples_of_lines(without_excel_sep(lines, uri), uri, fmt, note=note, found=found)
         except FastTextError:
             check_not_shorter(opened, uri, ended=False)  # a record the change cut short: "malformed CSV record"
+            damaged = lines.damage()  # (a record of damaged data's garbage: "line has no __label__ prefix")
+            if damaged:
+                raise FastTextError(damaged) from None
             raise
         if lines.ended:
             check_not_shorter(opened, uri)

@@ -12,27 +12,28 @@ import csv
 import io
 import itertools
 import json
-import lzma
 import os
 import re
 import unicodedata
-import zlib
 
 from . import storage
 from .binary_data import (PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_charset, cut_magic_kind, magic_kind,
                           utf32_byte_order)
-from .compressed_streams import FORMATS, Streams
+from .compressed_streams import DECOMPRESS_ERRORS, FORMATS, Streams
 from .errors import FastTextError
 from .shell_words import copied_down, new_file, shell_name, shell_word
 
 
-DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
-
-
 def open_decompressed(uri):
-    """A binary stream of the file's text: gzip, bzip2, xz and .lzma are recognized as :func:`decompressed` tells
-    them."""
-    return decompressed(storage.open_read(uri, "rb"), uri)
+    """``(stream, compression)``: a binary stream of the file's text, gzip, bzip2, xz and .lzma recognized as
+    :func:`decompressed` tells them; closing the stream closes the file (a decompressed one left it to garbage
+    collection: ``closes_raw``)."""
+    raw = storage.open_read(uri, "rb")
+    try:
+        return decompressed(raw, uri, closes_raw=True)
+    except BaseException:
+        raw.close()
+        raise
 
 
 def regular_file_size(stream):
@@ -94,7 +95,7 @@ class _Prepended(io.RawIOBase):
 _FILE_CHARSETS = ("utf-16-le", "utf-16-be")
 
 
-def decompressed(raw, name, charsets=None, document=False):
+def decompressed(raw, name, charsets=None, document=False, closes_raw=False):
     """``(stream, compression)``: ``raw`` (a binary stream), decompressed if it starts as gzip, bzip2, xz or legacy
     .lzma data (``compression`` is then their name, else None); ``name`` is the file's, for errors. zstd data, archives
     and binary tables are refused (``document``: ``name`` is a document of a class folder, import-folders': the advice
@@ -106,7 +107,9 @@ def decompressed(raw, name, charsets=None, document=False):
     with U+8B1F read as gzip ("corrupt or truncated gzip data"); they are read on as the UTF-16 text they are, and
     refused as such (utf16_text: with the iconv that converts them). A file of the first 1 to 5 bytes of xz's magic
     alone is xz data cut short (binary_data.cut_magic_kind: no text but in a charset the user named), read as such to
-    say so ("corrupt or truncated xz data"), not called Windows-1252 text."""
+    say so ("corrupt or truncated xz data"), not called Windows-1252 text. ``closes_raw``: closing the stream closes
+    ``raw`` (:func:`open_decompressed`'s file), else ``raw`` is the caller's to close (stdin, say) where it is
+    decompressed."""
     if not hasattr(raw, "peek"):
         raw = io.BufferedReader(raw)
     head = raw.peek(6)[:6]
@@ -126,7 +129,7 @@ def decompressed(raw, name, charsets=None, document=False):
         raw.close()
         raise FastTextError(f"{name}: {_refused(kind, head, name, document)}")
     if kind in FORMATS:
-        return io.BufferedReader(Streams(raw, name, document, kind)), kind
+        return io.BufferedReader(Streams(raw, name, document, kind, closes_raw)), kind
     return raw, None
 
 
@@ -418,6 +421,8 @@ class DecodedLines:
         self.every_lines_bom, self.table = every_lines_bom, table
         self.ended = False  # the stream's end was read
         self.utf8_line = None  # the first line that holds characters beyond ASCII (_not_utf8)
+        self.failed = False  # the decompressor failed, or the data past a refused line was looked at (damage)
+        self.cut = False  # the line last read goes on past what was read of it (longer than MAX_LINE_BYTES)
 
     def __iter__(self):
         while True:
@@ -426,20 +431,22 @@ class DecodedLines:
             except DECOMPRESS_ERRORS as exc:
                 if self.compression is None:
                     raise
-                raise FastTextError(f"{self.uri}:{self.lineno + 1}: corrupt or truncated {self.compression} data ({exc})") from None
+                self.failed = True
+                raise FastTextError(_corrupt(self.uri, self.compression, self.lineno + 1, exc)) from None
             if not raw:
                 self.ended = True
                 return
             self.lineno += 1
             if b"\x00" in raw:
-                raise FastTextError(_not_text(raw, self.uri, self.lineno, self.table))
+                raise self._refused(_not_text(raw, self.uri, self.lineno, self.table))
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                raise FastTextError(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; expected one "
+                self.cut = True
+                raise self._refused(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; expected one "
                                     f"document per line (a binary file, or lines that end in a lone \\r?)")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise FastTextError(_not_utf8(raw, self.uri, self.lineno, exc, self.utf8_line)) from None
+                raise self._refused(_not_utf8(raw, self.uri, self.lineno, exc, self.utf8_line)) from None
             if self.utf8_line is None and not raw.isascii():  # (a BOM too: UTF-8's)
                 self.utf8_line = self.lineno
             # the file's BOM, or one starting a line where Windows files were joined (cat a.csv b.csv): its class was
@@ -449,6 +456,47 @@ class DecodedLines:
                 if not line:  # the file's last bytes are a BOM (the whole file, or after its last \n): no line
                     return  # more, as line_blocks reads it
             yield line
+
+    def _refused(self, said):
+        """The error for the line just read, ``said``; or the damage of the compressed data past it (:meth:`damage`)."""
+        return FastTextError(self.damage() or said)
+
+    def damage(self):
+        """Where the line last read, or a record that ends there, is refused: the error for the compressed data, where
+        it is found damaged past it (:func:`damaged_past`; the line is likely what the damage decompressed to), else
+        None; None too once the decompressor has failed, or this was asked."""
+        if self.compression is None or self.failed:
+            return None
+        self.failed = True
+        return damaged_past(self.stream, self.uri, self.compression, self.lineno - self.cut)
+
+
+def _corrupt(uri, compression, lineno, exc):
+    """The error for ``compression`` data whose decompressor failed (``exc``) at line ``lineno`` of its text."""
+    return f"{uri}:{lineno}: corrupt or truncated {compression} data ({exc})"
+
+
+# How much of the text after a line that fails a check is decompressed to tell whether the data is damaged
+_DAMAGE_LOOKAHEAD = 64 << 20
+
+
+def damaged_past(stream, uri, compression, lineno, rest=b""):
+    """The error (:func:`_corrupt`) for the ``compression`` data of ``stream`` where its decompressor fails within the
+    next :data:`_DAMAGE_LOOKAHEAD` bytes of text (at the line counted from line ``lineno``, the last ended, then
+    ``rest``, the bytes read past it); else None. Damaged compressed data decompresses to garbage before its
+    decompressor fails (.lzma has no check; gzip's is at its end): a bit flipped in an .lzma file gave "not UTF-8 text
+    ... iconv ... f.lzma" or "not a text file (contains NUL bytes ...)", where xz -t says it is corrupt."""
+    newlines, read = rest.count(b"\n"), 0
+    try:
+        # (read as DecodedLines' readline and line_blocks read it, a buffer at a time: a decompressor's error drops
+        # the text of the read it ends, and larger reads named an earlier line than the other reader did)
+        while read < _DAMAGE_LOOKAHEAD and (text := stream.read1(io.DEFAULT_BUFFER_SIZE)):
+            newlines, read = newlines + text.count(b"\n"), read + len(text)
+    except DECOMPRESS_ERRORS as exc:
+        return _corrupt(uri, compression, lineno + newlines + 1, exc)
+    except FastTextError:  # (bytes after the data, refused: the line's own error is said first)
+        pass
+    return None
 
 
 _BOM_AFTER_LINE_END = re.compile("\n\ufeff+")
@@ -761,30 +809,33 @@ def _line_blocks(stream, name, compression=None, sink=None):
     utf8_line = None  # as DecodedLines.utf8_line, over the blocks handed out
 
     def fail(data):  # the same error DecodedLines gives for these bytes (they hold a problem), at their line numbers
-        lines = DecodedLines(io.BytesIO(data), name, None)
+        read = io.BytesIO(data)
+        lines = DecodedLines(read, name, None)
         lines.lineno, lines.utf8_line = lineno, utf8_line
-        for _ in lines:
-            pass
+        try:
+            for _ in lines:
+                pass
+        except FastTextError:  # (or the damage of the compressed data past the line, as DecodedLines says it)
+            damaged = compression and damaged_past(stream, name, compression, lines.lineno - lines.cut,
+                                                   data[read.tell():])
+            if damaged:
+                raise FastTextError(damaged) from None
+            raise
         raise AssertionError(f"{name}: a block failed its checks but not line by line")  # pragma: no cover
 
     def read_decompressed():
         # A decompressor's read(n) that meets bad data raises and drops the text it had decoded before it,
         # text that DecodedLines has read line by line: the error named the block's first line, not the line
-        # where the data goes bad. So read what decodes piece by piece, and on an error check and count it.
+        # where the data goes bad. So read what decodes piece by piece, and on an error count its lines. (They are
+        # not checked: they may be the damaged data's garbage, and DecodedLines says the damage past a line that
+        # fails a check, damaged_past.)
         pieces, size = [], 0
         while size < block_bytes:
             try:
                 piece = stream.read1(min(io.DEFAULT_BUFFER_SIZE, block_bytes - size))  # as DecodedLines' readline reads it
-            except DECOMPRESS_ERRORS as exc:
-                data = bytes(pending) + b"".join(pieces)
-                whole = data[:data.rfind(b"\n") + 1]  # DecodedLines has read these lines, and a partial one past the bound
-                partial = data[len(whole):]
-                checked = DecodedLines(io.BytesIO(whole + partial[:MAX_LINE_BYTES + 1] if len(partial) > MAX_LINE_BYTES else whole),
-                                 name, None)
-                checked.lineno = lineno
-                for _ in checked:
-                    pass
-                raise FastTextError(f"{name}:{checked.lineno + 1}: corrupt or truncated {compression} data ({exc})") from None
+            except DECOMPRESS_ERRORS as exc:  # (pending holds no line end)
+                newlines = sum(piece.count(b"\n") for piece in pieces)
+                raise FastTextError(_corrupt(name, compression, lineno + newlines + 1, exc)) from None
             if not piece:
                 break
             pieces.append(piece)

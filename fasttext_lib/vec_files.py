@@ -165,7 +165,7 @@ def _read(uri, dim, keep=None, max_lines=None, form=TRAINING_FORM):
         # a bundle trained before text.FORMED_BREAKS, was read back as great and replaced great's vector)
         lines = DecodedLines(_Hashing(stream, digest), uri, compression, every_lines_bom=False, table=False)
         rows = iter(lines)
-        with _binary_vectors_named(uri, stream):
+        with _binary_vectors_named(uri, stream, lines):
             # (blank lines above the header are skipped, as fastText's ``in >> n >> dim`` skips them: "empty file",
             # of a file of vectors, was said of them)
             header = next((line for line in rows if line.strip()), None)
@@ -181,7 +181,7 @@ def _read(uri, dim, keep=None, max_lines=None, form=TRAINING_FORM):
         if dim is not None and file_dim != dim:
             raise _dim_error(uri, file_dim, dim)
         table = _Table(count, file_dim, keep, form)
-        with _binary_vectors_named(uri, stream, file_dim, lines):
+        with _binary_vectors_named(uri, stream, lines, file_dim):
             _read_rows(uri, lines, rows, count, file_dim, table, max_lines)
     if max_lines is not None:
         return file_dim
@@ -337,11 +337,12 @@ _TEXT_BYTES = frozenset(range(0x20, 0x7f)) | frozenset(b"\t\n\v\f\r")  # what a 
 
 
 @contextlib.contextmanager
-def _binary_vectors_named(uri, stream, dim=None, lines=None):
+def _binary_vectors_named(uri, stream, lines, dim=None):
     """A text error (NUL bytes, not UTF-8, a malformed header or line) met in the block, in a binary file of vectors
     given as a ``.vec``, is said as what the file is instead: a fastText ``.bin`` model (its first bytes), or word2vec's
     binary format (``dim`` given: the header read, then a word and ``dim`` raw float32 values, on its first line). Else
-    "not UTF-8 ...: convert it with iconv" (of raw floats) or "a binary file?" was all it said."""
+    "not UTF-8 ...: convert it with iconv" (of raw floats) or "a binary file?" was all it said. A malformed line of
+    compressed data found damaged past it is said to be the damage (``lines``: lines.DecodedLines.damage)."""
     try:
         head = bytes(stream.peek(2048)[:2048])
     except Exception:  # noqa: BLE001 (corrupt compressed data, a broken connection: the read below says what)
@@ -357,6 +358,9 @@ def _binary_vectors_named(uri, stream, dim=None, lines=None):
             raise FastTextError(f"{uri}: is word2vec's binary format (a word, then its {dim} values as raw bytes), not "
                                 f"a .vec text file; convert it to text (gensim: KeyedVectors.load_word2vec_format(path, "
                                 f"binary=True).save_word2vec_format(new_path))") from None
+        damaged = lines.damage()  # (a line of the damaged data's garbage: "expected a word and 3 values")
+        if damaged:
+            raise FastTextError(damaged) from None
         raise
 
 
@@ -438,6 +442,11 @@ class _Hashing(io.RawIOBase):
         line = self._stream.readline(size)
         self._digest.update(line)
         return line
+
+    def read1(self, size=-1):  # (lines.damaged_past's read, past a line refused)
+        data = self._stream.read1(size)
+        self._digest.update(data)
+        return data
 
     def close(self):
         self._stream.close()

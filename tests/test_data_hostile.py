@@ -5,6 +5,7 @@ import gzip
 import io
 import lzma
 import os
+import random
 import re
 import tarfile
 import zipfile
@@ -496,6 +497,114 @@ def test_an_lzma_file_cut_within_its_header_is_said_to_be_cut_short(tmp_path, cu
     p.write_bytes(lzma.compress(b"1,good food\n", format=lzma.FORMAT_ALONE)[:cut])
     with pytest.raises(FastTextError, match=re.escape(f"{p}:1: corrupt or truncated lzma data")):
         read_labeled(str(p))
+
+def _damaged_lzma_files(tmp_path, text, flips):
+    """``(path, xz -t's verdict)`` for each of ``flips`` .lzma files made by xz --format=lzma of ``text`` (bytes), each
+    with one bit of its compressed data (past its 13-byte header) flipped, at random (fixed) places: the verdict is
+    None where xz -t --format=lzma reads the file, else what it says."""
+    import random
+    import subprocess
+
+    rng = random.Random(0)
+    whole = subprocess.run(["xz", "--format=lzma", "-c"], input=text, capture_output=True, check=True).stdout
+    for n in range(flips):
+        at, bit = rng.randrange(13, len(whole)), rng.randrange(8)
+        p = tmp_path / f"damaged{n}.lzma"
+        p.write_bytes(whole[:at] + bytes([whole[at] ^ 1 << bit]) + whole[at + 1:])
+        tested = subprocess.run(["xz", "-t", "--format=lzma", p], capture_output=True, text=True)
+        yield p, tested.stderr.strip() if tested.returncode else None
+
+
+_WORDS = ["good", "bad", "cold", "soup", "fine", "slow", "service", "tasty", "menu", "noisy", "cheap", "staff"]
+
+
+@pytest.mark.parametrize("reader", ["labeled", "vec"])
+def test_an_lzma_file_with_a_bit_flipped_is_said_to_be_corrupt_lzma(tmp_path, reader):
+    """A bit flipped in an .lzma file's compressed data (xz --format=lzma's), where xz -t --format=lzma finds it
+    corrupt: within binary_data's probe (its first 64 KiB), the probe's decompression of it failed and the file,
+    an .lzma by its header, was read as text: "not a text file (contains NUL bytes; UTF-16 text or a binary file?)"
+    (43 of these 100 flips of reviews, 68 of the .vec's); and where the decompressor gave garbage before it failed
+    (.lzma has no check), the garbage was refused as text ("line has no __label__ prefix", "not UTF-8 text ... iconv
+    -f CP1252 ... .lzma": 12 more; of the .vec, "expected a word and 3 values": 11). Each is corrupt .lzma data, said
+    so by training's reader and predict's, and by read_vec (a decompressor read again after its error, at the .vec's
+    peek, said "Internal error": Streams says its first error again)."""
+    from fasttext_lib.lines import decompressed, line_blocks
+    from fasttext_lib.vec_files import read_vec
+
+    rng = random.Random(0)
+    if reader == "labeled":
+        text = "".join(f"__label__{i % 2} {' '.join(rng.choices(_WORDS, k=8))}\n" for i in range(3000))
+    else:
+        text = "3000 3\n" + "".join(f"{rng.choice(_WORDS)}{i} {rng.random():.4f} {rng.random():.4f} "
+                                    f"{rng.random():.4f}\n" for i in range(3000))
+    damaged = [p for p, verdict in _damaged_lzma_files(tmp_path, text.encode(), 100) if verdict]
+    assert len(damaged) > 80
+    said = r"damaged\d+\.lzma:\d+: corrupt or truncated lzma data \((Corrupt input data|Compressed file ended)"
+    for p in damaged:
+        with pytest.raises(FastTextError, match=f"^{re.escape(str(tmp_path))}/{said}"):
+            read_labeled(str(p)) if reader == "labeled" else read_vec(str(p), dim=3)
+        if reader == "vec":
+            continue
+        with open(p, "rb") as f, pytest.raises(FastTextError, match=f"^{re.escape(str(p))}:\\d+: corrupt or trunc"):
+            stream, compression = decompressed(f, str(p))
+            for _ in line_blocks(stream, str(p), compression):  # (predict's reader)
+                pass
+    if reader == "labeled":
+        model = _tiny_model(tmp_path / "m")
+        got = cli_in_process("predict", "--model", model, "--input", damaged[0])
+        assert got.returncode == 2 and got.stderr.count("error:") == 1 and re.search(said, got.stderr), got.stderr
+
+
+def _gzipped_with_long_extra(data):
+    """``data`` gzipped with an extra field (FEXTRA) of XLEN's largest, 65535 bytes, that are no subfields (not RFC
+    1952's; gzip -d reads any bytes there): its header runs past binary_data's probe (64 KiB)."""
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    deflated = compressor.compress(data) + compressor.flush()
+    header = b"\x1f\x8b\x08\x04" + bytes(4) + b"\x00\xff" + b"\xff\xff" + b"x" * 0xFFFF
+    return header + deflated + zlib.crc32(data).to_bytes(4, "little") + len(data).to_bytes(4, "little")
+
+
+def test_gzip_whose_extra_field_runs_past_the_probe_is_read_as_gzip_d_reads_it(tmp_path):
+    """A gzip file whose extra field runs past binary_data's probe (its first 64 KiB) was judged by the field's
+    subfields alone, which these bytes are not, and refused as "not a text file (contains NUL bytes; ...)"; gzip -dc
+    reads it. It is read as gzip -dc reads it, by training's reader and by predict's (a file, and piped in)."""
+    import subprocess
+
+    _answered_as_its_text(tmp_path, "to_label.txt.gz", _gzipped_with_long_extra)
+    p = tmp_path / "train.csv.gz"
+    p.write_bytes(_gzipped_with_long_extra("".join(ROWS * 40).encode()))
+    plain = tmp_path / "train.csv"
+    plain.write_bytes(subprocess.run(["gzip", "-dc", p], capture_output=True, check=True).stdout)
+    read = read_labeled(str(p))
+    assert (read.labels, read.texts) == (read_labeled(str(plain)).labels, read_labeled(str(plain)).texts)
+    assert len(read.texts) == 120
+
+
+@pytest.mark.parametrize("reader, contents, refused", [
+    ("labeled", "".join(ROWS), None),
+    ("labeled", '"1","caf\xe9"\n', "1: not UTF-8 text"),
+    ("vec", "2 2\ngood 0.1 0.2\nbad 0.3 0.4\n", None),
+], ids=["read", "refused", "vec"])
+def test_a_compressed_file_is_closed_when_its_reading_ends(tmp_path, monkeypatch, reader, contents, refused):
+    """The readers closed the decompressed stream, which leaves the file under it open (as GzipFile leaves it): the
+    file was closed by garbage collection, with a ResourceWarning, or not while it was referenced. Closing the stream
+    closes the file (lines.open_decompressed), whether the reading ends or is refused. (bzip2: no wrapper of the
+    probe, which closes the file as it is collected, holds it.)"""
+    from fasttext_lib import storage
+    from fasttext_lib.vec_files import read_vec
+
+    opened, open_read = [], storage.open_read
+    monkeypatch.setattr(storage, "open_read", lambda *args, **kw: opened.append(open_read(*args, **kw)) or opened[-1])
+    p = tmp_path / "in.bz2"
+    p.write_bytes(bz2.compress(contents.encode("latin-1")))
+    if refused:
+        with pytest.raises(FastTextError, match=re.escape(f"{p}:{refused}")):
+            read_labeled(str(p))
+    else:
+        read_labeled(str(p)) if reader == "labeled" else read_vec(str(p), dim=2)
+    assert len(opened) == 1 and opened[0].closed
 
 
 def _run_cli(*args, stdin=None, preexec_fn=None):
