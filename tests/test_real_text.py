@@ -1469,6 +1469,34 @@ def test_classes_written_as_lower_case_words_with_a_space_after_the_comma_read_a
         read_labeled(str(path))
 
 
+@pytest.mark.parametrize("sep, said", [
+    (";", "looks semicolon-separated, a text and then its class ('sadness'), with no header row"),
+    (",", "reads as a text and then its class ('sadness'), with no header row"),
+])
+def test_text_then_a_word_class_without_a_header_is_refused_with_the_conversion_that_reads_it(tmp_path, real, sep,
+                                                                                            said):
+    """The Emotion dataset's train.txt (``i didnt feel humiliated;sadness``), or ``df[["text", "label"]].to_csv(path,
+    index=False, header=False)``: the class last, a word that repeats, no header. It was "cannot detect the format
+    ... read with --format csv", and --format csv read the text as the class ("1 column(s)" for the semicolon lines, a
+    class per review for the comma ones): no way on. The line says what the file is and gives the pandas line that
+    writes it with a header row; that line, run, makes a file training reads whole."""
+    texts = [t for t in real.texts if ";" not in t and "," not in t and '"' not in t][:40]
+    labels = ["joy" if i % 3 else "sadness" for i in range(len(texts))]
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"{t}{sep}{c}\n" for t, c in zip(texts, labels)))
+    with pytest.raises(FastTextError) as told:
+        read_labeled(str(path))
+    message = str(told.value)
+    assert message.startswith(f"{path}: line 1 {said}") and "--format" not in message, message
+    conversion = re.search(r"pandas: (pd\.read_csv\(.*\)\.to_csv\(new_path, index=False\))\)$", message).group(1)
+    new_path = str(tmp_path / "converted.csv")
+    eval(conversion, {"pd": pd, "path": str(path), "new_path": new_path})  # noqa: S307 - the line's own pandas
+    data = read_labeled(new_path)
+    assert (data.labels, data.texts) == (labels, texts)
+    cli = cli_in_process("train", "--train", path, "--output", tmp_path / "model", "--epochs", "1", "--no-progress")
+    assert cli.returncode == 2 and cli.stderr.strip().splitlines() == [f"error: {message}"], cli.stderr
+
+
 # Tables as real data comes: more columns than a class and a text (ids, counts, dates), written with pandas from the
 # published shapes. name -> (columns in order: name -> "labels" | "texts" | a metadata maker, to_csv kwargs, the
 # class column, the text columns in reading order)
