@@ -110,7 +110,7 @@ def _note(line):
     says it, in the notebook's terms: its parameters, not the command line's flags. 01 said none of it: a Kaggle
     table's Summary joined to its Text, its other columns left out, without a word."""
     line = line.replace(f"({LEFT_OUT_READ_BY} reads", f"({READ_AS_TEXT_IN_01} reads").replace(FLAG_ADVICE, NAMED_IN_01)
-    print(line, file=sys.stderr)
+    print(line, file=sys.stderr, flush=True)  # (flushed: in a notebook, above the lines 01 prints after it)
 
 
 def _check_trainable(train):
