@@ -337,9 +337,10 @@ def word_class_last(lines, delimiter):
 
 
 def _class_last(uri, lineno, first, delimiter):
-    """:func:`_detected_format`'s error for lines of a text and then its class, without a header (:func:`word_class_last`),
-    with the pandas line that writes them with a header row naming the columns, which training reads. It was "cannot
-    detect the format ... read with --format csv", and that read the text as the class."""
+    """:func:`_detected_format`'s error for lines of a text and then its class, without a header
+    (:func:`word_class_last`), with the pandas line that writes them with a header row naming the columns, which
+    training reads. It was "cannot detect the format ... read with --format csv", and that read the text as the
+    class."""
     cells = next(csv.reader([first.lstrip("\ufeff")], delimiter=delimiter))
     said = "looks semicolon-separated, a text" if delimiter == ";" else "reads as a text"
     options = "sep=';', " if delimiter == ";" else ""
