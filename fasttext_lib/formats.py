@@ -86,6 +86,9 @@ def _detected_format(first, rest, uri, lineno):
         for delimiter in ";,":
             if word_class_last([first] + ahead, delimiter):
                 raise _class_last(uri, lineno, first, delimiter) from None
+        header = _header_above_class_last(first, ahead)
+        if header:  # (feedback,verdict: its columns asked for, as a header's above classes first below)
+            raise _header_of_unknown_columns(uri, "CSV", *header, lineno) from None
         header = _unread_header_above_word_classes(first, ahead)
         if header:
             line, row = header
@@ -334,6 +337,21 @@ def word_class_last(lines, delimiter):
             for r, last in zip(records, lasts)):
         return False
     return lasts.count(lasts[0]) >= 2 and 2 * len(set(lasts)) <= len(lasts)
+
+
+def _header_above_class_last(first, ahead):
+    """``(line 1 as written (stripped), its fields)`` when it reads as a header row of names training does not know
+    (``feedback,verdict``), none a number, above rows of a text and then its class (:func:`word_class_last`), the last
+    name none of those classes; else None. It was "cannot detect the format ... read with --format csv", which read
+    the header as a document and each text as its class."""
+    line = first.lstrip("\ufeff").strip()
+    try:
+        row = next(csv.reader([line]), [])
+        classes = {r[-1].strip() for r in csv.reader(a.lstrip("\ufeff") for a in ahead) if r}
+    except csv.Error:
+        return None
+    named = len(row) >= 2 and short_names(row) and not any(reads_as_number(c) for c in row)
+    return (line, row) if named and row[-1].strip() not in classes and word_class_last(ahead, ",") else None
 
 
 def _class_last(uri, lineno, first, delimiter):

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import cli_in_process
+from fasttext_lib.columns import csv_columns
 from fasttext_lib.data import read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.sample import load_sample
@@ -1495,6 +1496,20 @@ def test_text_then_a_word_class_without_a_header_is_refused_with_the_conversion_
     assert (data.labels, data.texts) == (labels, texts)
     cli = cli_in_process("train", "--train", path, "--output", tmp_path / "model", "--epochs", "1", "--no-progress")
     assert cli.returncode == 2 and cli.stderr.strip().splitlines() == [f"error: {message}"], cli.stderr
+
+
+def test_a_header_of_unknown_names_above_a_text_and_then_its_class_asks_for_its_columns(tmp_path, real):
+    """``feedback,verdict`` (names of the user's own) above ``the text,positive`` rows: training said "cannot detect the
+    format ... read with --format csv", and --format csv read the text as the class and the header as a document
+    ("301 classes for 301 documents ... add a header row", to a file that has one). The header row is said to be one,
+    naming no class column training knows, with the flags that name its columns; named, every row is read."""
+    path = tmp_path / "mine.csv"
+    _frame(real, feedback="texts", verdict="labels").to_csv(path, index=False)
+    with pytest.raises(FastTextError, match=r"mine.csv: line 1 reads as a CSV header row \(feedback,verdict\), but it "
+                                            r"names no class column training knows .*--label-column NAME --text-column"):
+        read_labeled(str(path))
+    named = read_labeled(str(path), fmt=csv_columns("auto", "verdict", ["feedback"]))
+    assert (named.labels, named.texts) == (real.labels, real.texts)
 
 
 # Tables as real data comes: more columns than a class and a text (ids, counts, dates), written with pandas from the
