@@ -177,6 +177,23 @@ def test_tab_separated_files_are_read_as_csv_files_are(tmp_path, real, columns, 
         assert read_labeled(str(path), "tsv").texts == data.texts
 
 
+@pytest.mark.parametrize("columns, said", [
+    # (Kaggle's Restaurant_Reviews.tsv)
+    ({"Review": "texts", "Liked": "labels"}, "the TSV header row (Review<TAB>Liked) names no class column training knows"),
+    ({"title": "texts", "body": "texts"}, "the TSV header row (title<TAB>body) names no class column, only text columns "
+                                          "(its first column would be read as each row's class); add the class as a "
+                                          "column named e.g. label (label<TAB>title<TAB>body)"),
+])
+def test_a_tsv_header_naming_no_class_column_is_said_as_the_tsv_it_is(tmp_path, real, columns, said):
+    """A TSV whose header names no class column was refused as "the CSV header row (Review,Liked)": a TSV said to be
+    a CSV, its names shown comma-separated, and the header to write given with commas in a file of tabs."""
+    path = tmp_path / "reviews.tsv"
+    _frame(real, **columns).to_csv(path, sep="\t", index=False)
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(str(path))
+    assert str(refused.value).startswith(f"{path}:1: {said}"), refused.value
+
+
 @pytest.mark.parametrize("columns, to_csv", [
     ({"text": "texts", "label": "labels"}, {"index": False}),                   # "text"<TAB>"label"
     ({"label": "labels", "text": "texts"}, {"index": False}),
