@@ -386,7 +386,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         header = ahead[0][0]
         if blanks is not None:
             blanks.above_header()
-        columns = text_only_columns(ahead, header_row, index, predicting, uri, note)  # (training: refused)
+        # (training: refused)
+        columns = text_only_columns(ahead, header_row, index, predicting, uri, note, fmt == "tsv")
         found["class_columns"] = several_class_columns(header)  # (predict: its classes are not scored)
         for text in table_texts(_noting_lines(repeated.skipped(chain_lines(ahead[1:], rows)), found), header, columns,
                                 lambda start: f"{uri}:{start}", fmt == "tsv"):

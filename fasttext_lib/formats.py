@@ -83,6 +83,12 @@ def _detected_format(first, rest, uri, lineno):
             return "csv", rest  # (positive,the text; positive,a text<TAB>with a tab)
         if not isinstance(exc, _UndetectedFormat) or isinstance(exc, _UnknownColumns):
             raise  # a tab- or semicolon-separated file: as said; a header: name its columns, as said
+        for delimiter in ";,":
+            if word_class_last([first] + ahead, delimiter):
+                raise _class_last(uri, lineno, first, delimiter) from None
+        header = _header_above_class_last(first, ahead)
+        if header:  # (feedback,verdict: its columns asked for, as a header's above classes first below)
+            raise _header_of_unknown_columns(uri, "CSV", *header, lineno) from None
         header = _unread_header_above_word_classes(first, ahead)
         if header:
             line, row = header
@@ -313,6 +319,55 @@ def word_class_csv(lines, delimiter=","):
     spaced = sum(r[1][:1].isspace() for r in records)
     return (firsts.count(firsts[0]) >= 2 and 2 * len(set(firsts)) <= len(firsts)
             and (2 * spaced < len(records) or all(f.islower() for f in firsts)))
+
+
+def word_class_last(lines, delimiter):
+    """Are ``lines`` (a file's first lines) records of a text and then its class, without a header (the Emotion
+    dataset's ``i didnt feel humiliated;sadness``; ``df[["text", "label"]].to_csv(path, index=False, header=False)``)?
+    As :func:`word_class_csv` tells a class first: at least :data:`MIN_UNQUOTED_ROWS` records of two fields or more,
+    each last one a word (or a whole number) right after the ``delimiter`` (prose puts a space after its commas and
+    semicolons), whose values repeat as classes do (the first one among them, half of them at most different)."""
+    try:
+        records = [r for r in csv.reader((line.lstrip("\ufeff") for line in lines), delimiter=delimiter) if r]
+    except csv.Error:
+        return False
+    lasts = [r[-1].rstrip() for r in records]
+    if len(records) < MIN_UNQUOTED_ROWS or not all(
+            len(r) >= 2 and r[0].strip() and (_WORD_CLASS.fullmatch(last) or is_int_text(last))
+            for r, last in zip(records, lasts)):
+        return False
+    return lasts.count(lasts[0]) >= 2 and 2 * len(set(lasts)) <= len(lasts)
+
+
+def _header_above_class_last(first, ahead):
+    """``(line 1 as written (stripped), its fields)`` when it reads as a header row of names training does not know
+    (``feedback,verdict``), none a number, above rows of a text and then its class (:func:`word_class_last`), the last
+    name none of those classes; else None. It was "cannot detect the format ... read with --format csv", which read
+    the header as a document and each text as its class."""
+    line = first.lstrip("\ufeff").strip()
+    try:
+        row = next(csv.reader([line]), [])
+        classes = {r[-1].strip() for r in csv.reader(a.lstrip("\ufeff") for a in ahead) if r}
+    except csv.Error:
+        return None
+    named = len(row) >= 2 and short_names(row) and not any(reads_as_number(c) for c in row)
+    return (line, row) if named and row[-1].strip() not in classes and word_class_last(ahead, ",") else None
+
+
+def _class_last(uri, lineno, first, delimiter):
+    """:func:`_detected_format`'s error for lines of a text and then its class, without a header
+    (:func:`word_class_last`), with the pandas line that writes them with a header row naming the columns, which
+    training reads. It was "cannot detect the format ... read with --format csv", and that read the text as the
+    class."""
+    cells = next(csv.reader([first.lstrip("\ufeff")], delimiter=delimiter))
+    said = "looks semicolon-separated, a text" if delimiter == ";" else "reads as a text"
+    options = "sep=';', " if delimiter == ";" else ""
+    where = ("only comma- and tab-separated files, JSON Lines and fastText format are read" if delimiter == ";" else
+             "without a header row the class is read from the first column")
+    return FastTextError(
+        f"{uri}: line {lineno} {said} and then its class ({cells[-1].strip()!r}), with no header row; {where}: write "
+        f"it with a header row naming its columns (e.g. pandas: pd.read_csv(path, {options}header=None, names=['text', "
+        f"'label'], dtype=str, keep_default_na=False).to_csv(new_path, index=False))")
 
 
 # Keeps each line's first __label__ word and drops the others, wherever they are (fastText reads them anywhere on a

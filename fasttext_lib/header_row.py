@@ -167,15 +167,16 @@ def labeled_rows_under_one_name(ahead, classes, quoted):
             and labeled_csv_records(later, quoted, classes, header=False))
 
 
-def text_only_columns(ahead, header_row, index, predicting, uri, note):
+def text_only_columns(ahead, header_row, index, predicting, uri, note, tsv=False):
     """The columns ``predict`` reads of a table whose header row (``ahead[0]``; ``header_row``: as the file writes it)
-    names text columns only (:func:`columns.text_header`), ``note`` told of those it leaves out. Training refuses such a
-    header (:func:`_no_class_column`), and the file is refused when no record follows it."""
+    names text columns only (:func:`columns.text_header`), ``note`` told of those it leaves out; ``tsv``: the table is
+    a TSV. Training refuses such a header (:func:`_no_class_column`), and the file is refused when no record follows
+    it."""
     header, start = ahead[0]
     later = [r for r, _ in ahead[1:]]
     columns = table_text_columns(header, later)
     if not predicting:
-        raise _no_class_column(uri, start, header, header_row, columns, later, index)
+        raise _no_class_column(uri, start, header, header_row, columns, later, index, tsv)
     if len(ahead) == 1:
         raise FastTextError(f"{uri}: no data rows (only a header row)")
     left = left_out_columns(header, (-1, columns))
@@ -184,15 +185,17 @@ def text_only_columns(ahead, header_row, index, predicting, uri, note):
     return columns
 
 
-def _no_class_column(uri, start, header, header_row, columns, later, index):
+def _no_class_column(uri, start, header, header_row, columns, later, index, tsv=False):
     """Training's error for a header row of text columns only (line ``start``; ``header``: without pandas' index,
     ``header_row``: as written): ``columns``, the text columns, are fewer than the header's (a table of reviews with
     more columns: the class may be one of them); its first column is pandas' index (``index``: its row numbers
-    were trained on as the classes, one document each); or it has text columns alone."""
+    were trained on as the classes, one document each); or it has text columns alone. ``tsv``: the table is a TSV,
+    said as one, its names shown tab-separated (it was "the CSV header row (Review,Liked)")."""
+    kind, sep = ("TSV", "<TAB>") if tsv else ("CSV", ",")
     if columns != list(range(len(header))):  # a table of reviews with more columns, none a class
         # (a ColumnsToName: the notebooks ask their own parameters, not --label-column: own_data.py)
         return ColumnsToName(
-            f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column training "
+            f"{uri}:{start}: the {kind} header row ({sep.join(header_row)}) names no class column training "
             f"knows ({', '.join(sorted(HEADER_LABEL_NAMES)[:8])}, ...)", "if one of them is the class, say which to read",
             f"; else label these texts with predict{one_hot_hint(header, later)}")
     if index:  # its row numbers were trained on as the classes, one document each
@@ -201,15 +204,15 @@ def _no_class_column(uri, start, header, header_row, columns, later, index):
                if len(names) == 1 else
                f'df[[{", ".join(repr(n) for n in ["label"] + names)}]].to_csv(path, index=False)')
         return FastTextError(
-            f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column: its first "
+            f"{uri}:{start}: the {kind} header row ({sep.join(header_row)}) names no class column: its first "
             f"column is pandas' index (row numbers, not classes), the rest text; write the file with its "
             f"classes in a column named e.g. label, without the index: {how}; or label these texts with "
             f"predict")
     first_is_class = " (its first column would be read as each row's class)" if len(header) > 1 else ""
     return FastTextError(
-        f"{uri}:{start}: the CSV header row ({','.join(header_row)}) names no class column, only text columns"
+        f"{uri}:{start}: the {kind} header row ({sep.join(header_row)}) names no class column, only text columns"
         f"{first_is_class}; add the class as a column named "
-        f"e.g. label (label,{','.join(header)}), or label these texts with predict")
+        f"e.g. label ({sep.join(['label'] + header)}), or label these texts with predict")
 
 
 def class_and_text_columns(ahead, choice, header_row, predicting, uri, rows=(), classes=()):

@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 
 from . import storage
-from .columns import ColumnsToName
+from .columns import FLAG_ADVICE, LEFT_OUT_READ_BY, ColumnsToName
 from .errors import FastTextError
 from .notebook_params import key_path, known_datasets
 from .stops import stopped_reading, telling_stops
@@ -24,6 +24,7 @@ SHOWN_CLASSES = 5  # the classes of one document held_out_line names
 # How 01 is told to name a table's columns (ColumnsToName.advising), and 02, 03 and 04 (which read what 01 prepared).
 NAMED_IN_01 = "label_column='NAME' and text_column='NAME' (this notebook's parameters)"
 NOTEBOOK_SETTINGS = ("label_column", "text_column")  # what a refusal of the columns names (columns.Columns.given_as)
+READ_AS_TEXT_IN_01 = "text_column='NAME'"  # what 01's note of a table's columns says reads one left out
 NAMED_BY_RUNNING_01 = ("run notebook 01 with dataset={dataset!r}, train_file=<your file>, label_column='NAME' and "
                        "text_column='NAME' (02, 03 and 04 read what 01 prepared)")
 
@@ -85,14 +86,14 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
         if test_file is not None:
             # (before the data: minutes at Yelp size)
             named = label_names.find_beside_either(train_file, test_file, ("train_file", "test_file"))
-            splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False),
-                      "test": read_labeled(test_file, fmt=fmt, find_names=False)}
+            splits = {"train": read_labeled(train_file, fmt=fmt, find_names=False, note=_note),
+                      "test": read_labeled(test_file, fmt=fmt, find_names=False, note=_note)}
             _check_trainable(splits["train"])
             splits = _named(_test_by_class_ids(splits, named[1], test_file), *named)
             _check_test_classes(splits, test_file)
             return _writable_classes(splits)
         named = label_names.find_beside(train_file)  # (read_labeled's, whose refusal of it names --label-names)
-        train = read_labeled(train_file, fmt=fmt, find_names=False)
+        train = read_labeled(train_file, fmt=fmt, find_names=False, note=_note)
     except ColumnsToName as exc:
         raise exc.advising(NAMED_IN_01) from None
     except FormatToGive as exc:  # (01 has no format parameter: the CLI's --format was the advice)
@@ -101,6 +102,15 @@ def read_own_splits(train_file, test_file=None, label_column=None, text_column=N
     _check_trainable(train)
     kept, held_out = hold_out_by_class(train, TEST_FRACTION, seed, train_file)
     return _writable_classes({"train": kept, "test": held_out})
+
+
+def _note(line):
+    """How 01 read the user's file (data.read_labeled's ``note``: the columns read as the class and the text, pandas'
+    index column left out, a repeated header row skipped, documents without words), on stderr as the command line
+    says it, in the notebook's terms: its parameters, not the command line's flags. 01 said none of it: a Kaggle
+    table's Summary joined to its Text, its other columns left out, without a word."""
+    line = line.replace(f"({LEFT_OUT_READ_BY} reads", f"({READ_AS_TEXT_IN_01} reads").replace(FLAG_ADVICE, NAMED_IN_01)
+    print(line, file=sys.stderr, flush=True)  # (flushed: in a notebook, above the lines 01 prints after it)
 
 
 def _check_trainable(train):

@@ -625,3 +625,26 @@ def test_01_asks_for_columns_the_header_does_not_tell_as_its_parameters_not_the_
         in said, said
     cli = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--no-progress")
     assert cli.returncode == 2 and flag in cli.stderr, cli.stderr
+
+
+@pytest.mark.parametrize("case", ["extra columns", "pandas index"])
+def test_01_says_how_it_read_the_users_table_in_its_own_parameters(case, tmp_path, capsys):
+    """01 read a Kaggle table (Amazon Fine Food's Id, ProductId, Score, Summary, Text) or a pandas index column
+    without a word: which columns were the class and the text, and what was left out, the command line says on stderr,
+    and 01 said nothing (its head(5) shows the text joined, not where from). Now the same notes, in the notebook's
+    terms: its text_column parameter, not the command line's --text-column flag."""
+    from fasttext_lib.own_data import read_own_splits
+
+    path = tmp_path / "reviews.csv"
+    if case == "extra columns":
+        path.write_text("Id,ProductId,Score,Summary,Text\n" + "".join(
+            f'{i},B00{i},{1 + 4 * (label == "positive")},"{text[:10]}","{text}"\n' for i, (label, text) in enumerate(ROWS)))
+        told = (f"{path}: the class is column 'Score', the text 'Summary', 'Text'; left out: 'Id', 'ProductId' "
+                f"(text_column='NAME' reads a column as text)")
+    else:
+        path.write_text(",label,text\n" + "".join(f'{i},{label},"{text}"\n' for i, (label, text) in enumerate(ROWS)))
+        told = (f"{path}: its first column (unnamed in the header, row numbers below it) is a row index (pandas' "
+                f"df.to_csv() without index=False, R's write.csv row names): left out; the rest is read as the columns "
+                f"label,text")
+    read_own_splits(str(path))
+    assert capsys.readouterr().err.splitlines() == [told]

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import cli_in_process
+from fasttext_lib.columns import csv_columns
 from fasttext_lib.data import read_labeled
 from fasttext_lib.errors import FastTextError
 from fasttext_lib.sample import load_sample
@@ -174,6 +175,23 @@ def test_tab_separated_files_are_read_as_csv_files_are(tmp_path, real, columns, 
     assert data.texts == list(frame[[c for c, v in columns.items() if v == "texts"][0]])
     if fmt == "auto":
         assert read_labeled(str(path), "tsv").texts == data.texts
+
+
+@pytest.mark.parametrize("columns, said", [
+    # (Kaggle's Restaurant_Reviews.tsv)
+    ({"Review": "texts", "Liked": "labels"}, "the TSV header row (Review<TAB>Liked) names no class column training knows"),
+    ({"title": "texts", "body": "texts"}, "the TSV header row (title<TAB>body) names no class column, only text columns "
+                                          "(its first column would be read as each row's class); add the class as a "
+                                          "column named e.g. label (label<TAB>title<TAB>body)"),
+])
+def test_a_tsv_header_naming_no_class_column_is_said_as_the_tsv_it_is(tmp_path, real, columns, said):
+    """A TSV whose header names no class column was refused as "the CSV header row (Review,Liked)": a TSV said to be
+    a CSV, its names shown comma-separated, and the header to write given with commas in a file of tabs."""
+    path = tmp_path / "reviews.tsv"
+    _frame(real, **columns).to_csv(path, sep="\t", index=False)
+    with pytest.raises(FastTextError) as refused:
+        read_labeled(str(path))
+    assert str(refused.value).startswith(f"{path}:1: {said}"), refused.value
 
 
 @pytest.mark.parametrize("columns, to_csv", [
@@ -1467,6 +1485,48 @@ def test_classes_written_as_lower_case_words_with_a_space_after_the_comma_read_a
     path.write_text("".join(f"{c.capitalize()}, {t}\n" for c, t in zip(labels, texts)))
     with pytest.raises(FastTextError, match=r"cannot detect the format of line 1 .*--format csv"):
         read_labeled(str(path))
+
+
+@pytest.mark.parametrize("sep, said", [
+    (";", "looks semicolon-separated, a text and then its class ('sadness'), with no header row"),
+    (",", "reads as a text and then its class ('sadness'), with no header row"),
+])
+def test_text_then_a_word_class_without_a_header_is_refused_with_the_conversion_that_reads_it(tmp_path, real, sep,
+                                                                                            said):
+    """The Emotion dataset's train.txt (``i didnt feel humiliated;sadness``), or ``df[["text", "label"]].to_csv(path,
+    index=False, header=False)``: the class last, a word that repeats, no header. It was "cannot detect the format
+    ... read with --format csv", and --format csv read the text as the class ("1 column(s)" for the semicolon lines, a
+    class per review for the comma ones): no way on. The line says what the file is and gives the pandas line that
+    writes it with a header row; that line, run, makes a file training reads whole."""
+    texts = [t for t in real.texts if ";" not in t and "," not in t and '"' not in t][:40]
+    labels = ["joy" if i % 3 else "sadness" for i in range(len(texts))]
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"{t}{sep}{c}\n" for t, c in zip(texts, labels)))
+    with pytest.raises(FastTextError) as told:
+        read_labeled(str(path))
+    message = str(told.value)
+    assert message.startswith(f"{path}: line 1 {said}") and "--format" not in message, message
+    conversion = re.search(r"pandas: (pd\.read_csv\(.*\)\.to_csv\(new_path, index=False\))\)$", message).group(1)
+    new_path = str(tmp_path / "converted.csv")
+    eval(conversion, {"pd": pd, "path": str(path), "new_path": new_path})  # noqa: S307 - the line's own pandas
+    data = read_labeled(new_path)
+    assert (data.labels, data.texts) == (labels, texts)
+    cli = cli_in_process("train", "--train", path, "--output", tmp_path / "model", "--epochs", "1", "--no-progress")
+    assert cli.returncode == 2 and cli.stderr.strip().splitlines() == [f"error: {message}"], cli.stderr
+
+
+def test_a_header_of_unknown_names_above_a_text_and_then_its_class_asks_for_its_columns(tmp_path, real):
+    """``feedback,verdict`` (names of the user's own) above ``the text,positive`` rows: training said "cannot detect the
+    format ... read with --format csv", and --format csv read the text as the class and the header as a document
+    ("301 classes for 301 documents ... add a header row", to a file that has one). The header row is said to be one,
+    naming no class column training knows, with the flags that name its columns; named, every row is read."""
+    path = tmp_path / "mine.csv"
+    _frame(real, feedback="texts", verdict="labels").to_csv(path, index=False)
+    with pytest.raises(FastTextError, match=r"mine.csv: line 1 reads as a CSV header row \(feedback,verdict\), but it "
+                                            r"names no class column training knows .*--label-column NAME --text-column"):
+        read_labeled(str(path))
+    named = read_labeled(str(path), fmt=csv_columns("auto", "verdict", ["feedback"]))
+    assert (named.labels, named.texts) == (real.labels, real.texts)
 
 
 # Tables as real data comes: more columns than a class and a text (ids, counts, dates), written with pandas from the
