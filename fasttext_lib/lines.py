@@ -441,8 +441,8 @@ class DecodedLines:
                 raise self._refused(_not_text(raw, self.uri, self.lineno, self.table))
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 self.cut = True
-                raise self._refused(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; expected one "
-                                    f"document per line (a binary file, or lines that end in a lone \\r?)")
+                raise self._refused(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; "
+                                    f"expected one document per line (a binary file, or lines that end in a lone \\r?)")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -1083,14 +1083,9 @@ def test_demo_refuses_a_later_notebooks_bad_parameter_before_any_notebook_runs(m
     assert captured.err.splitlines() == [said] and captured.out == ""
 
 
-@pytest.mark.parametrize("args, seeded", [
-    ([], ["02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb"]),  # the sample: 01 uses no seed
-    (["-p", "dataset", "synthetic"], ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb"]),
-])
-def test_demo_gives_a_seed_to_01_only_where_its_data_uses_one(monkeypatch, tmp_path, args, seeded):
-    """`make demo ARGS='-p seed 5'` passes the seed to every notebook that has it; 01's check cell refuses one its data
-    leaves unused (the sample), which stopped the demo before anything ran, though 02 and 03 train with it. 01 gets
-    it only where its data uses it (the synthetic corpus); the check cells pass and the notebooks run."""
+def _demo_run_parameters(monkeypatch, argv):
+    """The parameters make demo (run_notebooks.main ``argv``) runs each notebook with, papermill stubbed: the check
+    cells run as they do, and the series is stopped after 04 (no summary of a run that did not happen)."""
     import papermill
 
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -1101,11 +1096,23 @@ def test_demo_gives_a_seed_to_01_only_where_its_data_uses_one(monkeypatch, tmp_p
     def execute(source, executed, parameters, **kwargs):
         given[os.path.basename(source)] = parameters
         if source.endswith("04_inference.ipynb"):
-            raise ZeroDivisionError  # (every notebook has been run: no summary of a run that did not happen)
+            raise ZeroDivisionError
 
     monkeypatch.setattr(papermill, "execute_notebook", execute)
     with pytest.raises(ZeroDivisionError):  # past the check cells: the notebooks are run
-        run_notebooks.main([*args, "-p", "seed", "5", "-p", "output_dir", str(tmp_path / "out")])
+        run_notebooks.main(argv)
+    return given
+
+
+@pytest.mark.parametrize("args, seeded", [
+    ([], ["02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb"]),  # the sample: 01 uses no seed
+    (["-p", "dataset", "synthetic"], ["01_data_prep.ipynb", "02_train_gpu.ipynb", "03_cpu_vs_gpu.ipynb"]),
+])
+def test_demo_gives_a_seed_to_01_only_where_its_data_uses_one(monkeypatch, tmp_path, args, seeded):
+    """`make demo ARGS='-p seed 5'` passes the seed to every notebook that has it; 01's check cell refuses one its data
+    leaves unused (the sample), which stopped the demo before anything ran, though 02 and 03 train with it. 01 gets
+    it only where its data uses it (the synthetic corpus); the check cells pass and the notebooks run."""
+    given = _demo_run_parameters(monkeypatch, [*args, "-p", "seed", "5", "-p", "output_dir", str(tmp_path / "out")])
     assert [name for name, parameters in given.items() if parameters.get("seed") == 5] == seeded
     assert len(given) == 4
 
@@ -1123,21 +1130,8 @@ def test_demo_gives_a_role_only_to_the_notebooks_that_use_it(monkeypatch, tmp_pa
     anything ran: the role went to every notebook that has it, and 02's check cell refuses one it uses only with
     use_training_job. A value a notebook leaves unused now goes only to the notebooks that use it; the check cells
     pass (04's and 02's looked the role up as given) and the notebooks run (not here: papermill is stubbed)."""
-    import papermill
-
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import run_notebooks
-
-    given = {}
-
-    def execute(source, executed, parameters, **kwargs):
-        given[os.path.basename(source)] = parameters
-        if source.endswith("04_inference.ipynb"):
-            raise ZeroDivisionError  # (every notebook has been run: no summary of a run that did not happen)
-
-    monkeypatch.setattr(papermill, "execute_notebook", execute)
-    with pytest.raises(ZeroDivisionError):  # past the check cells: the notebooks are run
-        run_notebooks.main([*args, "-p", "role", ROLE_ARN, "-p", "output_dir", str(tmp_path / "out")])
+    argv = [*args, "-p", "role", ROLE_ARN, "-p", "output_dir", str(tmp_path / "out")]
+    given = _demo_run_parameters(monkeypatch, argv)
     assert [name for name, parameters in given.items() if parameters.get("role") == ROLE_ARN] == given_role
     assert len(given) == 4
 
