@@ -147,8 +147,10 @@ class WrittenRecord:
                 left[name], error = recorded[name], error or exc
         if removed:
             say_removed(removed)
-        for other in dict.fromkeys(e["of"] for e in left.values() if of is not None and e.get("of", of) != of):
-            kept = [name for name, entry in left.items() if entry.get("of") == other]
+        # (of this record's files only: the copies it names, each of its own bundle, are not what this speaks of)
+        others = {n: e["of"] for n, e in left.items() if n in self.outputs and of is not None and e.get("of", of) != of}
+        for other in dict.fromkeys(others.values()):
+            kept = [name for name, whose in others.items() if whose == other]
             print(printable(f"kept {', '.join(kept)} in {shown}: {self.writer}'s, of {other}, not of {of}"),
                   file=sys.stderr)  # (a record edited by hand: "of" may hold a lone surrogate, JSON's "\ud800")
         self._write(folder, left)  # (none left: the record removed)

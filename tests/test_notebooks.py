@@ -2198,6 +2198,24 @@ def test_02_a_copy_of_one_prefix_is_never_taken_for_another_prefixs_named_alike(
     assert (run / copy).read_bytes() == b"the owner's history, annotated"
 
 
+def test_a_line_of_files_kept_for_another_bundle_names_only_the_records_own_files(tmp_path, capsys):
+    """remove_unchanged's "kept X in ...: ..., of OTHER, not of THIS" listed the copies the record names (kept aside,
+    each of its own bundle) with the record's files of OTHER, and said a line for the bundle of another copy too: it
+    speaks of the record's files (autotune.png), which are what it would remove; the copies stay, unsaid, recorded."""
+    from fasttext_lib.workspace import AUTOTUNE_RECORD
+    from fasttext_lib.written_record import _digest_of
+
+    x, y, z = (f"s3://b/{prefix}/models/sample" for prefix in ("exp1", "exp2", "exp3"))
+    files = {"autotune.png": x, "autotune.exp1.png": x, "autotune_trials.exp2.csv": y}
+    for name in files:
+        (tmp_path / name).write_bytes(b"kept")
+    AUTOTUNE_RECORD._write(tmp_path, {name: {**_digest_of(b"kept"), "of": of} for name, of in files.items()})
+    assert AUTOTUNE_RECORD.remove_unchanged(tmp_path, "out/sample", lambda removed: None, of=z) == []
+    assert capsys.readouterr().err.splitlines() == [
+        f"kept autotune.png in out/sample: notebook 02's autotune search's, of {x}, not of {z}"]
+    assert set(AUTOTUNE_RECORD.read(tmp_path)) == set(files) and all((tmp_path / name).exists() for name in files)
+
+
 def test_no_two_bundles_named_alike_by_their_folders_and_buckets_are_named_alike_in_their_copies():
     """_whose joined a bundle's bucket (where another than the saving one) and its prefix's folders by -, which a
     prefix holds too: runs/a and runs-a were both runs-a; bucket b's prefix x-y and bucket b-x's prefix y both b-x-y;
