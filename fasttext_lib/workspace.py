@@ -442,12 +442,13 @@ class Workspace:
         contents = dict(zip((HISTORY_TABLE, HISTORY_PLOT), (
             trained.history_frame(trained.held_out_score.split).to_csv().encode("utf-8"), png_bytes(fig, dpi))))
         kept = []  # (copy, name, bundle) of another bundle's file this save replaces, kept aside before it is
+        naming = _naming_bucket(folder, dest)
         try:
             self._keep_aside(folder, dest, key_path(run_name, "run_name"),
-                             [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])], kept)
+                             [HISTORY_RECORD, *([AUTOTUNE_RECORD] if searched else [])], kept, naming)
             # the records name the copies too, each of its bundle: that bundle's next save removes them (a file of
-            # yours named as a record: nothing saved, the copies removed below)
-            record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest, copies=kept)
+            # yours named as a record: nothing saved, the copies removed below); the history's, the naming bucket
+            record = HISTORY_RECORD.updated(folder, contents, "nothing saved", of=dest, copies=kept, bucket=naming)
             if searched:
                 searched[AUTOTUNE_RECORD.name] = AUTOTUNE_RECORD.updated(folder, search_files, "nothing saved",
                                                                          of=dest, copies=kept)
@@ -501,12 +502,13 @@ class Workspace:
         them (:meth:`~fasttext_lib.written_record.WrittenRecord.remove_copies`), each only while it holds what was
         kept; one changed since stays, and so does a file of such a name no record names (yours; or kept before the
         copies were recorded), each said in one line, that one only the first time (the record notes it: said again
-        at every save of the bundle, it was noise). Such names are the bundle's as a save in its own bucket names it
-        (``history.exp1.csv``), or one in another (``history.BUCKET-exp1~3f0c1e.csv``). Said only, they stayed for
+        at every save of the bundle, it was noise). Such names are the bundle's as the folder's naming bucket names it
+        (:func:`_naming_bucket`: ``history.exp1.csv`` in its own, ``history.BUCKET-exp1~3f0c1e.csv`` in another), or
+        as a save in any other bucket did (from before the folder had one). Said only, they stayed for
         good, an older history of the bundle beside the newer one. Copies of another bundle's files stay, unsaid."""
         dest, folder, shown = self.model(run_name), self.run_folder(run_name), self.show(key_path(run_name, "run_name"))
         whoses = {_whose(dest, key_path(run_name, "run_name"), bucket)
-                  for bucket in (storage.split_s3(dest)[0], None)}  # (None: a bucket other than any: it is named)
+                  for bucket in (_naming_bucket(folder, dest), None)}  # (None: a bucket other than any: it is named)
         for record in (HISTORY_RECORD, AUTOTUNE_RECORD):
             recorded = record.read(folder) or {}
             unrecorded = [name for name in _copies_named(folder, record.outputs, whoses) if name not in recorded]
@@ -526,19 +528,19 @@ class Workspace:
                                 f"{dest} kept aside, but not recorded as kept (yours?): not removed"), file=sys.stderr)
             record.note_said(folder, unrecorded)
 
-    def _keep_aside(self, folder, dest, run_name, records, kept):
+    def _keep_aside(self, folder, dest, run_name, records, kept, naming):
         """Copies of the files in ``folder`` that :meth:`save_run` replaces (the history; a search's plot and table)
         that their ``records`` say are of another bundle than ``dest`` (of the same run_name in another bucket or
-        prefix: the folder is one for all of them), beside them under names that say whose (written_record.kept_name), for
-        save_run to keep once it has replaced them (and remove where the save fails): ``(copy, name, bundle)`` of each
-        added to ``kept`` as it is made. A file of no record, or of an older one that names no bundle (written before
+        prefix: the folder is one for all of them), beside them under names that say whose (written_record.kept_name,
+        as named in the folder's ``naming`` bucket: :func:`_naming_bucket`), for save_run to keep once it has replaced
+        them (and remove where the save fails): ``(copy, name, bundle)`` of each added to ``kept`` as it is made. A file of no record, or of an older one that names no bundle (written before
         bundles were recorded), is replaced as before: nothing tells whose it is."""
         for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()
                             if n in record.outputs):  # (not the copies it names)
             of = entry.get("of")
             if of is None or of == dest or not (folder / name).is_file():
                 continue
-            whose = _whose(of, run_name, storage.split_s3(dest)[0])
+            whose = _whose(of, run_name, naming)
             for n in itertools.count(1):
                 copy = folder / kept_name(name, whose, n)
                 try:
@@ -634,6 +636,14 @@ def _whose(bundle, run_name, bucket):
         return whose_part(_fitting(prefix))
     return whose_part(_fitting("-".join(part for part in [other if other != bucket else "", *parts] if part) or other,
                                _WHOSE_BYTES - len(whose_part("", bundle))), bundle)
+
+
+def _naming_bucket(folder, bundle):
+    """The bucket whose one-folder prefixes name their copies in the run ``folder`` by the prefix alone (_whose): the
+    one its history's record holds (written_record.WrittenRecord.bucket), else that of ``bundle`` (the save's, which
+    the record then holds). One for the folder: each save naming them as in its own bucket, bucket A's prefix exp1
+    and bucket B's both named their copies history.exp1.csv, one output_dir for both."""
+    return HISTORY_RECORD.bucket(folder) or storage.split_s3(bundle)[0]
 
 
 def _could_be_a_bundle(bundle):

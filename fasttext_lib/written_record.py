@@ -15,7 +15,8 @@ would record into it is refused in one line), and records nothing.
 A save that replaces another bundle's files keeps them aside under names that say whose (``history.exp1.csv``:
 :func:`kept_name`, workspace.Workspace.save_run); the record names those copies too, each with the bundle it is of, so
 that once that bundle is replaced they go (:meth:`WrittenRecord.remove_copies`), only while they hold what was kept.
-Their names are :func:`kept_name`'s, known by :func:`is_kept_name` alone, each of one bundle (:func:`whose_part`). A
+Their names are :func:`kept_name`'s, known by :func:`is_kept_name` alone, each of one bundle (:func:`whose_part`; a
+prefix of one folder named alone only in the folder's one naming bucket, :meth:`WrittenRecord.bucket`). A
 file of such a name that no record names (the user's) stays, said once: the record notes which were said
 (:meth:`WrittenRecord.note_said`).
 
@@ -68,19 +69,30 @@ class WrittenRecord:
                                 f"(a file of yours?): move it away to write there")
         return recorded or {}
 
-    def updated(self, folder, contents, what, of=None, copies=(), digests=None):
+    def updated(self, folder, contents, what, of=None, copies=(), digests=None, bucket=None):
         """The bytes of ``folder``'s record with the files ``contents`` ({name: bytes}) recorded, for a write of those
         files and the record as one set (storage.atomic_writes); refused as :meth:`check_writable` says. ``digests``:
         more such files, by their ``{"size", "sha256"}`` (one written as a stream: 04's vectors). ``of``: what
         they are of (04's: the bundle's URI, for :meth:`remove_unchanged` to keep them for another). ``copies``:
         ``(copy, name, of)`` of the files kept aside as the write replaces them (``copy`` a path in ``folder``, of the
-        file ``name``): those of this record's files are recorded as they are now, each of its own ``of``."""
+        file ``name``): those of this record's files are recorded as they are now, each of its own ``of``. ``bucket``:
+        the folder's naming bucket (:meth:`bucket`), recorded where none is yet."""
         files = self.check_writable(folder, what)
         digests = {**{name: _digest_of(data) for name, data in contents.items()}, **(digests or {})}
         files.update((name, {**_digest_only(digest), **({"of": of} if of is not None else {})})
                      for name, digest in digests.items())
         files.update((copy.name, {**_digest(copy), "of": whose}) for copy, name, whose in copies if name in self.outputs)
-        return self._record_bytes(files, self.said(folder))
+        return self._record_bytes(files, self.said(folder), self.bucket(folder) or bucket)
+
+    def bucket(self, folder):
+        """The bucket whose bundles of a one-folder prefix name their copies in ``folder`` by the prefix alone
+        (``history.exp1.csv``; workspace._whose), recorded by the first save there that gave it (:meth:`updated`);
+        None where none is. One for the folder, not each save's own: bucket A's exp1 and bucket B's exp1, each saving
+        there in its own bucket, both named their copies ``history.exp1.csv``, and a save of one claimed the other's
+        (in its note of a copy no record names, workspace.Workspace._remove_older_copies)."""
+        record = self._raw(folder)
+        bucket = record.get("bucket") if isinstance(record, dict) else None
+        return bucket if isinstance(bucket, str) and bucket else None
 
     def said(self, folder):
         """The names of files the record in ``folder`` says were said of already (:meth:`note_said`): none where no
@@ -147,8 +159,10 @@ class WrittenRecord:
                 left[name], error = recorded[name], error or exc
         if removed:
             say_removed(removed)
-        for other in dict.fromkeys(e["of"] for e in left.values() if of is not None and e.get("of", of) != of):
-            kept = [name for name, entry in left.items() if entry.get("of") == other]
+        # (of this record's files only: the copies it names, each of its own bundle, are not what this speaks of)
+        others = {n: e["of"] for n, e in left.items() if n in self.outputs and of is not None and e.get("of", of) != of}
+        for other in dict.fromkeys(others.values()):
+            kept = [name for name, whose in others.items() if whose == other]
             print(printable(f"kept {', '.join(kept)} in {shown}: {self.writer}'s, of {other}, not of {of}"),
                   file=sys.stderr)  # (a record edited by hand: "of" may hold a lone surrogate, JSON's "\ud800")
         self._write(folder, left)  # (none left: the record removed)
@@ -211,20 +225,20 @@ class WrittenRecord:
         return {name: entry for name, entry in files.items()
                 if (name in self.outputs or self.is_copy(name)) and _is_digest(entry)}
 
-    def _record_bytes(self, files, said=()):
-        # ("said" only where there is something: a record of no notes is as before)
-        return json.dumps({"written_by": self._mark, "files": files, **({"said": sorted(said)} if said else {})},
-                          indent=1).encode("utf-8")
+    def _record_bytes(self, files, said=(), bucket=None):
+        # ("said", "bucket" only where there is something: a record of neither is as before)
+        return json.dumps({"written_by": self._mark, "files": files, **({"said": sorted(said)} if said else {}),
+                           **({"bucket": bucket} if bucket else {})}, indent=1).encode("utf-8")
 
     def _write(self, folder, files, said=None):
-        """``files`` recorded in ``folder``, with the names :meth:`said` there (``said``, where given, in their place);
-        the record removed where neither is left."""
+        """``files`` recorded in ``folder``, with the names :meth:`said` there (``said``, where given, in their place)
+        and its :meth:`bucket`; the record removed where neither files nor said are left."""
         said = self.said(folder) if said is None else said
         if not files and not said:
             (folder / self.name).unlink(missing_ok=True)
             return
         with storage.atomic_write(str(folder / self.name), "wb") as f:
-            f.write(self._record_bytes(files, said))
+            f.write(self._record_bytes(files, said, self.bucket(folder)))
 
 
 def _exists(path):

@@ -2192,6 +2192,68 @@ def test_02_a_copy_of_one_prefix_is_never_taken_for_another_prefixs_named_alike(
     assert (run / copy).read_bytes() == b"the owner's history, annotated"
 
 
+def test_02_two_buckets_prefixes_of_one_name_never_name_their_copies_alike(tmp_path, s3_bucket, capsys):
+    """Each save named the copies it kept as in its own bucket: bucket A's prefix exp1 and bucket B's, saving to one
+    output_dir, both kept theirs as history.exp1.csv (B's history.exp1-2.csv where A's was there), and B's exp1 save
+    claimed A's copy, changed since it was kept (no longer recorded), as its own in its note ("named as ... files of
+    s3://B/exp1/..."). The folder's record holds the bucket its names are of (the first to save there, A): A's
+    copies are named as before, B's with its bucket and a hash of its bundle (history.B-exp1~3f0c1e.csv)."""
+    import json
+    import uuid
+
+    import boto3
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.workspace import Workspace, _whose
+    from fasttext_lib.written_record import kept_name
+
+    out = str(tmp_path / "out")
+    a_exp1, a_exp2, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
+    a, b = s3_bucket[len("s3://"):], "test-" + uuid.uuid4().hex[:12]
+    boto3.client("s3").create_bucket(Bucket=b)
+    b_exp1, b_exp2 = Workspace(b, "exp1", out), Workspace(b, "exp2", out)
+    run = tmp_path / "out" / "sample"
+    for ws in (a_exp1, a_exp2, b_exp1, b_exp2):  # each save keeps the history of the one before it aside
+        ws.save_run(trained, "sample", fig)
+    b_copy = kept_name("history.csv", _whose(b_exp1.model("sample"), "sample", a))
+    assert re.fullmatch(rf"history\.{re.escape(b)}-exp1~[0-9a-f]{{6}}\.csv", b_copy), b_copy
+    record = json.loads((run / "history_written.json").read_bytes())
+    assert {name: entry["of"] for name, entry in record["files"].items() if name.endswith(".csv")} == {
+        "history.csv": b_exp2.model("sample"), "history.exp1.csv": a_exp1.model("sample"),
+        "history.exp2.csv": a_exp2.model("sample"), b_copy: b_exp1.model("sample")}
+    (run / "history.exp1.csv").write_bytes(b"A's exp1 history, annotated")  # changed since it was kept: the user's
+    a_exp1.save_run(trained, "sample", fig)  # (says it kept the changed copy; it is out of the record since)
+    capsys.readouterr()
+    b_exp1.save_run(trained, "sample", fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [], notes  # (not B's exp1's: its save has nothing to say of it)
+    a_exp1.save_run(trained, "sample", fig)
+    plt.close(fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: kept history.exp1.csv in {out}/sample: named as notebook 02's history's files of "
+                     f"{a_exp1.model('sample')} kept aside, but not recorded as kept (yours?): not removed"], notes
+    assert (run / "history.exp1.csv").read_bytes() == b"A's exp1 history, annotated"
+    assert json.loads((run / "history_written.json").read_bytes())["bucket"] == a
+
+
+def test_a_line_of_files_kept_for_another_bundle_names_only_the_records_own_files(tmp_path, capsys):
+    """remove_unchanged's "kept X in ...: ..., of OTHER, not of THIS" listed the copies the record names (kept aside,
+    each of its own bundle) with the record's files of OTHER, and said a line for the bundle of another copy too: it
+    speaks of the record's files (autotune.png), which are what it would remove; the copies stay, unsaid, recorded."""
+    from fasttext_lib.workspace import AUTOTUNE_RECORD
+    from fasttext_lib.written_record import _digest_of
+
+    x, y, z = (f"s3://b/{prefix}/models/sample" for prefix in ("exp1", "exp2", "exp3"))
+    files = {"autotune.png": x, "autotune.exp1.png": x, "autotune_trials.exp2.csv": y}
+    for name in files:
+        (tmp_path / name).write_bytes(b"kept")
+    AUTOTUNE_RECORD._write(tmp_path, {name: {**_digest_of(b"kept"), "of": of} for name, of in files.items()})
+    assert AUTOTUNE_RECORD.remove_unchanged(tmp_path, "out/sample", lambda removed: None, of=z) == []
+    assert capsys.readouterr().err.splitlines() == [
+        f"kept autotune.png in out/sample: notebook 02's autotune search's, of {x}, not of {z}"]
+    assert set(AUTOTUNE_RECORD.read(tmp_path)) == set(files) and all((tmp_path / name).exists() for name in files)
+
+
 def test_no_two_bundles_named_alike_by_their_folders_and_buckets_are_named_alike_in_their_copies():
     """_whose joined a bundle's bucket (where another than the saving one) and its prefix's folders by -, which a
     prefix holds too: runs/a and runs-a were both runs-a; bucket b's prefix x-y and bucket b-x's prefix y both b-x-y;
