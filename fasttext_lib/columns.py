@@ -944,13 +944,14 @@ def table_text_columns(header, rows):
     return header_text_columns(header, (-1, text_header_columns(header)), rows)[1]
 
 
-def width_error(where, fields, width, tsv=False):
-    """The error of a record of ``fields`` fields under a header row of ``width`` (``tsv``: a TSV's). Wider: a
-    separator typed in an unquoted text (a tab in a TSV, where a comma does no harm); narrower: a field left out, or a
-    text broken over lines unquoted (a separator typed in a text makes no record narrower)."""
+def width_error(where, fields, width, tsv=False, against="the header row"):
+    """The error of a record of ``fields`` fields under a header row of ``width`` (``tsv``: a TSV's; ``against``: the
+    row that has them, a table's first row where it has no header). Wider: a separator typed in an unquoted text (a
+    tab in a TSV, where a comma does no harm); narrower: a field left out, or a text broken over lines unquoted (a
+    separator typed in a text makes no record narrower)."""
     why = (f"{'a tab' if tsv else 'a comma'} in an unquoted text? quote the field" if fields > width
            else "a field left out, or a line break in an unquoted text? quote the field")
-    return FastTextError(f"{where}: malformed CSV row: {fields} column(s) where the header row has {width} ({why})")
+    return FastTextError(f"{where}: malformed CSV row: {fields} column(s) where {against} has {width} ({why})")
 
 
 def table_texts(records, header, columns, where, tsv=False):

@@ -337,7 +337,7 @@ def iter_examples(uri, fmt="auto", note=None, found=None):
         stream.close()
 
 
-def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found=None, classes=()):
+def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found=None, classes=(), class_last=False):
     """:func:`iter_examples` of ``lines``: decoded physical lines, each with its line end (the first's BOM
     removed); ``uri`` names them in errors. ``predict`` reads a labeled CSV input with it (``predicting``): there a
     header row of text columns only (columns.text_header_columns: ``title,body``; or one, ``review``:
@@ -347,7 +347,9 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
     where the classes are read from (:attr:`LabeledTexts.class_from`), and ``"line"``: the line each example starts
     at, as it is handed out (:class:`RecentLines`); with ``predicting``, a ``"blank_records"`` it holds
     (formats.BlankRecords) is told of a table's blank records, which are no examples, and ``classes``, the model's,
-    tell a first record from a header of two names (header_row.class_and_text_columns).
+    tell a first record from a header of two names (header_row.class_and_text_columns). ``class_last``: predict's
+    table without a header whose rows hold one of the model's classes last (formats.class_last_table): each row's
+    class is its last column and its text the others, as under a header ``text,label``.
 
     Each decision about the whole file is a function of its own (its format: :mod:`fasttext_lib.formats`; a table's
     first row: :mod:`fasttext_lib.header_row`), in the order they are taken; the loops over the records stay here, so
@@ -417,8 +419,13 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             blanks.above_header()
         if not ahead:
             raise FastTextError(f"{uri}: no data rows (only a header row)")
+    checked = columns
+    if class_last and names is None:  # (predict: text,label rows, no header; as wide as the first, as under one)
+        width = len(ahead[0][0])
+        layout = (width - 1, list(range(width - 1)), width)
+        checked = layout[:2]
     if choice is None or not choice.texts:  # (text columns the user named are read as named)
-        check_text_columns([r for r, _ in ahead], columns, uri, names if columns is not None else None)
+        check_text_columns([r for r, _ in ahead], checked, uri, names if columns is not None else None)
     if names is None:  # the first row is a record: rows equal to it are records too
         records, width, first_length = chain_lines(repeated.kept(ahead), rows), RepeatedHeader.NO_ROW, 0
     else:  # the header's repeats are skipped here, tested first on what a repeat needs (header_row.RepeatedHeader)

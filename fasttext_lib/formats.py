@@ -350,8 +350,13 @@ def _header_above_class_last(first, ahead):
         classes = {r[-1].strip() for r in csv.reader(a.lstrip("\ufeff") for a in ahead) if r}
     except csv.Error:
         return None
-    named = len(row) >= 2 and short_names(row) and not any(reads_as_number(c) for c in row)
-    return (line, row) if named and row[-1].strip() not in classes and word_class_last(ahead, ",") else None
+    return (line, row) if _names_row(row) and row[-1].strip() not in classes and word_class_last(ahead, ",") else None
+
+
+def _names_row(row):
+    """Could ``row`` be a header row of names of the user's own: two fields or more, each a short name, none a number
+    (``feedback,verdict``)? Only the rows below it tell (:func:`_header_above_class_last`, :func:`class_last_header`)."""
+    return len(row) >= 2 and short_names(row) and not any(reads_as_number(c) for c in row)
 
 
 def _class_last(uri, lineno, first, delimiter):
@@ -361,13 +366,18 @@ def _class_last(uri, lineno, first, delimiter):
     class."""
     cells = next(csv.reader([first.lstrip("\ufeff")], delimiter=delimiter))
     said = "looks semicolon-separated, a text" if delimiter == ";" else "reads as a text"
-    options = "sep=';', " if delimiter == ";" else ""
     where = ("only comma- and tab-separated files, JSON Lines and fastText format are read" if delimiter == ";" else
              "without a header row the class is read from the first column")
-    return FastTextError(
-        f"{uri}: line {lineno} {said} and then its class ({cells[-1].strip()!r}), with no header row; {where}: write "
-        f"it with a header row naming its columns (e.g. pandas: pd.read_csv(path, {options}header=None, names=['text', "
-        f"'label'], dtype=str, keep_default_na=False).to_csv(new_path, index=False))")
+    return FastTextError(f"{uri}: line {lineno} {said} and then its class ({cells[-1].strip()!r}), with no header row; "
+                         f"{where}: {class_last_header_advice(delimiter)}")
+
+
+def class_last_header_advice(delimiter=","):
+    """How to write a file of a text and then its class (``delimiter``-separated) with a header row naming its columns,
+    which training and evaluate read: said where such a file without one is refused."""
+    options = "sep=';', " if delimiter == ";" else ""
+    return (f"write it with a header row naming its columns (e.g. pandas: pd.read_csv(path, {options}header=None, "
+            f"names=['text', 'label'], dtype=str, keep_default_na=False).to_csv(new_path, index=False))")
 
 
 # Keeps each line's first __label__ word and drops the others, wherever they are (fastText reads them anywhere on a
@@ -608,7 +618,9 @@ def csv_row_to_example(row, uri, lineno, layout=None, tsv=False, class_column=No
     if layout is not None:
         label_col, text_cols, width = layout
         if len(row) != width:  # (a TSV's stray separator is a tab typed in a text: a comma there does no harm)
-            raise width_error(f"{uri}:{lineno}", len(row), width, tsv)
+            # (no class_column: predict's rows of a text and then its class, without a header: data.examples_of_lines)
+            raise width_error(f"{uri}:{lineno}", len(row), width, tsv,
+                              "the header row" if class_column is not None else "the first row")
         label = row[label_col].strip()
         if not label:
             raise _no_class(uri, lineno, class_column)
@@ -851,6 +863,36 @@ def class_last_rows(records, classes):
     return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
             and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
                     for r in rows))
+
+
+def class_last_table(records, classes):
+    """What an input to label is, judged by its first records (``records``: :data:`HEADER_LOOKAHEAD` + 1 of them,
+    blank ones left out) when it is a table with the model's ``classes`` last (``text,label``): ``"rows"`` when every
+    record is such a row (:func:`class_last_rows`: ``df[["text", "label"]].to_csv(header=False, index=False)``),
+    ``"header"`` when the first is a header row of names of the user's own (``feedback,verdict``; none of those
+    classes, no space after a comma as prose has: a typed header is :func:`typed_header`'s) above such rows; else
+    None. predict and the endpoint answered every record whole, the class a word of its review (and the answer then
+    partly the label), and such a header as a review too. The model's classes last in every record, as many as the
+    class-first rule asks for (:data:`MIN_UNQUOTED_ROWS`), leave no doubt: a review that ends with a comma and one of
+    their names is one record, not all of them."""
+    rows = [r for r in records if r]
+    if class_last_rows(rows, classes):
+        return "rows"
+    if rows and class_last_header(rows[0], rows[1:], classes):
+        return "header"
+    return None
+
+
+def class_last_header(first, rest, classes):
+    """Is ``first`` a header row of names of the user's own (``feedback,verdict``: :func:`_names_row`, no space after a
+    comma, no header training reads columns from: columns.looks_like_header, several_class_columns; the last name
+    none of the model's ``classes``) above ``rest``, rows as wide as it with one of those classes last
+    (:func:`class_last_rows`)? Training asks for its columns (--label-column); predict and the endpoint read it as
+    a header, its last column the class."""
+    rows = [r for r in rest if r]
+    return (_names_row(first) and not prose_commas(first) and not looks_like_header(first)
+            and not several_class_columns(first) and first[-1].strip() not in classes
+            and class_last_rows(rows, classes) and len(rows[0]) == len(first))
 
 
 def tsv_with_header(lines, classes=()):

@@ -336,13 +336,20 @@ class _LabelsRead:
     class, not per document, encoded as the model's classes once all are read (:meth:`encoded`). ``line_of``: as
     evaluate_examples' (the line of each class first met, while its chunk is the one just read), or None."""
 
+    # texts told apart at most (:attr:`texts`): more, and they are no few classes
+    FEW_TEXTS = 64
+
     def __init__(self, line_of):
         self.labels, self.seen, self.first_lines, self.line_of = [], {}, {}, line_of
         self.fields = None  # the first pair's column names, where it carries them (df.itertuples()' rows)
+        self.texts = set()  # the texts, stripped, while FEW_TEXTS at most (else None): a class-last file's classes?
 
     def add(self, chunk):
         if not self.labels:
             self.fields = getattr(chunk[0], "_fields", None)
+        if self.texts is not None:
+            self.texts.update(text.strip() for _, text in chunk)
+            self.texts = self.texts if len(self.texts) <= self.FEW_TEXTS else None
         classes_before = len(self.seen)
         self.labels.extend(self.seen.setdefault(label, label) for label, _ in chunk)
         if self.line_of is not None and len(self.seen) > classes_before:  # a class first seen: its line, while known
@@ -360,4 +367,21 @@ class _LabelsRead:
         own = fields[0] if fields and isinstance(fields[0], str) and not fields[0].startswith("_") else None
         column = pandas_class_column(class_column=own) if found is None else pandas_class_column(
             class_from=found.get("class_from", ""), class_column=found.get("class_column"))
-        return encode_labels(labels, classes, where, names, first_lines_as_read(self.first_lines), column)
+        try:
+            return encode_labels(labels, classes, where, names, first_lines_as_read(self.first_lines), column)
+        except FastTextError:
+            self._refuse_class_last(classes, names, where)
+            raise
+
+    def _refuse_class_last(self, classes, names, where):
+        """Refuse labels the model does not know whose documents' texts are each one of its classes (or their
+        ``names``): rows of a text and then its class read class first, as a CSV without a header row is (``"a
+        text, with a comma",positive``: a quoted first field reads as a class); the refusal listed the texts as
+        unknown labels, which said nothing of why."""
+        from .formats import class_last_header_advice
+
+        if self.texts and self.texts <= set(classes) | set((names or {}).values()):
+            raise FastTextError(f"{where}: each document's text is one of the model's classes "
+                                f"({', '.join(sorted(self.texts)[:3])}) and its labels are not: its rows are a text "
+                                f"and then its class, read class first as a file without a header row is; "
+                                f"{class_last_header_advice()}")

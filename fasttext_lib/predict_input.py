@@ -180,7 +180,8 @@ def checked_lines(path, check=None, reviews=False):
 def input_check(name, fmt, classes, note):
     """predict's ``check`` of its input (see :func:`checked_lines`): is it labeled CSV, a test file such as Zhang
     et al.'s (``"2","the food was great"``; ``--format csv``, or ``auto`` and formats.labeled_csv_start, then
-    formats.labeled_csv_records of the first records; ``classes``: the model's class ids and names)? Then every
+    formats.labeled_csv_records of the first records, or the class last in each of them: formats.class_last_table;
+    ``classes``: the model's class ids and names)? Then every
     record is read as training reads it (errors before any answer) and a :class:`ReadAs` is returned: ``"labeled"``,
     ``"texts"`` when its header row names text columns only (``title,body``: columns.text_header_columns), ``"json"``
     for JSON Lines, ``"records"`` for a CSV of one column with a review over lines (quoted_spans, which may refuse a
@@ -391,9 +392,14 @@ def _refuse_semicolon_table(opening, given):
 def _csv_table(opening, given):
     """The input read as CSV, every record as training reads it (:func:`_read_all`): with ``--format csv`` whatever
     it is; in ``auto``, one whose first line is a header of one text column (:func:`_one_column_header`), or that
-    starts as a labeled CSV (:func:`_labeled_start`); else False."""
+    starts as a labeled CSV (:func:`_labeled_start`); in either, one with the class last (:func:`_class_last`, read
+    so); else False."""
     one_column = given.fmt == "auto" and _one_column_header(opening)
-    if given.fmt == "auto" and not one_column and not _labeled_start(opening, given):
+    labeled = one_column or (given.fmt == "auto" and _labeled_start(opening, given))
+    class_last = None if labeled else _class_last(opening, given)
+    if class_last is not None:
+        return _read_class_last(opening, given, class_last)
+    if given.fmt == "auto" and not labeled:
         return False
     try:
         return _read_all(opening.lines(), "csv", given)
@@ -403,6 +409,31 @@ def _csv_table(opening, given):
         if one_column:  # "review" was a review after all (it occurs again, or no CSV follows): text, as before
             return False
         raise FastTextError(f"{exc} (read as CSV because line {opening.line} is a labeled CSV row or header; "
+                            f"--format text reads every line as one review)") from None
+
+
+def _class_last(opening, given):
+    """Is the input a labeled CSV with the class last, the model's classes in every one of its first records
+    (formats.class_last_table)? Its header row's names, stripped (``feedback,verdict``), ``()`` without a header
+    (``df[["text", "label"]].to_csv(header=False, index=False)``), else None. Each record was answered whole, its
+    class a word of its review (and the answer partly the label), and such a header as a review too."""
+    from .formats import allow_long_csv_fields, class_last_table
+
+    allow_long_csv_fields()
+    records, _ = _first_records(opening)
+    kind = class_last_table(records, given.classes)
+    if kind is None:
+        return None
+    return tuple(name.lstrip("\ufeff").strip() for name in next(r for r in records if r)) if kind == "header" else ()
+
+
+def _read_class_last(opening, given, names):
+    """:func:`_read_all` of a labeled CSV with the class last (:func:`_class_last`: its header's ``names``), read as
+    training reads one under a header naming its columns: its last column the class, the others its text."""
+    try:
+        return _read_all(opening.lines(), "csv", given, names)
+    except FastTextError as exc:
+        raise FastTextError(f"{exc} (read as CSV because its first records end in one of the model's classes; "
                             f"--format text reads every line as one review)") from None
 
 
@@ -477,19 +508,21 @@ def _first_records(opening):
     return records, malformed
 
 
-def _read_all(lines, table, given):
+def _read_all(lines, table, given, class_last=None):
     """Every record of ``lines`` read as training reads a ``table`` ("csv", "tsv"), so that a bad one is an
     error before any answer: a :class:`ReadAs` of kind "texts" (a header of text columns, no class) or "labeled"
     (with the first value of its class column that is none of the model's classes, if any). Its notes (pandas'
-    index, the columns left out) are said once every record has been read."""
+    index, the columns left out) are said once every record has been read. ``class_last``: see :class:`ReadAs`."""
     from .columns import whole_number
     from .data import examples_of_lines
     from .formats import BlankRecords
 
     name, classes = given.name, given.classes
     kind, notes, unknown, found = "labeled", [], None, {"blank_records": BlankRecords(keep=False)}
-    for label, _ in examples_of_lines(with_line_ends(lines), name, table, predicting=True, note=notes.append,
-                                      found=found, classes=classes):
+    read_as = ReadAs(kind, table, class_last=class_last)
+    for label, _ in examples_of_lines(with_line_ends(lines), name, read_as.reading(), predicting=True,
+                                      note=notes.append, found=found, classes=classes,
+                                      class_last=class_last == ()):
         kind = "texts" if label is None else kind
         if unknown is None and label is not None and label not in classes and whole_number(label) not in classes:
             unknown = label  # (an id column first: id,text)
@@ -502,7 +535,7 @@ def _read_all(lines, table, given):
     for line in notes:
         given.note(line)
     return ReadAs(kind, table, None if unknown is None else (unknown, found.get("class_from", "")),
-                  tuple(found.get("class_columns", ())), found.get("columns_flags", ""))
+                  tuple(found.get("class_columns", ())), found.get("columns_flags", ""), class_last)
 
 
 def with_line_ends(lines):
@@ -526,6 +559,16 @@ class ReadAs:
     not_classes: tuple = None
     class_columns: tuple = ()
     columns_flags: str = ""  # a header whose columns training is told (v1,v2,,,): the flags that name them
+    # a CSV with one of the model's classes last in every first record (formats.class_last_table): None if not, ()
+    # without a header row, else its header's names (feedback,verdict), the last one the class column's
+    class_last: tuple = None
+
+    def reading(self):
+        """What data.examples_of_lines is told to read the table as: its ``table``, or the columns a class-last header
+        names (as --label-column and --text-column name them: training reads none of its names)."""
+        from .columns import Columns
+
+        return Columns(label=self.class_last[-1], texts=self.class_last[:-1]) if self.class_last else self.table
 
 
 @contextlib.contextmanager
@@ -553,6 +596,8 @@ def documents(path, fmt, classes, note):
         elif read_as and read_as.kind == "texts":  # a header of text columns only (title,body): no class
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
+        elif read_as and read_as.class_last is not None:  # text,label: the class last, as under such a header
+            print(f"{name}: read as labeled CSV, {_class_last_said(name, read_as.class_last)}", file=sys.stderr)
         elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is
             # none of the model's (evaluate refuses the file): "evaluate --data scores the model against its classes"
             value, column = read_as.not_classes
@@ -567,11 +612,24 @@ def documents(path, fmt, classes, note):
                   f"its text columns ({scores} scores the model against its classes)", file=sys.stderr)
         if read_as:
             found["blank_records"] = BlankRecords()
-            lines = RecentLines(with_blank_records(examples_of_lines(with_line_ends(lines), name, read_as.table,
-                                                                     predicting=True, found=found, classes=classes),
-                                                   found),
-                                found, PREDICTED_PER_CHUNK)
+            examples = examples_of_lines(with_line_ends(lines), name, read_as.reading(), predicting=True, found=found,
+                                         classes=classes, class_last=read_as.class_last == ())
+            lines = RecentLines(with_blank_records(examples, found), found, PREDICTED_PER_CHUNK)
         yield Lines(lines)
+
+
+def _class_last_said(name, names):
+    """The rest of predict's note on a labeled CSV with the class last (:class:`ReadAs` ``class_last``: its header's
+    ``names``): how it was read, and how evaluate scores it (training and evaluate are told its columns: a header row
+    they know, or --label-column and --text-column)."""
+    if names:
+        flags = f"--label-column {shlex.quote(names[-1])} --text-column {shlex.quote(','.join(names[:-1]))}"
+        return (f"its header row's last column ({names[-1]}) the class, one of the model's in every first record: "
+                f"one answer per record, for its text columns (evaluate --data {shlex.quote(name)} {flags} scores the "
+                f"model against its classes)")
+    return ("without a header row, its class last (one of the model's in every first record): one answer per record, "
+            "for its text columns (evaluate --data scores the model against its classes once a header row names its "
+            "columns, e.g. text,label)")
 
 
 def with_blank_records(examples, found):

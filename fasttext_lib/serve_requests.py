@@ -1216,10 +1216,11 @@ def csv_texts(reviews, predictor):
     (``reviews.class_first``: :func:`_tsv_header`) is read as labeled rows whatever the model's classes, as predict
     reads it."""
     from .columns import csv_text, headless_index_rows
-    from .formats import class_last_rows, excel_sep_record, typed_header_kind
+    from .formats import class_last_header, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
 
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
+    told_header = after_header  # (header=present: a later mini-batch's rows are under the file's header row)
     header_names, class_first = reviews.header_names, reviews.class_first
     numbering = (reviews.first_number, reviews.repeats_at)
     _refuse_semicolon_table(reviews.semicolon_lines, predictor.class_values)
@@ -1237,6 +1238,8 @@ def csv_texts(reviews, predictor):
         if typed_header_kind(names) not in ("class first", None):  # Review Body, Sentiment; Title, Review Body: read as
             # the same header without its spaces is (its text columns), as predict reads the file
             return list(_csv_reviews("", records, names, 0, numbering, "", ","))
+        if class_last_header(names, _rows_ahead(records), predictor.class_values):  # feedback,verdict: the class last
+            return _class_last_texts(records, numbering, "the header row")
     # (a typed header, Sentiment, Review Body, is known here: its rows are read under it, as in the first mini-batch)
     guessed = not after_header and typed is None and reviews.may_follow_header  # (not told header=present)
     after_header = after_header or guessed
@@ -1246,12 +1249,11 @@ def csv_texts(reviews, predictor):
         reviews = [",".join(record) for record in records]
         quoted = True  # the index is a sign of CSV written by a program, as a quoted class is (not a review's words)
     if not (class_first or _labeled_rows(records, quoted, header_names, predictor.class_values)):
-        if after_header and class_last_rows(_without_header_rows(records, predictor.class_values),
-                                            predictor.class_values):
+        if _class_last_rows(records, after_header, header_names, predictor.class_values):
             # text,label (the class last: Hugging Face's to_csv): each record was answered whole, its class a word of
-            # the review; its text columns, as the first mini-batch read them under the header
-            # (Excel's sep=, where files were joined: an empty review's answer, its line's, as between labeled rows)
-            return [csv_text(record[:-1]) if not excel_sep_record(record) else "" for record in records]
+            # the review (and the answer partly the label); its text columns, as predict reads the same bytes, and as
+            # a first mini-batch read them under the header
+            return _class_last_texts(records, numbering, "the header row" if told_header else "the first row")
         return list(reviews)
     short = next((i for i, record in enumerate(records) if len(record) == 1), None)  # [] (a blank line): answered
     if short is not None:
@@ -1262,13 +1264,48 @@ def csv_texts(reviews, predictor):
         raise RequestError(400, f"CSV record {_record_number(short, numbering)} has one column, but record "
                                 f"{_record_number(labeled, numbering)} is a labeled row (class "
                                 f"{records[labeled][0].strip()!r}, then the text), so every record must be one")
-    # Excel's sep=, between labeled rows (files joined) is no record, as predict skips it (formats.csv_rows); in Batch
-    # Transform every line has its answer: an empty review's, as a blank line's
-    answered = in_batch_transform(os.environ)
-    records = [[] if excel_sep_record(record) else record for record in records
-               if answered or not excel_sep_record(record)]
+    records = _without_sep_records(records)
     _refuse_metadata_columns(records, None, under_header=typed is not None or header_names is not None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _without_sep_records(records):
+    """A labeled body's ``records`` without Excel's sep=, between them (files joined), no record, as predict skips it
+    (formats.csv_rows); in Batch Transform every line has its answer: an empty review's (``[]``), as a blank line's."""
+    from .formats import excel_sep_record
+
+    answered = in_batch_transform(os.environ)
+    return [[] if excel_sep_record(record) else record for record in records
+            if answered or not excel_sep_record(record)]
+
+
+def _class_last_rows(records, after_header, names, classes):
+    """Are a ``text/csv`` body's ``records`` (no header row read among them: ``names`` is None) rows with one of the
+    model's ``classes`` last, as predict judges the same file (formats.class_last_table, by its first records:
+    HEADER_LOOKAHEAD + 1)? A later Batch Transform mini-batch (``after_header``) by all of its records, but for a
+    repeat of the file's header (:func:`_without_header_rows`)."""
+    from .formats import class_last_rows, class_last_table
+
+    if after_header:
+        return class_last_rows(_without_header_rows(records, classes), classes)
+    return names is None and class_last_table(_rows_ahead(records, HEADER_LOOKAHEAD + 1), classes) == "rows"
+
+
+def _class_last_texts(records, numbering, against="the first row"):
+    """The texts of a ``text/csv`` body's ``records`` with the class last (:func:`_class_last_rows`, or under a header
+    of names of the user's own: formats.class_last_header), each record's other columns, as predict reads them under
+    a header ``text,label`` (a row as wide as the first one, ``against``, its class given, else a 400 as predict's
+    error)."""
+    from .columns import csv_text, width_error
+    from .formats import excel_sep_record
+
+    width = len(next(record for record in records if record))
+    for i, record in enumerate(records):
+        if record and not excel_sep_record(record) and (len(record) != width or not record[-1].strip()):
+            where = f"CSV record {_record_number(i, numbering)}"
+            raise RequestError(400, f"{where} has an empty class column (its last): a document without a class"
+                               if len(record) == width else str(width_error(where, len(record), width, against=against)))
+    return [csv_text(record[:-1]) for record in _without_sep_records(records)]
 
 
 def _refuse_semicolon_table(semicolon_lines, classes):
@@ -1356,17 +1393,18 @@ def _typed_header_at(records, classes):
     (files joined with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the
     review ``Review Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row
     whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
-    from .columns import class_and_text_names, prose_commas
-    from .formats import typed_header, unnamed_class_header
+    from .columns import class_and_text_names, prose_commas, short_names
+    from .formats import class_last_header, typed_header, unnamed_class_header
 
     at = next((i for i, record in enumerate(records) if record), None)
     if at is None:
         return None
     first = records[at]
     typed = prose_commas(first)
-    if not (typed or class_and_text_names(first)):
+    if not (typed or class_and_text_names(first) or short_names(first)):
         return None
     repeats = _repeats_of(first, records[at + 1:])
     ahead = _rows_ahead(_left_out(records[at + 1:], repeats))  # (the repeats out of the look-ahead, as predict's)
-    header = (typed and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
+    header = ((typed and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
+              or class_last_header(first, ahead, classes))  # (feedback,verdict over rows with a class last)
     return (at, repeats) if header else None

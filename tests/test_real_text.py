@@ -472,6 +472,40 @@ def test_a_labeled_csv_file_is_answered_for_its_texts_by_predict_and_the_endpoin
         Predictor.load(bundle).predict(path.read_text().splitlines())
 
 
+@pytest.mark.parametrize("header", [False, True])
+def test_a_csv_with_its_class_last_is_answered_for_its_texts_as_evaluate_scores_them(tmp_path, bundle, real, header):
+    # df[["text", "label"]].to_csv(header=False, index=False) of a test split (and the same under a header of names
+    # of the user's own, feedback,verdict): predict scored each class as a word of its review, the answers then
+    # partly the label (0.692 against the labels for 0.668 of the same rows written class first), the header
+    # answered as a review too (301 answers for 300 rows). predict, the endpoint and evaluate (told the columns,
+    # as the note says) read the same rows, the class left out of each text
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(60)
+    texts = [" ".join(t.split()) for t in part.texts]
+    path = tmp_path / "test.csv"
+    pd.DataFrame({"feedback": texts, "verdict": part.labels}).to_csv(path, header=header, index=False)
+    expected = Predictor.load(bundle).predict(texts)
+    for fmt in ("csv", "auto"):  # (--format csv read the text as the class, and answered the class)
+        cli = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
+        answers = [json.loads(line) for line in cli.stdout.splitlines()]
+        assert cli.returncode == 0 and answers == expected, cli.stderr
+        assert cli.stderr.count("\n") == 1 and "read as labeled CSV" in cli.stderr
+    assert _served(bundle, path.read_text()) == expected
+    if header:  # evaluate scores the rows predict answers, given the flags its note gives
+        flags = cli.stderr.split("evaluate --data ", 1)[1].split(" scores")[0].split()[1:]
+        assert flags == ["--label-column", "verdict", "--text-column", "feedback"]
+        evaluated = cli_in_process("evaluate", "--model", bundle, "--data", path, *flags)
+        accuracy = sum(a["label"] == label for a, label in zip(answers, part.labels)) / len(texts)
+        assert json.loads(evaluated.stdout.splitlines()[-1])["accuracy"] == pytest.approx(accuracy)
+    else:  # evaluate does not score rows whose class it would read from the text's column: it asks for a header (its
+        # first text quoted, it read the texts as classes and refused them as unknown labels, saying nothing of why)
+        assert '"' in path.read_text().splitlines()[0][:1]
+        evaluated = cli_in_process("evaluate", "--model", bundle, "--data", path)
+        assert evaluated.returncode != 0 and evaluated.stderr.count("error:") == 1
+        assert "then its class" in evaluated.stderr and "header row naming its columns" in evaluated.stderr
+
+
 def _title_and_body(real):
     titles, bodies = [], []
     for text in real.texts:

@@ -4013,14 +4013,21 @@ def test_batch_transform_takes_a_later_mini_batchs_first_column_for_pandas_index
 
 @pytest.mark.parametrize("body", [b"17,2,great food\n18,1,cold soup\n19,2,nice staff\n20,1,rude waiter\n",
                                   b"great food,2\ncold soup,1\nnice staff,2\nrude waiter,1\n"])
-def test_batch_transform_answers_the_lines_of_a_header_absent_csv_whole_as_predict_does(monkeypatch, served, body):
+def test_batch_transform_answers_the_lines_of_a_header_absent_csv_as_predict_does(monkeypatch, served, bundle, tmp_path,
+                                                                                   body):
     """A headerless mini-batch of plain text/csv is read as a later one of a file with a header (its row numbers, or
     its class last, left out: docs/SERVING.md); header=absent, the way out the docs give for a file without a header
-    row, has its lines answered whole, as predict answers the file."""
+    row, has its lines answered as predict answers the file: whole, but for rows with one of the model's classes
+    last in every one (formats.class_last_table), answered for their texts by both."""
+    from conftest import cli_in_process
+
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     lines = body.decode().splitlines()
-    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=absent"), served[0]) == \
-        served[1].predict(lines)
+    (tmp_path / "reviews.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "reviews.csv")
+    by_predict = [json.loads(line) for line in got.stdout.splitlines()]
+    assert by_predict == served[1].predict(lines if lines[0][0].isdigit() else [line.rsplit(",", 1)[0] for line in lines])
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=absent"), served[0]) == by_predict
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == \
         served[1].predict([line.split(",", 2)[2] if line[0].isdigit() else line.rsplit(",", 1)[0] for line in lines])
 
@@ -4806,6 +4813,78 @@ def test_a_first_review_of_short_phrases_stays_a_review_to_predict_and_the_endpo
     got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "reviews.csv")
     assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == expected
+
+
+CLASS_LAST_PAIRS = [("great food", "2"), ("cold soup", "1"), ("would go again", "2"), ("never again", "1"),
+                    ("the staff, friendly", "2")]
+
+
+@pytest.mark.parametrize("header, row, blank", [
+    ("", '{text},{label}', False),  # df[["text", "label"]].to_csv(header=False, index=False)
+    ("", '"{text}","{name}"', False),  # quoted, the classes by their names (the bundle's mapping)
+    ("", '{text},{label}', True),  # a blank line among them: answered as an empty review in its place
+    ("feedback,verdict\n", '{text},{name}', False),  # a header of names training does not know
+    ("subject,feedback,verdict\n", 'Food,{text},{label}', False),  # ... of three columns
+])
+def test_rows_with_the_class_last_are_answered_for_their_texts_by_predict_and_the_endpoint(
+        served, bundle, tmp_path, monkeypatch, header, row, blank):
+    """A table whose class is its LAST column, one of the model's classes (or their names) in every row: predict and
+    the endpoint's text/csv answered each record whole, the class a word of its review (the answer then partly the
+    label), and a header of names training does not know as a review too. Both answer each record's text without
+    its class (formats.class_last_table), the header not at all; Batch Transform answers the header with its field
+    names, in its place."""
+    from conftest import cli_in_process
+
+    lines = [row.format(text=text if "," not in text or row.startswith('"') else f'"{text}"', label=label,
+                        name=NAMES[label]) for text, label in CLASS_LAST_PAIRS]
+    texts = [("Food " if header.startswith("subject") else "") + text for text, _ in CLASS_LAST_PAIRS]
+    if blank:
+        lines.insert(2, "")
+        texts.insert(2, "")
+    body = (header + "".join(line + "\n" for line in lines)).encode()
+    path = tmp_path / "reviews.csv"
+    path.write_bytes(body)
+    expected = served[1].predict(texts)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
+    assert "read as labeled CSV" in got.stderr and ("verdict" in got.stderr) == bool(header), got.stderr
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == expected
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+    assert answers == ([sm_serve.FieldNames()] if header else []) + expected
+
+
+@pytest.mark.parametrize("body", [
+    b"great food,2\ncold soup,1\nwould go again,2\nnever again,hmm\n",  # a record whose last field is no class
+    b"great food,2\ncold soup,1\nwould go again,2\n",  # three records: too thin a sign, as for a class first
+    b"feedback,verdict\ngreat food,2\ncold soup,1\nwould go again,2\n",
+    b"loved it,positive\ncold soup, sadly\nwould go again\nnice staff,negative\nthey were late\n",
+])
+def test_reviews_that_end_with_a_comma_and_a_class_name_stay_reviews(served, bundle, tmp_path, body):
+    """Only a class last in every one of the first records (4 of them at least) makes a table of them: reviews that
+    merely end with a comma and a word that is a class's name are answered whole, by predict and the endpoint alike."""
+    from conftest import cli_in_process
+
+    expected = served[1].predict(body.decode().splitlines())
+    (tmp_path / "reviews.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "reviews.csv")
+    assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == expected
+
+
+def test_a_record_of_another_width_below_rows_with_the_class_last_is_one_error_from_both_routes(
+        served, bundle, tmp_path):
+    """Read as rows of a text and then its class, a later record narrower than them (a field left out) is refused by
+    predict before any answer, and by the endpoint with a 400, as under a header text,label."""
+    from conftest import cli_in_process
+
+    body = b"".join(f"{text.replace(',', '')},{label}\n".encode() for text, label in CLASS_LAST_PAIRS * 12) + b"hmm\n"
+    (tmp_path / "reviews.csv").write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", tmp_path / "reviews.csv")
+    assert got.returncode != 0 and got.stdout == "", got.stderr
+    assert "reviews.csv:61: malformed CSV row: 1 column(s) where the first row has 2" in got.stderr
+    with pytest.raises(sm_serve.RequestError, match=r"CSV record 61: malformed CSV row: 1 column\(s\) where the first row"):
+        sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
 
 
 @pytest.mark.parametrize("body", [
