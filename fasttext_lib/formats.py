@@ -355,7 +355,8 @@ def _header_above_class_last(first, ahead):
 
 def _names_row(row):
     """Could ``row`` be a header row of names of the user's own: two fields or more, each a short name, none a number
-    (``feedback,verdict``)? Only the rows below it tell (:func:`_header_above_class_last`, :func:`class_last_header`)."""
+    (``feedback,verdict``)? Only the rows below it tell (:func:`_header_above_class_last`,
+    :func:`class_last_header`)."""
     return len(row) >= 2 and short_names(row) and not any(reads_as_number(c) for c in row)
 
 

@@ -1304,7 +1304,8 @@ def _class_last_texts(records, numbering, against="the first row"):
         if record and not excel_sep_record(record) and (len(record) != width or not record[-1].strip()):
             where = f"CSV record {_record_number(i, numbering)}"
             raise RequestError(400, f"{where} has an empty class column (its last): a document without a class"
-                               if len(record) == width else str(width_error(where, len(record), width, against=against)))
+                               if len(record) == width else
+                               str(width_error(where, len(record), width, against=against)))
     return [csv_text(record[:-1]) for record in _without_sep_records(records)]
 
 

@@ -533,8 +533,9 @@ class Workspace:
         that their ``records`` say are of another bundle than ``dest`` (of the same run_name in another bucket or
         prefix: the folder is one for all of them), beside them under names that say whose (written_record.kept_name,
         as named in the folder's ``naming`` bucket: :func:`_naming_bucket`), for save_run to keep once it has replaced
-        them (and remove where the save fails): ``(copy, name, bundle)`` of each added to ``kept`` as it is made. A file of no record, or of an older one that names no bundle (written before
-        bundles were recorded), is replaced as before: nothing tells whose it is."""
+        them (and remove where the save fails): ``(copy, name, bundle)`` of each added to ``kept`` as it is made. A
+        file of no record, or of an older one that names no bundle (written before bundles were recorded), is replaced
+        as before: nothing tells whose it is."""
         for name, entry in ((n, e) for record in records for n, e in (record.read(folder) or {}).items()
                             if n in record.outputs):  # (not the copies it names)
             of = entry.get("of")
