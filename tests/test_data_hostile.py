@@ -607,6 +607,39 @@ def test_a_compressed_file_is_closed_when_its_reading_ends(tmp_path, monkeypatch
     assert len(opened) == 1 and opened[0].closed
 
 
+def test_a_text_error_in_a_large_bzip2_file_is_said_without_decompressing_far_past_it(tmp_path, monkeypatch):
+    """A line refused as text (not UTF-8, line 1) in a bzip2 file had the next 64 MiB of its text decompressed, to tell
+    damage past it (lines.damaged_past): bzip2 decompresses some 15 MB/s, so a genuine error waited seconds (5 s for
+    line 1 of a 96 MiB file; 0.01 s before). bzip2 data is checked block by block (900 kB before its run-length
+    step), and .lzma's and xz's decoder fails within KiB of the garbage it gives: the look-ahead reaches no further
+    than gzip's, whose check is at its member's end. Here: 24 MiB of text past line 1, as concatenated streams."""
+    from fasttext_lib import storage
+
+    rng = random.Random(0)
+    chunk = "".join(f"__label__{i % 2} {' '.join(rng.choices(_WORDS, k=8))}\n" for i in range(20000)).encode()
+    p = tmp_path / "big.txt.bz2"
+    p.write_bytes(bz2.compress("__label__1 caf\xe9\n".encode("latin-1")) + bz2.compress(chunk * 2) * 24)
+    assert len(chunk) * 48 > 24 << 20
+    read, open_read = [], storage.open_read
+
+    class Counted(io.RawIOBase):  # (the file's bytes read, counted)
+        def __init__(self, f):
+            self.f = f
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            n = self.f.readinto(buffer)
+            read.append(n)
+            return n
+
+    monkeypatch.setattr(storage, "open_read", lambda *args, **kw: Counted(open_read(*args, **kw)))
+    with pytest.raises(FastTextError, match=re.escape(f"{p}:1: not UTF-8 text")):
+        read_labeled(str(p))
+    assert sum(read) < p.stat().st_size / 2  # (the whole file was read)
+
+
 def _run_cli(*args, stdin=None, preexec_fn=None):
     """The CLI in a child process (``stdin``: a file it reads from), bounded by a timeout: what a reader that never
     ends would be (subprocess.TimeoutExpired fails the test)."""
