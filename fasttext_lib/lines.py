@@ -231,18 +231,33 @@ def _zip_contents(first):
             f"{READ_DIRECTLY} files are read directly)")
 
 
-def _iconv(source, uri, extension):
-    """The command that converts ``uri`` from ``source`` to UTF-8; for input piped in (``stdin``), the pipe."""
-    name = shell_name(uri)
+# The command that writes the text of each compressed format (lines.decompressed's) to stdout
+_DECOMPRESS_COMMANDS = {"gzip": "gzip -dc", "bzip2": "bzip2 -dc", "xz": "xz -dc", "lzma": "xz -dc --format=lzma"}
+
+
+def _converting(command, uri, extension, compression=None, reads_stdin=False):
+    """``command`` (a filter of text, to UTF-8) run on the text of ``uri``, into ``new{extension}``; for input piped in
+    (``stdin``), the pipe. Compressed data (``compression``) is decompressed into it: the command was given the
+    compressed file (iconv -f CP1252 -t UTF-8 reviews.csv.gz), and converted its bytes into garbage. ``reads_stdin``:
+    ``command`` reads stdin, not a file named after it."""
+    name, decompress = shell_name(uri), _DECOMPRESS_COMMANDS.get(compression)
     if name == "stdin":
-        return f"pipe it through iconv -f {source} -t UTF-8"
-    return copied_down(uri, f"iconv -f {source} -t UTF-8 {shell_word(name)} > {new_file(extension)}")
+        return f"pipe it through {f'{decompress} | ' if decompress else ''}{command}"
+    fed = (f"{decompress} {shell_word(name)} | {command}" if decompress else
+           f"{command} {'< ' if reads_stdin else ''}{shell_word(name)}")
+    return copied_down(uri, f"{fed} > {new_file(extension)}")
 
 
-def _not_text(raw, uri, lineno, table=True):
+def _iconv(source, uri, extension, compression=None):
+    """The command that converts ``uri`` (its text, where ``compression`` is its data's) from ``source`` to UTF-8; for
+    input piped in (``stdin``), the pipe."""
+    return _converting(f"iconv -f {source} -t UTF-8", uri, extension, compression)
+
+
+def _not_text(raw, uri, lineno, table=True, compression=None):
     """The error for a line holding NUL bytes: UTF-16 text (:func:`utf16_text`) and tar archives are named, with how to
     convert them; else a binary file. ``table``: a file of rows (Excel's 'Unicode Text' may be one: its pandas
-    conversion is said too), else of vectors (converted to a .vec, no CSV)."""
+    conversion is said too), else of vectors (converted to a .vec, no CSV). ``compression``: the file's data's."""
     where, name = f"{uri}:{lineno}: ", shell_name(uri)
     if lineno == 1 and raw[257:262] == b"ustar":  # a tar header's magic (a .tar.gz arrives here decompressed)
         if name == "stdin":  # (predict's reviews piped in: no file to name)
@@ -256,8 +271,8 @@ def _not_text(raw, uri, lineno, table=True):
     if utf32:  # (no Excel nor pandas hint: Excel writes no UTF-32)
         unmarked = "" if utf32 == "UTF-32" else " (no byte order mark)"
         return (f"{where}not a text file this program reads: it is UTF-32 text{unmarked}; convert it to UTF-8 first, "
-                f"e.g. {_iconv(utf32, uri, '.csv' if table else '.vec')}")
-    utf16 = utf16_text(raw, uri, lineno, ".csv" if table else ".vec")
+                f"e.g. {_iconv(utf32, uri, '.csv' if table else '.vec', compression)}")
+    utf16 = utf16_text(raw, uri, lineno, ".csv" if table else ".vec", compression)
     if utf16 and not table:
         return f"{where}not a text file this program reads: {utf16}"
     if utf16:  # Excel's "Unicode Text" (tab-separated) and PowerShell's > write UTF-16
@@ -284,11 +299,11 @@ def _utf32_source(raw):
     return None
 
 
-def utf16_text(raw, uri, lineno, extension):
-    """What a line holding NUL bytes (``raw``, line ``lineno`` of ``uri``) is when it is UTF-16 text, and how to convert
-    it (to ``new{extension}``): "it is UTF-16 text; convert it to UTF-8 first, e.g. iconv ..."; ``None`` when it is
-    not (a binary file's bytes, a stray NUL). UTF-16 is its byte order mark starting the file, or without one, a NUL
-    beside every ASCII character."""
+def utf16_text(raw, uri, lineno, extension, compression=None):
+    """What a line holding NUL bytes (``raw``, line ``lineno`` of ``uri``, ``compression`` its data's) is when it is
+    UTF-16 text, and how to convert it (to ``new{extension}``): "it is UTF-16 text; convert it to UTF-8 first, e.g.
+    iconv ..."; ``None`` when it is not (a binary file's bytes, a stray NUL). UTF-16 is its byte order mark starting the
+    file, or without one, a NUL beside every ASCII character."""
     mark = bom_charset(raw) if lineno == 1 else None
     if mark == "utf-32":  # (its mark, FF FE 00 00, starts as UTF-16's)
         return None
@@ -304,7 +319,7 @@ def utf16_text(raw, uri, lineno, extension):
         return None
     source = "UTF-16" if bom else "UTF-16LE" if odd >= even else "UTF-16BE"
     return (f"it is UTF-16 text{'' if bom else ' (no byte order mark)'}; convert it to UTF-8 first, e.g. "
-            f"{_iconv(source, uri, extension)}")
+            f"{_iconv(source, uri, extension, compression)}")
 
 
 # Decodes what is UTF-8 as UTF-8 and every other byte as Windows-1252 (a file of both: rows typed or pasted in UTF-8, and
@@ -332,30 +347,28 @@ def reads_as_windows_1252(raw):
     return True
 
 
-def _not_utf8(raw, uri, lineno, exc, utf8_line=None):
+def _not_utf8(raw, uri, lineno, exc, utf8_line=None, compression=None):
     """The error for a line that is not UTF-8: a line that reads as Windows-1252 (Excel's plain 'CSV' on Windows, Latin
     letters and curly quotes in one byte each) says how to convert from it. ``utf8_line``: the number of an earlier
     line that holds characters beyond ASCII in UTF-8, if any. When it or this line does, the file mixes the two, and
     converting it all from Windows-1252 (iconv) garbles its UTF-8 (``’`` became ``â€™``, three unknown words, silently):
-    the line gives the command that converts only the bytes that are not UTF-8."""
+    the line gives the command that converts only the bytes that are not UTF-8. ``compression``: the file's data's."""
     message = (f"{uri}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}; "
                f"re-encode the file as UTF-8")
     if not reads_as_windows_1252(raw):
         return message + ")"
     stem = re.sub(r"\.(gz|bz2|xz|lzma)$", "", uri.lower())
     if utf8_line is not None or _utf8_beyond_ascii(raw):
-        name = shell_name(uri)
         where = f"line {utf8_line if utf8_line is not None else lineno}"
-        fix = (f"pipe it through {_MIXED_FIX}" if name == "stdin" else
-               copied_down(uri, f"{_MIXED_FIX} < {shell_word(name)} > {new_file(os.path.splitext(stem)[1])}"))
+        fix = _converting(_MIXED_FIX, uri, os.path.splitext(stem)[1], compression, reads_stdin=True)
         return (f"{message}: the file mixes UTF-8 ({where}) and Windows-1252, as rows pasted from Windows programs "
                 f"are; converting it all from Windows-1252 would garble its UTF-8; convert the other bytes only: {fix})")
     if not stem.endswith((".csv", ".tsv")):  # (a .vec or fastText-format file: Excel and pandas are no help there)
         extension = os.path.splitext(stem)[1] or ".txt"
         return (f"{message}: it reads as Windows-1252, as Windows programs write it; convert it: "
-                f"{_iconv('CP1252', uri, extension)})")
+                f"{_iconv('CP1252', uri, extension, compression)})")
     return (f"{message}: it reads as Windows-1252, as Excel's 'CSV' and Windows programs write it; save it as 'CSV "
-            f"UTF-8' in Excel, or convert it: {_iconv('CP1252', uri, '.csv')}, or pandas: "
+            f"UTF-8' in Excel, or convert it: {_iconv('CP1252', uri, '.csv', compression)}, or pandas: "
             f"{CP1252_PANDAS})")
 
 
@@ -418,6 +431,7 @@ class DecodedLines:
 
     def __init__(self, stream, uri, compression, every_lines_bom=True, table=True):
         self.stream, self.uri, self.compression, self.lineno = stream, uri, compression, 0
+        self.compressed = compression  # the file's data's, for the commands its errors give (line_blocks' too)
         self.every_lines_bom, self.table = every_lines_bom, table
         self.ended = False  # the stream's end was read
         self.utf8_line = None  # the first line that holds characters beyond ASCII (_not_utf8)
@@ -438,7 +452,7 @@ class DecodedLines:
                 return
             self.lineno += 1
             if b"\x00" in raw:
-                raise self._refused(_not_text(raw, self.uri, self.lineno, self.table))
+                raise self._refused(_not_text(raw, self.uri, self.lineno, self.table, self.compressed))
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 self.cut = True
                 raise self._refused(f"{self.uri}:{self.lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB; "
@@ -446,7 +460,8 @@ class DecodedLines:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise self._refused(_not_utf8(raw, self.uri, self.lineno, exc, self.utf8_line)) from None
+                raise self._refused(_not_utf8(raw, self.uri, self.lineno, exc, self.utf8_line,
+                                              self.compressed)) from None
             if self.utf8_line is None and not raw.isascii():  # (a BOM too: UTF-8's)
                 self.utf8_line = self.lineno
             # the file's BOM, or one starting a line where Windows files were joined (cat a.csv b.csv): its class was
@@ -476,21 +491,25 @@ def _corrupt(uri, compression, lineno, exc):
     return f"{uri}:{lineno}: corrupt or truncated {compression} data ({exc})"
 
 
-# How much of the text after a line that fails a check is decompressed to tell whether the data is damaged
-_DAMAGE_LOOKAHEAD = 64 << 20
+# How much of the text after a line that fails a check is decompressed to tell whether the data is damaged, by format:
+# as far as its damage shows. gzip's deflate gives garbage up to its member's end, where its CRC is; bzip2's CRC is its
+# block's (900 kB before its run-length step, which text seldom expands), and lzma's decoder (.lzma, xz) fails within
+# KiB of the garbage it gives. Each is a wait before a genuine text error is said: 64 MiB of bzip2 took 5 s, for a
+# line 1 said at once before (gzip decompresses over ten times as fast).
+_DAMAGE_LOOKAHEAD = {"gzip": 64 << 20, "bzip2": 8 << 20, "xz": 8 << 20, "lzma": 8 << 20}
 
 
 def damaged_past(stream, uri, compression, lineno, rest=b""):
     """The error (:func:`_corrupt`) for the ``compression`` data of ``stream`` where its decompressor fails within the
-    next :data:`_DAMAGE_LOOKAHEAD` bytes of text (at the line counted from line ``lineno``, the last ended, then
+    next :data:`_DAMAGE_LOOKAHEAD` bytes of its text (at the line counted from line ``lineno``, the last ended, then
     ``rest``, the bytes read past it); else None. Damaged compressed data decompresses to garbage before its
     decompressor fails (.lzma has no check; gzip's is at its end): a bit flipped in an .lzma file gave "not UTF-8 text
     ... iconv ... f.lzma" or "not a text file (contains NUL bytes ...)", where xz -t says it is corrupt."""
-    newlines, read = rest.count(b"\n"), 0
+    newlines, read, lookahead = rest.count(b"\n"), 0, _DAMAGE_LOOKAHEAD[compression]
     try:
         # (read as DecodedLines' readline and line_blocks read it, a buffer at a time: a decompressor's error drops
         # the text of the read it ends, and larger reads named an earlier line than the other reader did)
-        while read < _DAMAGE_LOOKAHEAD and (text := stream.read1(io.DEFAULT_BUFFER_SIZE)):
+        while read < lookahead and (text := stream.read1(io.DEFAULT_BUFFER_SIZE)):
             newlines, read = newlines + text.count(b"\n"), read + len(text)
     except DECOMPRESS_ERRORS as exc:
         return _corrupt(uri, compression, lineno + newlines + 1, exc)
@@ -811,7 +830,7 @@ def _line_blocks(stream, name, compression=None, sink=None):
     def fail(data):  # the same error DecodedLines gives for these bytes (they hold a problem), at their line numbers
         read = io.BytesIO(data)
         lines = DecodedLines(read, name, None)
-        lines.lineno, lines.utf8_line = lineno, utf8_line
+        lines.lineno, lines.utf8_line, lines.compressed = lineno, utf8_line, compression
         try:
             for _ in lines:
                 pass

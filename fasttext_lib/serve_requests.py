@@ -247,16 +247,17 @@ def answered_blank(texts):
     return in_batch_transform(os.environ)
 
 
-def no_review_text(text=None):
+def no_review_text(text=None, byte_order_mark=False):
     """The 400 of an endpoint's request without any review text (in Batch Transform each record is answered:
     :func:`answered_blank`), in one message for every content type, saying what a body of nothing else held: empty,
-    or blank lines. application/json said "not valid JSON: Expecting value: line 2 column 1 (char 1)" of a body
-    ``\n``, and JSON Lines "no JSON lines". ``text``: the body's (None, or one with text: its records hold none)."""
+    a byte order mark alone, or blank lines. application/json said "not valid JSON: Expecting value: line 2 column 1
+    (char 1)" of a body ``\n``, and JSON Lines "no JSON lines". ``text``: the body's, without its BOMs (None, or one
+    with text: its records hold none); ``byte_order_mark``: the body held one (the client sent bytes, not nothing)."""
     said = "request holds no review text"
     if text is None or text.strip():
         return RequestError(400, said)
     if not text:
-        return RequestError(400, f"{said}: the body is empty")
+        return RequestError(400, f"{said}: the body is {'a byte order mark alone' if byte_order_mark else 'empty'}")
     lines = text.count("\n") + (not text.endswith("\n"))  # (as SageMaker counts lines: a last one without its end)
     return RequestError(400, f"{said}: the body is {'one blank line' if lines == 1 else f'{lines} blank lines'}")
 

@@ -114,6 +114,8 @@ def input_fn(request_body, content_type):
         # the first JSON line (a 400, the job stopped) and made the first word of text/plain an unknown one.
         # So is one that starts a later line (Windows files joined with cat), as predict reads the file.
         text = without_line_boms(body_text(request_body, charset, MAX_REQUEST_BYTES))
+        if not text and request_body and not in_batch_transform(os.environ):  # (UTF-16's codec drops the BOM itself)
+            raise no_review_text(text, byte_order_mark=True)  # a BOM alone: it said "the body is empty" of its bytes
         if media == JSON_TYPE:
             texts = json_request(text)
         elif media == JSONLINES_TYPE:

@@ -607,6 +607,67 @@ def test_a_compressed_file_is_closed_when_its_reading_ends(tmp_path, monkeypatch
     assert len(opened) == 1 and opened[0].closed
 
 
+def test_a_text_error_in_a_large_bzip2_file_is_said_without_decompressing_far_past_it(tmp_path, monkeypatch):
+    """A line refused as text (not UTF-8, line 1) in a bzip2 file had the next 64 MiB of its text decompressed, to tell
+    damage past it (lines.damaged_past): bzip2 decompresses some 15 MB/s, so a genuine error waited seconds (5 s for
+    line 1 of a 96 MiB file; 0.01 s before). bzip2 data is checked block by block (900 kB before its run-length
+    step), and .lzma's and xz's decoder fails within KiB of the garbage it gives: the look-ahead reaches no further
+    than gzip's, whose check is at its member's end. Here: 24 MiB of text past line 1, as concatenated streams."""
+    from fasttext_lib import storage
+
+    rng = random.Random(0)
+    chunk = "".join(f"__label__{i % 2} {' '.join(rng.choices(_WORDS, k=8))}\n" for i in range(20000)).encode()
+    p = tmp_path / "big.txt.bz2"
+    p.write_bytes(bz2.compress("__label__1 caf\xe9\n".encode("latin-1")) + bz2.compress(chunk * 2) * 24)
+    assert len(chunk) * 48 > 24 << 20
+    read, open_read = [], storage.open_read
+
+    class Counted(io.RawIOBase):  # (the file's bytes read, counted)
+        def __init__(self, f):
+            self.f = f
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            n = self.f.readinto(buffer)
+            read.append(n)
+            return n
+
+    monkeypatch.setattr(storage, "open_read", lambda *args, **kw: Counted(open_read(*args, **kw)))
+    with pytest.raises(FastTextError, match=re.escape(f"{p}:1: not UTF-8 text")):
+        read_labeled(str(p))
+    assert sum(read) < p.stat().st_size / 2  # (the whole file was read)
+
+
+@pytest.mark.parametrize("extension, tool", [(".gz", "gzip"), (".bz2", "bzip2"), (".xz", "xz"),
+                                             (".lzma", "xz --format=lzma")])
+@pytest.mark.parametrize("contents, command", [
+    ("__label__1 caf\xe9\n".encode("latin-1"), "| iconv -f CP1252 -t UTF-8 > new.txt)"),
+    ("__label__1 café\n__label__2 caf\xe9\n".encode("latin-1").replace(b"caf\xe9\n__", "café\n__".encode()),
+     "| python3 -c"),
+    ("__label__1 good\n".encode("utf-16"), "| iconv -f UTF-16 -t UTF-8 > new.csv"),
+], ids=["cp1252", "mixed", "utf16"])
+def test_the_conversion_a_compressed_file_is_told_to_make_decompresses_it_first(tmp_path, extension, tool, contents,
+                                                                                 command):
+    """The command a text error gives to convert a compressed file (not UTF-8, UTF-16) was given the compressed file,
+    "iconv -f CP1252 -t UTF-8 train.txt.gz > new.txt", which converts its compressed bytes into garbage: it is piped the
+    file's text by its decompressor (xz -dc --format=lzma for .lzma), by training's reader and predict's."""
+    import subprocess
+
+    from fasttext_lib.lines import decompressed, line_blocks
+
+    p = tmp_path / f"train.txt{extension}"
+    p.write_bytes(subprocess.run([*tool.split(), "-c"], input=contents, capture_output=True, check=True).stdout)
+    told = re.escape(f"{tool.split()[0]} -dc{tool[len(tool.split()[0]):]} {p} {command}")
+    with pytest.raises(FastTextError, match=told):
+        read_labeled(str(p))
+    with open(p, "rb") as f, pytest.raises(FastTextError, match=told):
+        stream, found = decompressed(f, str(p))
+        for _ in line_blocks(stream, str(p), found):
+            pass
+
+
 def _run_cli(*args, stdin=None, preexec_fn=None):
     """The CLI in a child process (``stdin``: a file it reads from), bounded by a timeout: what a reader that never
     ends would be (subprocess.TimeoutExpired fails the test)."""

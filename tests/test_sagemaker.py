@@ -3944,6 +3944,17 @@ def test_batch_transform_answers_a_mini_batch_of_empty_reviews(monkeypatch, serv
         sm_serve.input_fn(body, content_type)
 
 
+@pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "application/jsonlines",
+                                          "application/json", "text/plain; charset=utf-16"])
+def test_an_endpoint_s_body_of_a_byte_order_mark_alone_is_not_said_to_be_empty(content_type):
+    """A body of a BOM alone (a Windows tool's file of no text) is no review text, but the client sent bytes: the 400
+    said "the body is empty", which sends one looking for a request that lost its body."""
+    body = b"\xff\xfe" if "utf-16" in content_type else b"\xef\xbb\xbf"  # (UTF-16's codec drops its BOM itself)
+    with pytest.raises(sm_serve.RequestError) as raised:
+        sm_serve.input_fn(body, content_type)
+    assert raised.value.message == "request holds no review text: the body is a byte order mark alone"
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "text/csv; header=absent",
                                           "application/jsonlines", "application/json"])
 @pytest.mark.parametrize("body, said", [(b"\n", "one blank line"), (b"\n\n", "2 blank lines"),
