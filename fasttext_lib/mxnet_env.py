@@ -48,7 +48,8 @@ PARSED = {
 
 
 _STARTED = [True]  # False once start_mxnet found that MXNet cannot start (its exit hook is dropped then)
-_REFUSED = []  # start_mxnet's and check_room_to_join's errors in this process: MXNet cannot start (or join) here (cluster.tell_the_others: from a child)
+# start_mxnet's and check_room_to_join's errors in this process: MXNet cannot start (or join) here
+_REFUSED = []  # (cluster.tell_the_others: from a child)
 # What a process MXNet could not start in gives the child that tells its cluster why (cluster.tell_the_others): MXNet's
 # defaults for every variable it parses or its engine reads, and one thread per pool (the fewest threads, and the least
 # address space: MIN_ADDRESS_SPACE's one-thread figure).

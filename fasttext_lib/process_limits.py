@@ -5,8 +5,8 @@ MXNet's engine and OpenMP start their threads where a failure cannot be caught: 
 aborts the process ("terminate called without an active exception", exit 134) and libgomp's "Thread creation failed"
 ends it (a segfault or an abort after it), with no line of ours. ``MXNET_CPU_WORKER_NTHREADS=40000`` did so on a
 machine whose kernel allows 32,768 (pid_max), and ``OMP_NUM_THREADS=100`` in a container limited to 60 tasks (a
-cgroup's pids.max: docker --pids-limit, a Kubernetes pod's limit). :func:`check_threads` counts what the settings
-ask for and refuses, in one line, a count the process cannot have.
+cgroup's pids.max: docker --pids-limit, a Kubernetes pod's limit); so would a user's ``ulimit -u``.
+:func:`check_threads` counts what the settings ask for and refuses, in one line, a count the process cannot have.
 """
 import os
 

@@ -1344,7 +1344,8 @@ def _run_under_limit(tmp_path, data, bundle, command, threads, limit_mb, *more, 
     argv = {"predict": ["predict", "--model", str(bundle), "--input", str(data["test"])],
             "evaluate": ["evaluate", "--model", str(bundle), "--data", str(data["test"])],
             "train": ["train", "--train", str(data["train"]), "--output", str(tmp_path / "out"), *TINY]}[command]
-    return subprocess.run([sys.executable, "-m", "fasttext_lib", *argv, *more], capture_output=True, text=True, timeout=300,
+    return subprocess.run([sys.executable, "-m", "fasttext_lib", *argv, *more], capture_output=True, text=True,
+                          timeout=300,
                           env=dict(env, PYTHONPATH=ROOT, OMP_NUM_THREADS=threads),
                           preexec_fn=memory_limit(limit_mb << 20))
 
