@@ -107,7 +107,17 @@ def timeout_from_environment(environ=None):
 def check_kvstore_environment(kvstore):
     """Refuse a ``dist_*`` kvstore in a process no cluster launched: MXNet stopped it with a C++ CHECK failure and
     its traceback (``Environment::Get()->find("DMLC_NUM_WORKER")``) once the data had been read. The line names the
-    setting as the caller's user sets it (errors.setting_named): ``--kvstore dist_sync``, ``kvstore='dist_sync'``."""
+    setting as the caller's user sets it (errors.setting_named): ``--kvstore dist_sync``, ``kvstore='dist_sync'``.
+    Then, where this process joins a cluster, that it has room for the join (mxnet_env.check_room_to_join)."""
+    from .mxnet_env import check_room_to_join
+
+    _check_cluster_settings(kvstore)
+    check_room_to_join(kvstore)
+
+
+def _check_cluster_settings(kvstore):
+    """:func:`check_kvstore_environment`'s checks of the cluster's variables (not of this process's room to join:
+    :func:`tell_the_others` joins from a child where this one has none)."""
     kvstore = str(kvstore)
     missing = missing_cluster_variables() if kvstore.startswith("dist") else []
     if missing:
@@ -589,7 +599,7 @@ def tell_the_others(failure, status, shown=None):
     stopped = isinstance(failure, KeyboardInterrupt)
     told = {"stopped": True} if stopped else {"failed": _reason_told(failure)}
     try:
-        check_kvstore_environment("dist_sync")
+        _check_cluster_settings("dist_sync")
         from .mxnet_env import cannot_start
 
         wait = min(STOPPED_TELLS_FOR if stopped else FAILED_TELLS_FOR, timeout_from_environment())
@@ -658,10 +668,11 @@ def _wait_for_the_child(child, wait):
 
 def tell_for_the_parent(told, wait):
     """The child of :func:`_telling_child`: start MXNet, join, tell the others ``told`` (JSON), exit (0, quietly)."""
-    from .mxnet_env import start_mxnet
+    from .mxnet_env import check_room_to_join, start_mxnet
 
     try:
         start_mxnet()
+        check_room_to_join("dist_sync")  # (where it has none, the join would abort: it ends quietly, untold)
         import mxnet as mx
 
         watch = Watch(quiet_status=0, timeout=wait)

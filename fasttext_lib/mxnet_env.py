@@ -48,7 +48,8 @@ PARSED = {
 
 
 _STARTED = [True]  # False once start_mxnet found that MXNet cannot start (its exit hook is dropped then)
-_REFUSED = []  # start_mxnet's errors in this process: MXNet cannot start here (cluster.tell_the_others: from a child)
+# start_mxnet's and check_room_to_join's errors in this process: MXNet cannot start (or join) here
+_REFUSED = []  # (cluster.tell_the_others: from a child)
 # What a process MXNet could not start in gives the child that tells its cluster why (cluster.tell_the_others): MXNet's
 # defaults for every variable it parses or its engine reads, and one thread per pool (the fewest threads, and the least
 # address space: MIN_ADDRESS_SPACE's one-thread figure).
@@ -111,7 +112,8 @@ def start_mxnet(command="train"):
 
 
 def cannot_start():
-    """Whether MXNet cannot start in this process: :func:`start_mxnet` refused it, or a value it aborts on is set."""
+    """Whether MXNet cannot start in this process: :func:`start_mxnet` (or :func:`check_room_to_join`) refused it, or
+    a value it aborts on is set."""
     try:
         check_environment()
     except FastTextError:
@@ -188,10 +190,11 @@ JOIN_ADDRESS_SPACE = 90 << 20
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
-def check_address_space(command="train"):
+def check_address_space(command="train", joining=False):
     """Under a finite ``ulimit -v``: one malloc arena (glibc reserves 64 MB of address space for each thread's own
     arena, which is what an address-space limit counts: ~850 MB became ~600 MB needed), and one error line if the
-    limit is below what ``command`` (a key of :data:`MIN_ADDRESS_SPACE`) needs with its threads."""
+    limit is below what ``command`` (a key of :data:`MIN_ADDRESS_SPACE`) needs with its threads (``joining``: and to
+    join its cluster, :data:`JOIN_ADDRESS_SPACE`)."""
     import ctypes
     import resource
 
@@ -208,7 +211,6 @@ def check_address_space(command="train"):
     threads = max(openmp, blas) if command == "train" else blas
     one, two = MIN_ADDRESS_SPACE.get(command, MIN_ADDRESS_SPACE["train"])
     need = (one if max(openmp, blas) == 1 else two) + THREAD_ADDRESS_SPACE * max(0, threads - 2)
-    joining = joins_a_cluster(command)
     need += JOIN_ADDRESS_SPACE if joining else 0
     if limit < need:
         raise FastTextError(f"MXNet needs about {need >> 20:,} MB of address space to {command} ({threads} "
@@ -216,6 +218,23 @@ def check_address_space(command="train"):
                             f"this process may use {limit >> 20:,} MB at most (ulimit -v): raise that limit "
                             f"(ulimit -v unlimited)")
     _map_blas_buffers()
+
+
+def check_room_to_join(kvstore):
+    """Where training with ``kvstore`` joins a cluster (process_limits.joins_a_cluster): one :class:`FastTextError`,
+    before the join, if this process has no room for the join's threads or address space (the join aborted, exit 134,
+    and the other workers waited FASTTEXT_CLUSTER_TIMEOUT). Not in :func:`start_mxnet`, where the kvstore is not yet
+    known (a worker's host trained alone with ``--kvstore local`` was refused for a join it never makes). Refused
+    here, MXNet counts as unable to start (:func:`cannot_start`): the worker tells the others from a child of one
+    thread each, which needs less."""
+    if not joins_a_cluster(kvstore):
+        return
+    try:
+        check_threads("train", joining=True)
+        check_address_space("train", joining=True)
+    except FastTextError:
+        _REFUSED.append(True)
+        raise
 
 
 def _map_blas_buffers():

@@ -5,8 +5,8 @@ MXNet's engine and OpenMP start their threads where a failure cannot be caught: 
 aborts the process ("terminate called without an active exception", exit 134) and libgomp's "Thread creation failed"
 ends it (a segfault or an abort after it), with no line of ours. ``MXNET_CPU_WORKER_NTHREADS=40000`` did so on a
 machine whose kernel allows 32,768 (pid_max), and ``OMP_NUM_THREADS=100`` in a container limited to 60 tasks (a
-cgroup's pids.max: docker --pids-limit, a Kubernetes pod's limit). :func:`check_threads` counts what the settings
-ask for and refuses, in one line, a count the process cannot have.
+cgroup's pids.max: docker --pids-limit, a Kubernetes pod's limit); so would a user's ``ulimit -u``.
+:func:`check_threads` counts what the settings ask for and refuses, in one line, a count the process cannot have.
 """
 import os
 
@@ -33,13 +33,15 @@ JOIN_THREADS = 4
 DIST_ENVIRONMENT = ("DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER")
 
 
-def joins_a_cluster(command):
-    """Whether ``command`` in this process joins a parameter-server cluster: train in a cluster's worker
-    (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it, with the cluster's
-    :data:`DIST_ENVIRONMENT`: without it a dist_* kvstore is refused before the join, cluster.check_kvstore_environment,
-    and any other joins nothing; a DMLC_ROLE left in a shell's environment cost a one-host training the join's
-    threads and address space, and refused it under a limit it trains in)."""
-    return command == "train" and os.environ.get("DMLC_ROLE") == "worker" and not missing_cluster_variables()
+def joins_a_cluster(kvstore):
+    """Whether training with ``kvstore`` in this process joins a parameter-server cluster: a ``dist_*`` kvstore in a
+    cluster's worker (``DMLC_ROLE=worker``, as MXNet's tools/launch.py and SageMaker's toolkit start it, with the
+    cluster's :data:`DIST_ENVIRONMENT`: without it a dist_* kvstore is refused before the join,
+    cluster.check_kvstore_environment). Any other kvstore joins nothing, whatever the environment: a DMLC_ROLE left in
+    a shell's environment, or a worker's host trained alone with ``--kvstore local``, was charged the join's threads
+    and address space, and refused under a limit it trains in."""
+    return (str(kvstore).startswith("dist") and os.environ.get("DMLC_ROLE") == "worker"
+            and not missing_cluster_variables())
 
 
 def missing_cluster_variables(environ=None):
@@ -53,6 +55,7 @@ _CGROUP_ROOTS = {"v2": "/sys/fs/cgroup", "v1": "/sys/fs/cgroup/pids"}
 _THREADS_MAX = "/proc/sys/kernel/threads-max"
 _PID_MAX = "/proc/sys/kernel/pid_max"
 _LOADAVG = "/proc/loadavg"
+_PROC = "/proc"
 
 
 def env_threads(name):
@@ -77,9 +80,10 @@ def openmp_threads(cpus=None):
     return env_threads("OMP_NUM_THREADS") or cpus or usable_cpus()
 
 
-def threads_needed(command):
-    """``(threads, what)``: how many threads ``command``'s process starts with these settings, and the settings that
-    ask for more than one (e.g. ``["OMP_NUM_THREADS=100"]``) to name in an error."""
+def threads_needed(command, joining=False):
+    """``(threads, what)``: how many threads ``command``'s process starts with these settings (``joining``: and its
+    cluster's, :func:`joins_a_cluster`), and the settings that ask for more than one (e.g.
+    ``["OMP_NUM_THREADS=100"]``) to name in an error."""
     cpus = usable_cpus()
     openmp = openmp_threads(cpus)
     blas = min(cpus, OPENBLAS_MAX_THREADS, env_threads("OPENBLAS_NUM_THREADS") or openmp)  # no more than the CPUs
@@ -89,7 +93,7 @@ def threads_needed(command):
         threads += openmp - 1
         counts["OMP_NUM_THREADS"] = openmp
     what = [f"{name}={os.environ[name].strip()}" for name in counts if os.environ.get(name, "").strip()]
-    if joins_a_cluster(command):
+    if joining:
         threads += JOIN_THREADS
         what.append(f"{JOIN_THREADS} to join its cluster")
     return threads, what
@@ -129,8 +133,9 @@ def _cgroup_pids_dirs():
 def thread_room():
     """``(threads, why)``: how many more threads (tasks) this process may start, and the limit that says so; None
     where no limit can be read. The smallest of: a cgroup's pids.max less its pids.current (this cgroup's or an
-    ancestor's), the kernel's threads-max and pid_max less the threads running on the machine."""
-    rooms = []
+    ancestor's), ``ulimit -u`` less this user's tasks, the kernel's threads-max and pid_max less the threads running
+    on the machine."""
+    rooms = [room for room in (_user_task_room(),) if room is not None]
     for where in _cgroup_pids_dirs():
         try:
             limit, used = _read_int(os.path.join(where, "pids.max")), _read_int(os.path.join(where, "pids.current"))
@@ -150,6 +155,39 @@ def thread_room():
     return min(rooms) if rooms else None
 
 
+def _user_task_room():
+    """``(threads, why)`` under ``ulimit -u`` (RLIMIT_NPROC, which counts every process and thread of this process's
+    real user: a thread it would take fails to start, and MXNet aborted, exit 134); None where it is unlimited or not
+    enforced (root's tasks: the kernel does not count them against it)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    except (ImportError, AttributeError, OSError):  # (not Linux)
+        return None
+    uid = os.getuid()
+    if limit == resource.RLIM_INFINITY or uid == 0:
+        return None
+    used = _user_tasks(uid)
+    return limit - used, f"ulimit -u is {limit:,}, this user's processes and threads: {used:,} running"
+
+
+def _user_tasks(uid):
+    """The threads (each process's ``Threads``) of the processes whose real user is ``uid``, as /proc shows them."""
+    count = 0
+    for name in os.listdir(_PROC):
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(_PROC, name, "status")) as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+        except (OSError, ValueError, KeyError, IndexError):  # (a process that ended as it was read)
+            continue
+    return count
+
+
 def _own_threads():
     try:
         return len(os.listdir("/proc/self/task"))
@@ -157,10 +195,10 @@ def _own_threads():
         return 1
 
 
-def check_threads(command="train"):
-    """One :class:`FastTextError` where ``command``'s process would start more threads than it may (see the module
-    docstring); nothing where it may, or where no limit can be read."""
-    need, what = threads_needed(command)
+def check_threads(command="train", joining=False):
+    """One :class:`FastTextError` where ``command``'s process (``joining``: and its cluster's join) would start more
+    threads than it may (see the module docstring); nothing where it may, or where no limit can be read."""
+    need, what = threads_needed(command, joining)
     need -= _own_threads()  # (the threads running now are counted in the room's use already)
     room = thread_room()
     if room is None or need <= room[0]:

@@ -62,15 +62,19 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
                    DMLC_PS_ROOT_PORT=str(server_port()), DMLC_NUM_SERVER="1", DMLC_NUM_WORKER=str(len(outputs)),
                    DMLC_INTERFACE="lo", DMLC_NODE_HOST="127.0.0.1")
     worker_envs = env if isinstance(env, list) else [env or {}] * len(outputs)
-    # MXNet turns a process into the scheduler or a server when it is imported with that DMLC_ROLE.
+    # MXNet turns a process into the scheduler or a server when it is imported with that DMLC_ROLE. Each process
+    # leads a process group of its own: a worker's children (the one that tells the others it failed,
+    # cluster._telling_child) are killed with it at the end (_kill_groups), whatever ended the test.
     roles = [subprocess.Popen([sys.executable, "-c", "import fasttext_lib, mxnet"], env=dict(env_all, DMLC_ROLE=role),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for role in ("scheduler", "server")]
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+             for role in ("scheduler", "server")]
     logs = [(tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")) for _ in outputs]
     # (a worker's own --train or --seed set in place of args': an option given twice with two values is refused)
     workers = [subprocess.Popen(program or [sys.executable, "-m", "fasttext_lib", "train",
                                             *map(str, with_options(args, *extra)), "--kvstore", kvstore,
                                             "--batch-size", str(WORKER_BATCH), "--output", str(out)],
-                                env=dict(env_all, DMLC_ROLE="worker", **own), stdout=stdout, stderr=stderr, text=True)
+                                env=dict(env_all, DMLC_ROLE="worker", **own), stdout=stdout, stderr=stderr, text=True,
+                                start_new_session=True)
                for out, (stdout, stderr), extra, own, program in zip(outputs, logs, each or [[]] * len(outputs),
                                                                      worker_envs, programs or [None] * len(outputs))]
     try:
@@ -92,13 +96,22 @@ def run_workers(args, outputs, kvstore="dist_sync", stop_when=None, each=None, e
                 role.wait(timeout=60)  # the cluster shuts down once both workers have finished
         return results
     finally:
-        for proc in roles + workers:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        _kill_groups(roles + workers)
         for stdout, stderr in logs:
             stdout.close()
             stderr.close()
+
+
+def _kill_groups(processes):
+    """Kill each of ``processes`` and what it started (its process group: start_new_session), and reap it. A worker
+    that ended leaves its group while a child of it lives (a test failed as a worker's telling child waited to join:
+    the child was left running, joined to nothing)."""
+    for proc in processes:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # (it ended, and every process of its group)
+            pass
+        proc.wait()
 
 
 def _worker_logs(workers, logs):
@@ -705,10 +718,22 @@ def test_a_stop_told_on_a_workers_port_counts_only_from_one_of_its_peers(monkeyp
 
 def test_a_peers_stop_sent_seconds_after_it_connects_is_taken(monkeypatch):
     """A worker held between its connect and its send (a loaded machine) sent its stop after the port's read had
-    given up (1 s): the others said "its process ended" where it "was stopped". The read waits PROBE_TIMEOUT now."""
+    given up (1 s): the others said "its process ended" where it "was stopped". The read waits PROBE_TIMEOUT now.
+    (Here the stop is sent 1.5 s after the read began, past the old second; PROBE_TIMEOUT is made far longer than a
+    loaded machine's delays, where 2.5 s of 5 once left a test's thread 2.5 s to be held.)"""
+    from fasttext_lib import cluster
+
+    monkeypatch.setattr(cluster, "PROBE_TIMEOUT", 600)
+    reading, real_read_told = threading.Event(), cluster._read_told
+
+    def read_told(connection):
+        reading.set()
+        return real_read_told(connection)
+    monkeypatch.setattr(cluster, "_read_told", read_told)
     with _watched_by_a_peer(monkeypatch) as (this, peer, failed):
         with socket.create_connection(("127.0.0.1", this.port)) as connection:
-            time.sleep(2.5)  # (the held worker: within PROBE_TIMEOUT's 5 s)
+            assert reading.wait(60)
+            time.sleep(1.5)  # (the held worker: beyond the old read's 1 s, from its start)
             connection.sendall(json.dumps({"stopped": {"rank": 1, "port": peer.port}}).encode("utf-8"))
         assert _first_failure(failed) == "worker 1 (host peer-host) was stopped before training"
 
@@ -1193,3 +1218,36 @@ def test_train_with_an_empty_dmlc_role_says_so_in_one_line(sample_dir, tmp_path)
                                            "set too; unset DMLC_ROLE to run on this host, or set DMLC_ROLE=worker in a "
                                            "cluster's worker\n")
     assert not (tmp_path / "m").exists()
+
+
+def test_a_failing_test_leaves_no_child_of_a_worker_running(tmp_path):
+    """run_workers killed the workers of a test that failed, not their children: a worker's telling child
+    (cluster._telling_child), waiting up to FAILED_TELLS_FOR to join, outlived the test. Here a worker's program starts
+    a child that sleeps, and the test fails (its while_running raises) once the child has started: no process of the
+    worker's is left."""
+    started = tmp_path / "child"
+    program = [sys.executable, "-c", "import os, subprocess, sys, time\n"
+               "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+               f"open({str(started)!r} + '.part', 'w').write(str(child.pid))\n"
+               f"os.replace({str(started)!r} + '.part', {str(started)!r})\n"
+               "time.sleep(600)\n"]
+
+    def fail_once_started(workers):
+        if started.exists():
+            raise AssertionError("the test failed")
+    with pytest.raises(AssertionError, match="the test failed"):
+        run_workers([], [tmp_path / "worker0"], programs=[program], while_running=fail_once_started)
+    child = int(started.read_text())
+    deadline = time.monotonic() + 30
+    while _running(child):
+        assert time.monotonic() < deadline, f"the worker's child (pid {child}) was left running"
+        time.sleep(0.1)
+
+
+def _running(pid):
+    """Whether process ``pid`` runs (not ended, nor a zombie left for its new parent to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

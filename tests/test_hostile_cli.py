@@ -1326,13 +1326,26 @@ def test_a_dmlc_role_without_a_cluster_costs_no_join(tmp_path, data, bundle):
     assert r.returncode == 0, r.stderr[-2000:]
 
 
-def _run_under_limit(tmp_path, data, bundle, command, threads, limit_mb, **extra_env):
+def test_a_clusters_worker_trained_alone_costs_no_join(tmp_path, data, bundle):
+    """A cluster's worker (DMLC_ROLE=worker, the cluster's variables set) trained on its host alone, ``--kvstore
+    local``: only a dist_* kvstore joins the cluster, and it runs under the limit it runs under outside one (610 MB);
+    the start-up check charged it the join's 90 MB, and refused it for a join it never makes."""
+    cluster = {"DMLC_ROLE": "worker", "DMLC_PS_ROOT_URI": "127.0.0.1", "DMLC_PS_ROOT_PORT": "9091",
+               "DMLC_NUM_SERVER": "1", "DMLC_NUM_WORKER": "2"}
+    r = _run_under_limit(tmp_path, data, bundle, "train", "1", 610, "--kvstore", "local", **cluster)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def _run_under_limit(tmp_path, data, bundle, command, threads, limit_mb, *more, **extra_env):
+    """``command`` (``more``: its further arguments) with ``threads`` OpenMP threads under ``limit_mb`` of ``ulimit
+    -v``."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS")}
     env.update(extra_env)
     argv = {"predict": ["predict", "--model", str(bundle), "--input", str(data["test"])],
             "evaluate": ["evaluate", "--model", str(bundle), "--data", str(data["test"])],
             "train": ["train", "--train", str(data["train"]), "--output", str(tmp_path / "out"), *TINY]}[command]
-    return subprocess.run([sys.executable, "-m", "fasttext_lib", *argv], capture_output=True, text=True, timeout=300,
+    return subprocess.run([sys.executable, "-m", "fasttext_lib", *argv, *more], capture_output=True, text=True,
+                          timeout=300,
                           env=dict(env, PYTHONPATH=ROOT, OMP_NUM_THREADS=threads),
                           preexec_fn=memory_limit(limit_mb << 20))
 

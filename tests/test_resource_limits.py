@@ -170,24 +170,61 @@ def test_a_clusters_worker_counts_the_threads_of_its_join(tmp_path, monkeypatch)
     MXNet has started: where the task limit left room for MXNet's threads but not for those, the join aborted
     (ZeroMQ's 'Resource temporarily unavailable', exit 134), untold, and the other workers waited
     FASTTEXT_CLUSTER_TIMEOUT. They are counted now, and the line comes before the join (the worker then tells the
-    others from a child process of one thread each, cluster.tell_the_others)."""
+    others from a child process of one thread each, cluster.tell_the_others). Only a dist_* kvstore joins: start-up
+    (the kvstore not yet known) and a worker's host trained alone (--kvstore local, device) count no join; they were
+    refused for one under a limit they run under."""
+    from fasttext_lib import mxnet_env
+
+    monkeypatch.setattr(mxnet_env, "_REFUSED", [])  # (a refusal has this process's MXNet count as one not started)
     limits = fake_limits(tmp_path, monkeypatch, "0::/kubepods/pod1", limit=9, used=3)  # (room for 6 more)
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         monkeypatch.setenv(name, "1")
     for name in limits.MXNET_THREADS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("DMLC_ROLE", raising=False)
-    limits.check_threads("train")  # (the main thread, the prefetcher, MXNet's 5: 6 more)
     monkeypatch.setenv("DMLC_ROLE", "worker")
     for name in limits.DIST_ENVIRONMENT:
         monkeypatch.delenv(name, raising=False)
-    limits.check_threads("train")  # (DMLC_ROLE alone, no cluster's environment: it joins none)
+    mxnet_env.check_room_to_join("dist_sync")  # (DMLC_ROLE alone, no cluster's environment: it joins none)
     for name, value in zip(limits.DIST_ENVIRONMENT, ("127.0.0.1", "9091", "1", "2")):
         monkeypatch.setenv(name, value)
+    limits.check_threads("train")  # (start_mxnet's: the main thread, the prefetcher, MXNet's 5: 6 more)
+    for kvstore in ("local", "device", "auto", None):
+        mxnet_env.check_room_to_join(kvstore)
+    assert not mxnet_env.cannot_start()
     with pytest.raises(limits.FastTextError, match=r"would start about 10 more threads to train \(OMP_NUM_THREADS=1, "
                                                    r"4 to join its cluster\), and it may start 6 more"):
+        mxnet_env.check_room_to_join("dist_sync")
+    assert mxnet_env.cannot_start()  # (so the worker tells the others from a child, which needs less)
+
+
+def test_ulimit_u_counts_for_threads(tmp_path, monkeypatch):
+    """``ulimit -u`` (RLIMIT_NPROC) counts every process and thread of the user: under a low one MXNet's or
+    OpenMP's threads could not start and the process aborted (exit 134, no line), as under a container's task limit.
+    Root's tasks are not counted against it (the kernel does not enforce it for root): nothing to refuse there. (This
+    user's tasks and the limit are faked, as the cgroup's are: the tests run as root.)"""
+    limits = fake_limits(tmp_path, monkeypatch, "0::/kubepods/pod1", limit="max", used=3)
+    proc = tmp_path / "proc"
+    for pid, uid, threads in ((1, 0, 50), (100, 1000, 40), (101, 1000, 12), (102, 1001, 30)):
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "status").write_text(f"Name:\tx\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nThreads:\t{threads}\n")
+    (proc / "self").mkdir()
+    monkeypatch.setattr(limits, "_PROC", str(proc), raising=False)  # (raising: the check before it read /proc)
+    real_getrlimit = resource.getrlimit
+    monkeypatch.setattr(resource, "getrlimit",
+                        lambda which: (60, 60) if which == resource.RLIMIT_NPROC else real_getrlimit(which))
+    monkeypatch.setattr(os, "getuid", lambda: 1000)
+    for name in limits.MXNET_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "100")
+    with pytest.raises(limits.FastTextError, match=r"may start 8 more \(ulimit -u is 60, this user's processes and "
+                                                   r"threads: 52 running\)"):
         limits.check_threads("train")
-    limits.check_threads("predict")  # (no cluster joined)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    limits.check_threads("train")  # (6 more)
+    monkeypatch.setenv("OMP_NUM_THREADS", "100")
+    monkeypatch.setattr(os, "getuid", lambda: 0)
+    limits.check_threads("train")
 
 
 def test_no_limit_that_can_be_read_checks_nothing(tmp_path, monkeypatch):
