@@ -339,11 +339,23 @@ def json_texts(payload):
     payload = ["" if missing_json(item) else item for item in payload]
     bad = [i for i, item in enumerate(payload) if not isinstance(item, str)]
     if bad:
-        raise RequestError(400, f"every review must be a JSON string (or null); item {bad[0]} is "
-                                f"{_json_kind(payload[bad[0]])}")
+        kind = _json_kind(payload[bad[0]])
+        raise RequestError(400, f"every review must be a JSON string (or null); item {bad[0]} is {kind}"
+                                f"{_ITEM_HINTS.get(kind, '')}")
     texts = Reviews(whole_characters(item) for item in payload)
     texts.top = top
     return texts
+
+
+# What a review that is no string was, and what to send instead: the SDK's JSONSerializer sends a DataFrame's records
+# (df.to_dict("records")) as objects and its .values (or a 2-D array) as arrays, and the 400 said only "item 0 is
+# object", not how to send the reviews
+_ITEM_HINTS = {
+    "object": ' (a record, as df.to_dict("records") writes one: send each review as a string, e.g. '
+              'df["text"].tolist(), or send such records one a line as application/jsonlines)',
+    "array": ' (a row, as a DataFrame\'s .values or a 2-D array holds one: send each review as a string, e.g. '
+             'df["text"].tolist())',
+}
 
 
 def _json_kind(value):

@@ -2593,6 +2593,14 @@ def test_a_batch_transform_container_takes_a_mini_batch_over_6_mib(bundle, tmp_p
     (b'["a", true]', "application/json", 400, "item 1 is boolean"),  # was Python's "bool"
     (b'["a", {"text": "b"}]', "application/json", 400, "item 1 is object"),
     (b'[["a", "b"]]', "application/json", 400, "item 0 is array"),
+    # what the SDK's JSONSerializer sends for df.to_dict("records") and for df[["text"]].values: the 400 said only
+    # "item 0 is object" / "is array", not how to send the reviews
+    (b'[{"text": "a", "label": "1"}]', "application/json", 400, 'item 0 is object (a record, as df.to_dict("records") '
+     'writes one: send each review as a string, e.g. df["text"].tolist(), or send such records one a line as '
+     'application/jsonlines)'),
+    (b'{"instances": [{"source": "a"}]}', "application/json", 400, "send such records one a line as application/jsonlines"),
+    (b'[["a"], ["b"]]', "application/json", 400, "item 0 is array (a row, as a DataFrame's .values or a 2-D array "
+     'holds one: send each review as a string, e.g. df["text"].tolist())'),
     # a lone null is a missing review, empty as in a list ([null]) and in JSON Lines: no review text (it said "expected
     # a string, ..., got JSON null", also in Batch Transform, where [null] is answered)
     (b"null", "application/json", 400, "request holds no review text"),
