@@ -169,8 +169,10 @@ def body_text(body, charset, limit):
     else:
         raise RequestError(400, f"unexpected request body of type {type(body).__name__}")
     if raw_size > limit:
+        # (also said to a body of one long review, a whole book pasted, which no fewer reviews fit into)
         raise RequestError(413, f"request body has {raw_size} bytes; the limit is {limit} "
-                                f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request")
+                                f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per "
+                                f"request, or cut a review that long")
     if isinstance(body, str):
         text = body
     else:

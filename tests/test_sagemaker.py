@@ -3652,9 +3652,11 @@ def test_max_request_bytes_comes_from_the_model_environment(bundle, tmp_path):
     ], env={"FASTTEXT_MAX_REQUEST_BYTES": str(limit)})
     ok, too_big = result["answers"]
     assert ok["status"] == 200 and len(json.loads(ok["body"])) == 1
-    # what sets the limit is named, as the response limit's 413 does (it gave the number alone)
+    # what sets the limit is named, as the response limit's 413 does (it gave the number alone); the body is one
+    # review, so "send fewer reviews" alone named nothing its sender could do
     assert too_big["status"] == 413 and f"request body has {limit + 1} bytes; the limit is {limit} " \
-        "(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request" in too_big["body"]
+        "(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per request, or cut a " \
+        "review that long" in too_big["body"]
 
 
 @pytest.mark.parametrize("limit, variable, default", [(sm_serve.max_request_bytes, "FASTTEXT_MAX_REQUEST_BYTES", 6 * 1024 * 1024),
