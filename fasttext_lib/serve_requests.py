@@ -473,8 +473,19 @@ def _jsonlines_record(line, number, only_line):
             record = dict(record, source=" ".join(t for t in texts_of if t))
     if not isinstance(record, dict) or not isinstance(record.get("source"), str):
         raise RequestError(400, f'line {number} must be {{"source": "review text"}} (with optional "k"; or a '
-                                f'text key such as "text" or "review"), got {line[:80]!r}')
+                                f'text key such as "text" or "review"), got {line[:80]!r}'
+                                f'{_json_request_hint(record, only_line)}')
     return record
+
+
+def _json_request_hint(record, only_line):
+    """What a JSON Lines 400 adds when the line is an application/json request (``{"instances": [...]}``, or a body
+    that is one array of reviews), sent with the SDK's JSONLinesSerializer or content type: it said only what a line
+    must be, not that the same body is answered as application/json (as JSON Lines sent as JSON is told the other
+    way round: _json_lines_hint)."""
+    if (isinstance(record, dict) and "instances" in record) or (only_line and isinstance(record, list)):
+        return " (a JSON request? send it as application/json)"
+    return ""
 
 
 # ---- text/plain

@@ -2261,6 +2261,11 @@ def test_jsonlines_configuration_request_answered_in_lines(endpoint, served):
     (b'{"source": "a"}\n{"stars": 5, "text": 7}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n{"source": 5}\n', 'line 2 must be {"source": "review text"}'),
     (b'{"source": "a"}\n["b"]\n', 'line 2 must be {"source": "review text"}'),
+    # a JSON request sent as JSON Lines (the SDK's JSONLinesSerializer given its string, or the wrong content type):
+    # the 400 said only what a line must be, not to send the body as application/json
+    (b'{"instances": ["a", "b"], "configuration": {"k": 2}}', "(a JSON request? send it as application/json)"),
+    (b'["a", "b"]', 'line 1 must be {"source": "review text"} (with optional "k"; or a text key such as "text" or '
+     '"review"), got \'["a", "b"]\' (a JSON request? send it as application/json)'),
     (b'{"source": "a"}\n{"source": "b"\n', "line 2 is not valid JSON: Expecting ',' delimiter at column 15"),
     (b'{"source": "a", "k": 0}\n', "line 1: k must be a whole number >= 1"),
     (b'{"source": "a"}\n{"source": "b", "threshold": 2}\n', "line 2: threshold must be a probability"),
