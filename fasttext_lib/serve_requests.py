@@ -171,8 +171,8 @@ def body_text(body, charset, limit):
     if raw_size > limit:
         # (also said to a body of one long review, a whole book pasted, which no fewer reviews fit into)
         raise RequestError(413, f"request body has {raw_size} bytes; the limit is {limit} "
-                                f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews per "
-                                f"request, or cut a review that long")
+                                f"(FASTTEXT_MAX_REQUEST_BYTES; in Batch Transform, max_payload): send fewer reviews "
+                                f"per request, or cut a review that long")
     if isinstance(body, str):
         text = body
     else:
