@@ -875,10 +875,15 @@ def class_last_table(records, classes):
     partly the label), and such a header as a review too. The model's classes last in every record, as many as the
     class-first rule asks for (:data:`MIN_UNQUOTED_ROWS`), leave no doubt: a review that ends with a comma and one of
     their names is one record, not all of them."""
+    from .header_row import RepeatedHeader
+
     rows = [r for r in records if r]
     if class_last_rows(rows, classes):
         return "rows"
-    if rows and class_last_header(rows[0], rows[1:], classes):
+    # the first row's repeats (files joined with their headers) out of the rows below it, as predict's look-ahead and
+    # the endpoint's leave a header's out: feedback,verdict repeated among them made the file reviews to predict
+    repeated = RepeatedHeader([(rows[0], 1)], "", None) if rows else None
+    if rows and class_last_header(rows[0], [r for r in rows[1:] if not repeated.repeats(r)], classes):
         return "header"
     return None
 
