@@ -877,11 +877,12 @@ def class_last_table(records, classes):
     their names is one record, not all of them."""
     from .header_row import RepeatedHeader
 
-    rows = [r for r in records if r]
+    # (Excel's sep=, where files were joined is no record, as predict and the endpoint read them: it made such files
+    # reviews, one a line, to both; the first row's repeats, files joined with their headers, are none of the rows
+    # below it, as predict's look-ahead and the endpoint's leave a header's out: they made the file reviews to predict)
+    rows = [r for r in records if r and not excel_sep_record(r)]
     if class_last_rows(rows, classes):
         return "rows"
-    # the first row's repeats (files joined with their headers) out of the rows below it, as predict's look-ahead and
-    # the endpoint's leave a header's out: feedback,verdict repeated among them made the file reviews to predict
     repeated = RepeatedHeader([(rows[0], 1)], "", None) if rows else None
     if rows and class_last_header(rows[0], [r for r in rows[1:] if not repeated.repeats(r)], classes):
         return "header"
