@@ -875,16 +875,12 @@ def class_last_table(records, classes):
     partly the label), and such a header as a review too. The model's classes last in every record, as many as the
     class-first rule asks for (:data:`MIN_UNQUOTED_ROWS`), leave no doubt: a review that ends with a comma and one of
     their names is one record, not all of them."""
-    from .header_row import RepeatedHeader
-
     # (Excel's sep=, where files were joined is no record, as predict and the endpoint read them: it made such files
-    # reviews, one a line, to both; the first row's repeats, files joined with their headers, are none of the rows
-    # below it, as predict's look-ahead and the endpoint's leave a header's out: they made the file reviews to predict)
+    # reviews, one a line, to both)
     rows = [r for r in records if r and not excel_sep_record(r)]
     if class_last_rows(rows, classes):
         return "rows"
-    repeated = RepeatedHeader([(rows[0], 1)], "", None) if rows else None
-    if rows and class_last_header(rows[0], [r for r in rows[1:] if not repeated.repeats(r)], classes):
+    if rows and class_last_header(rows[0], rows[1:], classes):
         return "header"
     return None
 
