@@ -876,7 +876,9 @@ def class_last_table(records, classes):
     partly the label), and such a header as a review too. The model's classes last in every record, as many as the
     class-first rule asks for (:data:`MIN_UNQUOTED_ROWS`), leave no doubt: a review that ends with a comma and one of
     their names is one record, not all of them."""
-    rows = [r for r in records if r]
+    # (Excel's sep=, where files were joined is no record, as predict and the endpoint read them: it made such files
+    # reviews, one a line, to both)
+    rows = [r for r in records if r and not excel_sep_record(r)]
     if class_last_rows(rows, classes):
         return "rows"
     if rows and class_last_header(rows[0], rows[1:], classes):

@@ -418,13 +418,19 @@ def _class_last(opening, given):
     (``df[["text", "label"]].to_csv(header=False, index=False)``), else None. Each record was answered whole, its
     class a word of its review (and the answer partly the label), and such a header as a review too."""
     from .formats import allow_long_csv_fields, class_last_table
+    from .header_row import RepeatedHeader
 
     allow_long_csv_fields()
-    records, _ = _first_records(opening)
-    kind = class_last_table(records, given.classes)
+    records = [r for r in _first_records(opening)[0] if r]
+    if not records:
+        return None
+    # (the first row's repeats, files joined with their headers, are none of the rows under it, as the endpoint leaves
+    # them out: feedback,verdict repeated among them made every line a review here; a row's repeats change nothing)
+    repeated = RepeatedHeader([(records[0], 1)], given.name, None)
+    kind = class_last_table(records[:1] + [r for r in records[1:] if not repeated.repeats(r)], given.classes)
     if kind is None:
         return None
-    return tuple(name.lstrip("\ufeff").strip() for name in next(r for r in records if r)) if kind == "header" else ()
+    return tuple(name.lstrip("\ufeff").strip() for name in records[0]) if kind == "header" else ()
 
 
 def _read_class_last(opening, given, names):

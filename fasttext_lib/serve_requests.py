@@ -1308,13 +1308,17 @@ def _without_sep_records(records):
 def _class_last_rows(records, after_header, names, classes):
     """Are a ``text/csv`` body's ``records`` (no header row read among them: ``names`` is None) rows with one of the
     model's ``classes`` last, as predict judges the same file (formats.class_last_table, by its first records:
-    HEADER_LOOKAHEAD + 1)? A later Batch Transform mini-batch (``after_header``) by all of its records, but for a
-    repeat of the file's header (:func:`_without_header_rows`)."""
-    from .formats import class_last_rows, class_last_table
+    HEADER_LOOKAHEAD + 1)? A later Batch Transform mini-batch (``after_header``) by as many of its records, but for a
+    repeat of the file's header (:func:`_without_header_rows`): judged by all of them, a mini-batch whose 52nd row was
+    narrower, or ended in no class, was answered whole, class and all, where predict refuses the file or reads that
+    row's text (and the realtime endpoint does as predict)."""
+    from .formats import class_last_table
 
     if after_header:
-        return class_last_rows(_without_header_rows(records, classes), classes)
-    return names is None and class_last_table(_rows_ahead(records, HEADER_LOOKAHEAD + 1), classes) == "rows"
+        records = _without_header_rows(records, classes)
+    elif names is not None:
+        return False
+    return class_last_table(_rows_ahead(records, HEADER_LOOKAHEAD + 1), classes) == "rows"
 
 
 def _class_last_texts(records, numbering, against="the first row"):

@@ -4899,7 +4899,7 @@ def test_reviews_that_end_with_a_comma_and_a_class_name_stay_reviews(served, bun
 
 
 def test_a_record_of_another_width_below_rows_with_the_class_last_is_one_error_from_both_routes(
-        served, bundle, tmp_path):
+        served, bundle, tmp_path, monkeypatch):
     """Read as rows of a text and then its class, a later record narrower than them (a field left out) is refused by
     predict before any answer, and by the endpoint with a 400, as under a header text,label."""
     from conftest import cli_in_process
@@ -4911,6 +4911,46 @@ def test_a_record_of_another_width_below_rows_with_the_class_last_is_one_error_f
     assert "reviews.csv:61: malformed CSV row: 1 column(s) where the first row has 2" in got.stderr
     with pytest.raises(sm_serve.RequestError, match=r"CSV record 61: malformed CSV row: 1 column\(s\) where the first row"):
         sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+    # Batch Transform, whose mini-batch may follow a header, judged it by all of its records: the 61st made every
+    # line answered whole, its class a word of its review
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    with pytest.raises(sm_serve.RequestError, match=r"CSV record 61: malformed CSV row: 1 column\(s\) where the first row"):
+        sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
+
+
+_CLASS_LAST_ROWS = "".join(f"{text.replace(',', '')},{label}\n" for text, label in CLASS_LAST_PAIRS)
+_CLASS_LAST_TEXTS = [text.replace(",", "") for text, _ in CLASS_LAST_PAIRS]
+_SEP_LINE = object()  # Excel's sep=, line: no record, but an empty review's line to Batch Transform
+
+
+@pytest.mark.parametrize("body, texts", [
+    # files joined with their header (cat a.csv b.csv), the repeat among the first records: predict answered every
+    # line whole (the header too), the endpoint each row's text
+    ("feedback,verdict\n" + _CLASS_LAST_ROWS + "feedback,verdict\n" + _CLASS_LAST_ROWS,
+     [None] + _CLASS_LAST_TEXTS + [None] + _CLASS_LAST_TEXTS),
+    # a row after the first 51 that ends in no class, as wide as them: its text, as under a header text,label (Batch
+    # Transform answered every line whole, judging its mini-batch by all of its rows)
+    (_CLASS_LAST_ROWS * 11 + "plain review, nice\n", _CLASS_LAST_TEXTS * 11 + ["plain review"]),
+    # Excel's sep=, where such files were joined: no record (to Batch Transform an empty review's line, or above a
+    # header's repeat the header's), as between class-first rows; it made them reviews, one a line, to every route
+    (_CLASS_LAST_ROWS + "sep=,\n" + _CLASS_LAST_ROWS, _CLASS_LAST_TEXTS + [_SEP_LINE] + _CLASS_LAST_TEXTS),
+    ("feedback,verdict\n" + _CLASS_LAST_ROWS + "sep=,\nfeedback,verdict\n" + _CLASS_LAST_ROWS,
+     [None] + _CLASS_LAST_TEXTS + [None, None] + _CLASS_LAST_TEXTS),
+], ids=["header-repeated-in-the-look-ahead", "row-52-ends-in-no-class", "sep-between-rows", "sep-above-a-header"])
+def test_predict_the_endpoint_and_batch_transform_read_rows_with_the_class_last_alike(
+        tmp_path, bundle, served, monkeypatch, body, texts):
+    """Rows of a text and then its class are one decision to every route, on the first HEADER_LOOKAHEAD + 1 records
+    (a repeat of the header among them, and Excel's sep=, left out): each row answered for its text, a header with
+    Batch Transform's field names in its place (``None``), not at all by predict and the realtime endpoint."""
+    answers, error = _predicted(tmp_path, bundle, body)
+    assert error is None, error
+    assert answers == served[1].predict([text for text in texts if isinstance(text, str)])
+    assert _served_answers(body, served) == answers
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    by_line = iter(answers)
+    assert _served_answers(body, served) == [
+        sm_serve.FieldNames() if text is None else served[1].predict([""])[0] if text is _SEP_LINE else next(by_line)
+        for text in texts]
 
 
 @pytest.mark.parametrize("body", [
