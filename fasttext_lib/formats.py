@@ -855,8 +855,9 @@ def writers_rows(records, width):
 def class_last_rows(records, classes):
     """Are ``records`` (no header among them: a CSV request's, a Batch Transform mini-batch after the first of a file
     whose class comes after its text, ``text,label``, whose header only the first mini-batch held; or the rows below a
-    typed header, :func:`typed_header`) rows with the class last? Every one (blank ones left out), :data:`~fasttext_lib.formats.MIN_UNQUOTED_ROWS` or more, as wide as the others
-    (a CSV writer's; reviews one a line, unquoted, differ where one holds a comma), two fields or more, the last one of
+    typed header, :func:`typed_header`) rows with the class last? Every one (blank ones left out),
+    :data:`MIN_UNQUOTED_ROWS` or more, as wide as the others (a CSV writer's; reviews one a line, unquoted, differ
+    where one holds a comma), two fields or more, the last one of
     the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
     class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
     they are for a class first (formats.labeled_csv_records). The caller asks only when the class is not first."""

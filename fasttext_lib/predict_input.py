@@ -420,6 +420,8 @@ def _class_last(opening, given):
     from .formats import allow_long_csv_fields, class_last_table
     from .header_row import RepeatedHeader
 
+    if not _may_start_class_last(opening, given.classes):
+        return None  # (the first records of reviews were parsed as CSV to be judged: one of 20 MB, 5 bytes a byte)
     allow_long_csv_fields()
     records = [r for r in _first_records(opening)[0] if r]
     if not records:
@@ -431,6 +433,25 @@ def _class_last(opening, given):
     if kind is None:
         return None
     return tuple(name.lstrip("\ufeff").strip() for name in records[0]) if kind == "header" else ()
+
+
+def _may_start_class_last(opening, classes):
+    """Could the input's first line start a table with one of the model's ``classes`` last (:func:`_class_last`, whose
+    records are then read to tell)? It ends in a comma and one of them, quoted or not, or inside a quoted field (one
+    that holds a line break: only its record tells), or it is a header row of two names or more (columns.short_names).
+    Looked at by its end and, when short, whole: no copy of a long line."""
+    from .columns import short_names
+
+    first = opening.first
+    tail = first[-(max((len(str(c)) for c in classes), default=0) + 64):]
+    if tail.rstrip().rpartition(",")[2].strip().strip('"').strip() in classes or first.count('"') % 2 == 1:
+        return True
+    if opening.long or "," not in first:
+        return False
+    with contextlib.suppress(csv.Error):
+        row = next(csv.reader([first.strip()]), [])
+        return len(row) >= 2 and short_names(row)
+    return False
 
 
 def _read_class_last(opening, given, names):

@@ -4936,7 +4936,14 @@ _SEP_LINE = object()  # Excel's sep=, line: no record, but an empty review's lin
     (_CLASS_LAST_ROWS + "sep=,\n" + _CLASS_LAST_ROWS, _CLASS_LAST_TEXTS + [_SEP_LINE] + _CLASS_LAST_TEXTS),
     ("feedback,verdict\n" + _CLASS_LAST_ROWS + "sep=,\nfeedback,verdict\n" + _CLASS_LAST_ROWS,
      [None] + _CLASS_LAST_TEXTS + [None, None] + _CLASS_LAST_TEXTS),
-], ids=["header-repeated-in-the-look-ahead", "row-52-ends-in-no-class", "sep-between-rows", "sep-above-a-header"])
+    # Excel's sep=, as the first line: above a header no record, above the rows alone a blank record (an empty review),
+    # as above rows with the class first
+    ("sep=,\nfeedback,verdict\n" + _CLASS_LAST_ROWS, [_SEP_LINE, None] + _CLASS_LAST_TEXTS),
+    ("sep=,\n" + _CLASS_LAST_ROWS, [""] + _CLASS_LAST_TEXTS),  # (above rows alone, a blank record: an empty review)
+    # a first line too long for a header row, above rows whose class is last (it ends in a class): read as their first
+    ("x" * 200_000 + "," + CLASS_LAST_PAIRS[0][1] + "\n" + _CLASS_LAST_ROWS, ["x" * 200_000] + _CLASS_LAST_TEXTS),
+], ids=["header-repeated-in-the-look-ahead", "row-52-ends-in-no-class", "sep-between-rows", "sep-above-a-header",
+        "sep-first-above-a-header", "sep-first-above-rows", "a-long-first-row"])
 def test_predict_the_endpoint_and_batch_transform_read_rows_with_the_class_last_alike(
         tmp_path, bundle, served, monkeypatch, body, texts):
     """Rows of a text and then its class are one decision to every route, on the first HEADER_LOOKAHEAD + 1 records
