@@ -17,7 +17,6 @@ the CLI and SageMaker without keeping its texts: each chunk of documents is toke
 import collections
 import json
 import numbers
-import shlex
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, List
@@ -32,6 +31,7 @@ from .header_row import (AlreadySkipped, FirstClassWatch, RepeatedHeader, class_
                          labeled_rows_under_one_name, table_lookahead, text_only_columns, without_index_column)
 from .jsonl import jsonl_examples
 from .label_names import display
+from .shell_words import column_flag
 from .lines import (DecodedLines, chain_lines, check_not_shorter, leading_blank_lines, open_decompressed,
                     regular_file_size, without_excel_sep)
 from .stops import stopped_reading, telling_stops
@@ -412,8 +412,8 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
             # (v1,v2,,,: predict read its columns, which evaluate and training are told: predict's note says how)
             # (--label-column alone reads v2 and the unnamed columns after it, as predict did; --text-column v2, v2 only)
             texts = found["text_names"]
-            found["columns_flags"] = f"--label-column {shlex.quote(found['class_column'].strip())}" + (
-                f" --text-column {shlex.quote(texts[0].strip())}" if len(texts) == 1 else "")
+            found["columns_flags"] = column_flag("--label-column", found['class_column'].strip()) + (
+                f" {column_flag('--text-column', texts[0].strip())}" if len(texts) == 1 else "")
         names, ahead = ahead[0][0], ahead[1:]
         if blanks is not None:
             blanks.above_header()

@@ -11,7 +11,6 @@ import csv
 import io
 import itertools
 import os
-import shlex
 import sys
 from dataclasses import dataclass
 
@@ -607,6 +606,7 @@ def documents(path, fmt, classes, note):
     from .formats import BlankRecords
     from .jsonl import jsonl_texts
     from .quoted_spans import one_column_records
+    from .shell_words import shell_word
 
     name, found = "stdin" if path == "-" else path, {}
     with checked_lines(path, input_check(name, fmt, classes, note), reviews=fmt == "text") as (lines, read_as):
@@ -633,7 +633,7 @@ def documents(path, fmt, classes, note):
                   f"such as {value!r}, are not this model's classes)", file=sys.stderr)
         elif read_as:  # a labeled file: its texts, as training reads them (the class is not scored)
             # (a header whose columns training is told, v1,v2,,,: evaluate --data alone refuses it)
-            scores = (f"evaluate --data {shlex.quote(name)} {read_as.columns_flags}" if read_as.columns_flags
+            scores = (f"evaluate --data {shell_word(name)} {read_as.columns_flags}" if read_as.columns_flags
                       else "evaluate --data")
             print(f"{name}: read as labeled {read_as.table.upper()}, as training reads it: one answer per record, for "
                   f"its text columns ({scores} scores the model against its classes)", file=sys.stderr)
@@ -650,13 +650,26 @@ def _class_last_said(name, names):
     ``names``): how it was read, and how evaluate scores it (training and evaluate are told its columns: a header row
     they know, or --label-column and --text-column)."""
     if names:
-        flags = f"--label-column {shlex.quote(names[-1])} --text-column {shlex.quote(','.join(names[:-1]))}"
         return (f"its header row's last column ({names[-1]}) the class, one of the model's in every first record: "
-                f"one answer per record, for its text columns (evaluate --data {shlex.quote(name)} {flags} scores the "
-                f"model against its classes)")
+                f"one answer per record, for its text columns ({_evaluate_columns(name, names)})")
     return ("without a header row, its class last (one of the model's in every first record): one answer per record, "
             "for its text columns (evaluate --data scores the model against its classes once a header row names its "
             "columns, e.g. text,label)")
+
+
+def _evaluate_columns(name, names):
+    """The evaluate command that scores a class-last CSV under a header of ``names`` (the class last), its flags
+    parsed back to those names (shell_words.column_flag). A text column's name with a comma cannot be named by
+    --text-column, which splits its value at commas (``'feedback, text'`` was refused as no such column): the command
+    names it renamed without its commas, and says to rename it."""
+    from .shell_words import column_flag, comma_free, shell_word
+
+    texts = names[:-1]
+    flags = f"{column_flag('--label-column', names[-1])} {column_flag('--text-column', ','.join(map(comma_free, texts)))}"
+    said = f"evaluate --data {shell_word(name)} {flags} scores the model against its classes"
+    renamed = [f"{n!r} as {comma_free(n)!r}" for n in texts if "," in n]
+    return said + (f", once the header row renames {', '.join(renamed)}: --text-column splits its value at commas"
+                   if renamed else "")
 
 
 def with_blank_records(examples, found):

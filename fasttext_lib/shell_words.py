@@ -27,3 +27,16 @@ def shell_name(uri):
 def copied_down(uri, command):
     """``command`` (on :func:`shell_name`'s file) as a user runs it: for an S3 object, after copying it down."""
     return f"aws s3 cp {shlex.quote(uri)} . && {command}" if storage.is_s3(uri) else command
+
+
+def column_flag(flag, name):
+    """``flag`` (``--label-column``, ``--text-column``) naming the column ``name`` as a command a note gives, which the
+    CLI parses back to that name: quoted (a space or a quote split or ended it), and ``--flag=-name`` for a name that
+    starts with "-" (argparse took ``--flag -name`` for a flag without its value)."""
+    return f"{flag}={shlex.quote(name)}" if name.startswith("-") else f"{flag} {shlex.quote(name)}"
+
+
+def comma_free(name):
+    """A column ``name`` as --text-column can name it: its commas left out (the flag splits its value at commas, so
+    ``feedback, text`` named two columns, neither of them there), its spaces as they were."""
+    return " ".join(name.replace(",", " ").split())

@@ -506,6 +506,32 @@ def test_a_csv_with_its_class_last_is_answered_for_its_texts_as_evaluate_scores_
         assert "then its class" in evaluated.stderr and "header row naming its columns" in evaluated.stderr
 
 
+@pytest.mark.parametrize("text_name, label_name", [("feedback, text", "verdict"), ('the "review"', "-verdict"),
+                                                     ("-feedback", "my verdict")])
+def test_predicts_class_last_note_gives_an_evaluate_command_that_scores_the_file(tmp_path, bundle, real, text_name,
+                                                                                   label_name):
+    # a class-last header's names with a comma, a quote, a leading dash or a space: the note's evaluate command was
+    # --text-column 'feedback, text' (split at its comma: "names no such column") or --label-column -verdict (argparse
+    # took it for a flag). The command it gives, pasted, scores the file (once the header is renamed as it says)
+    import shlex
+
+    part = real.head(40)
+    texts = [" ".join(t.split()) for t in part.texts]
+    path = tmp_path / "test.csv"
+    pd.DataFrame({text_name: texts, label_name: part.labels}).to_csv(path, index=False)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    answers = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert cli.returncode == 0 and len(answers) == len(texts), cli.stderr
+    command = shlex.split(cli.stderr.split("(evaluate ", 1)[1].split(" scores the model")[0])
+    if "," in text_name:  # (--text-column splits at commas: the note says what to rename it, and the command names it so)
+        assert f"renames {text_name!r} as 'feedback text'" in cli.stderr
+        pd.DataFrame({"feedback text": texts, label_name: part.labels}).to_csv(path, index=False)
+    evaluated = cli_in_process("evaluate", "--model", bundle, *command)
+    assert evaluated.returncode == 0, evaluated.stderr
+    accuracy = sum(a["label"] == label for a, label in zip(answers, part.labels)) / len(texts)
+    assert json.loads(evaluated.stdout.splitlines()[-1])["accuracy"] == pytest.approx(accuracy)
+
+
 def _title_and_body(real):
     titles, bodies = [], []
     for text in real.texts:
@@ -1753,7 +1779,7 @@ def test_a_first_record_of_one_of_the_models_classes_is_answered_by_predict_and_
     assert _served(tmp_path / "m", path.read_text()) == expected
 
 
-@pytest.mark.parametrize("header", ["v1,v2,,,", "v1,v2,Unnamed: 2,Unnamed: 3,Unnamed: 4"])
+@pytest.mark.parametrize("header", ["v1,v2,,,", "v1,v2,Unnamed: 2,Unnamed: 3,Unnamed: 4", "-v 1,v2,,,"])
 def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by_predict_and_the_endpoint(
         tmp_path, real, header):
     """The SMS Spam Collection as it is shared (``v1,v2,,,``; or as pandas writes it back, the re-encoding the UTF-8
@@ -1773,8 +1799,9 @@ def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by
     csv.writer(buffer, lineterminator="\r\n").writerows(rows)
     path = tmp_path / "spam.csv"
     path.write_text(header + "\r\n" + buffer.getvalue(), newline="")
+    label = header.split(",")[0]  # (-v 1: its note's --label-column=-v 1 quoted, as argparse reads it back)
     trained = cli_in_process("train", "--train", path, "--output", tmp_path / "m", "--epochs", "1", "--no-progress",
-                             "--label-column", "v1", "--text-column", "v2")
+                             f"--label-column={label}", "--text-column", "v2")
     assert trained.returncode == 0, trained.stderr
     as_labeled = tmp_path / "as_labeled.csv"  # the same rows under a header training reads: the class, then text
     as_labeled.write_text("label,text,,,\r\n" + buffer.getvalue(), newline="")
@@ -1787,7 +1814,8 @@ def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by
         # its note names the evaluate that scores the file (evaluate --data alone refuses it, for its columns)
         advised = re.search(r"\((evaluate --data .*) scores the model against its classes\)", got.stderr)
         # (--label-column alone: the text is v2 and the unnamed columns after it, as predict read it)
-        assert advised and advised.group(1).endswith("--label-column v1"), got.stderr
+        flag = {"v1": "--label-column v1", "-v 1": "--label-column='-v 1'"}[label]  # (-v 1: argparse's flag unquoted)
+        assert advised and advised.group(1).endswith(flag), got.stderr
     scored = cli_in_process(*shlex.split(advised.group(1))[:1], "--model", tmp_path / "m",
                             *shlex.split(advised.group(1))[1:])
     assert scored.returncode == 0 and json.loads(scored.stdout.splitlines()[-1])["n"] == len(rows), scored.stderr
