@@ -228,9 +228,13 @@ class Predictor:
     def _evaluated(self, data, confusion):
         data = as_read_from_a_file(data, "data")  # a DataFrame's int classes, its NaNs (data.py)
         # Its classes are all at hand: one the model does not know is refused before any document is scored
-        y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names,
-                          lines_named(data.first_lines, "evaluation data"),  # (read_labeled's: its lines)
-                          pandas_class_column(data))  # (a hint's pandas line names the user's column)
+        try:
+            y = encode_labels(data.labels, self.labels, "evaluation data", self.label_names,
+                              lines_named(data.first_lines, "evaluation data"),  # (read_labeled's: its lines)
+                              pandas_class_column(data))  # (a hint's pandas line names the user's column)
+        except FastTextError:  # (read_labeled of text,label rows without a header reads them class first, as evaluate)
+            _refuse_class_last(_few_texts(data.texts), self.labels, self.label_names, "evaluation data")
+            raise
         return self._evaluation(zip(data.labels, data.texts), confusion, "evaluation data", "the evaluation data",
                                 classes=y, texts=data.texts, text_name="data.texts[{}]")
 
@@ -370,18 +374,31 @@ class _LabelsRead:
         try:
             return encode_labels(labels, classes, where, names, first_lines_as_read(self.first_lines), column)
         except FastTextError:
-            self._refuse_class_last(classes, names, where)
+            _refuse_class_last(self.texts, classes, names, where)
             raise
 
-    def _refuse_class_last(self, classes, names, where):
-        """Refuse labels the model does not know whose documents' texts are each one of its classes (or their
-        ``names``): rows of a text and then its class read class first, as a CSV without a header row is (``"a
-        text, with a comma",positive``: a quoted first field reads as a class); the refusal listed the texts as
-        unknown labels, which said nothing of why."""
-        from .formats import class_last_header_advice
 
-        if self.texts and self.texts <= set(classes) | set((names or {}).values()):
-            raise FastTextError(f"{where}: each document's text is one of the model's classes "
-                                f"({', '.join(sorted(self.texts)[:3])}) and its labels are not: its rows are a text "
-                                f"and then its class, read class first as a file without a header row is; "
-                                f"{class_last_header_advice()}")
+def _refuse_class_last(texts, classes, names, where):
+    """Refuse labels the model does not know whose documents' ``texts`` (a set, stripped; None: too many to be its
+    classes) are each one of its ``classes`` (or their ``names``): rows of a text and then its class read class first,
+    as a CSV without a header row is (``"a text, with a comma",positive``: a quoted first field reads as a class), by
+    evaluate or by read_labeled before Predictor.evaluate; the refusal listed the texts as unknown labels, which said
+    nothing of why."""
+    from .formats import class_last_header_advice
+
+    if texts and texts <= set(classes) | set((names or {}).values()):
+        raise FastTextError(f"{where}: each document's text is one of the model's classes "
+                            f"({', '.join(sorted(texts)[:3])}) and its labels are not: its rows are a text "
+                            f"and then its class, read class first as a file without a header row is; "
+                            f"{class_last_header_advice()}")
+
+
+def _few_texts(texts, limit=_LabelsRead.FEW_TEXTS):
+    """The different ``texts``, stripped, while ``limit`` at most (else None: no few classes), for
+    :func:`_refuse_class_last`."""
+    seen = set()
+    for text in texts:
+        seen.add(text.strip())
+        if len(seen) > limit:
+            return None
+    return seen

@@ -506,6 +506,23 @@ def test_a_csv_with_its_class_last_is_answered_for_its_texts_as_evaluate_scores_
         assert "then its class" in evaluated.stderr and "header row naming its columns" in evaluated.stderr
 
 
+def test_predictor_evaluate_of_class_last_rows_read_class_first_says_they_are_a_text_and_then_its_class(tmp_path,
+                                                                                                       bundle, real):
+    # read_labeled of a headerless text,label CSV whose first text is quoted reads it class first (as evaluate does);
+    # Predictor.evaluate of that listed its texts as unknown labels, without the hint the CLI's evaluate gives
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    path = tmp_path / "test.csv"
+    pd.DataFrame({"text": [" ".join(t.split()) for t in part.texts], "label": part.labels}).to_csv(
+        path, header=False, index=False)
+    assert path.read_text().startswith('"')
+    data = read_labeled(str(path))
+    with pytest.raises(FastTextError, match=r"^evaluation data: each document's text is one of the model's classes "
+                                            r".*then its class.*header row naming its columns"):
+        Predictor.load(bundle).evaluate(data)
+
+
 @pytest.mark.parametrize("text_name, label_name", [("feedback, text", "verdict"), ('the "review"', "-verdict"),
                                                      ("-feedback", "my verdict")])
 def test_predicts_class_last_note_gives_an_evaluate_command_that_scores_the_file(tmp_path, bundle, real, text_name,
