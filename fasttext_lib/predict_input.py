@@ -665,7 +665,8 @@ def _evaluate_columns(name, names):
     from .shell_words import column_flag, comma_free, shell_word
 
     texts = names[:-1]
-    flags = f"{column_flag('--label-column', names[-1])} {column_flag('--text-column', ','.join(map(comma_free, texts)))}"
+    text_columns = ",".join(map(comma_free, texts))
+    flags = f"{column_flag('--label-column', names[-1])} {column_flag('--text-column', text_columns)}"
     said = f"evaluate --data {shell_word(name)} {flags} scores the model against its classes"
     renamed = [f"{n!r} as {comma_free(n)!r}" for n in texts if "," in n]
     return said + (f", once the header row renames {', '.join(renamed)}: --text-column splits its value at commas"
