@@ -353,9 +353,8 @@ def _headerless_tsv(opening, given):
     # (only a first line that starts or ends with a class and a tab is parsed ahead: no copy of a long review)
     first, classes = opening.first, given.classes
     head = stripped_start(first, START_CHARS, boms=True).partition("\t")
-    tail = first[-(max((len(str(c)) for c in classes), default=0) + 64):].rpartition("\t")
     if given.fmt != "auto" or not ((head[1] and head[0].strip().strip('"') in classes)
-                                   or (tail[1] and tail[2].strip().strip('"') in classes)):
+                                   or _ends_in_class(first, classes, "\t")):
         return None
     allow_long_csv_fields()
     kind = labeled_tsv_rows(_first_records(opening, "\t")[0], classes)
@@ -469,8 +468,7 @@ def _may_start_class_last(opening, classes):
     from .columns import short_names
 
     first = opening.first
-    tail = first[-(max((len(str(c)) for c in classes), default=0) + 64):]
-    if tail.rstrip().rpartition(",")[2].strip().strip('"').strip() in classes or first.count('"') % 2 == 1:
+    if _ends_in_class(first, classes, ",") or first.count('"') % 2 == 1:
         return True
     if opening.long or "," not in first:
         return False
@@ -478,6 +476,13 @@ def _may_start_class_last(opening, classes):
         row = next(csv.reader([first.strip()]), [])
         return len(row) >= 2 and short_names(row)
     return False
+
+
+def _ends_in_class(line, classes, delimiter):
+    """Is the last field of ``line`` (after its last ``delimiter``) one of the model's ``classes``, quoted or not?
+    Looked at by its end only: no copy of a long line."""
+    tail = line[-(max((len(str(c)) for c in classes), default=0) + 64):]
+    return tail.rstrip().rpartition(delimiter)[2].strip().strip('"').strip() in classes
 
 
 def _read_class_last(opening, given, names):
