@@ -852,7 +852,7 @@ def writers_rows(records, width):
                                                   for r in rows)
 
 
-def class_last_rows(records, classes):
+def class_last_rows(records, classes, at=-1):
     """Are ``records`` (no header among them: a CSV request's, a Batch Transform mini-batch after the first of a file
     whose class comes after its text, ``text,label``, whose header only the first mini-batch held; or the rows below a
     typed header, :func:`typed_header`) rows with the class last? Every one (blank ones left out),
@@ -860,11 +860,22 @@ def class_last_rows(records, classes):
     where one holds a comma), two fields or more, the last one of
     the model's ``classes``, and not after a digit (``I'd say 4,5``: a decimal comma). A review's own words are no
     class column in every record: a record or three (a small last mini-batch, SingleRecord) are too thin a sign, as
-    they are for a class first (formats.labeled_csv_records). The caller asks only when the class is not first."""
+    they are for a class first (formats.labeled_csv_records). The caller asks only when the class is not first.
+    ``at``: the class's column, -1 (last) or 0 (first: a TSV's rows, :func:`labeled_tsv_rows`)."""
     rows = [r for r in records if r]
     return (len(rows) >= MIN_UNQUOTED_ROWS and len({len(r) for r in rows}) == 1 and len(rows[0]) >= 2
-            and all(r[-1].strip() in classes and not (r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit())
-                    for r in rows))
+            and all(r[at].strip() in classes
+                    and not (at == -1 and r[-1].strip().isdigit() and r[-2].rstrip()[-1:].isdigit()) for r in rows))
+
+
+def labeled_tsv_rows(records, classes):
+    """Are ``records`` (a headerless input's first ones read tab-separated: :data:`HEADER_LOOKAHEAD` + 1 of them, blank
+    ones left out) rows with one of the model's ``classes`` first (``2<TAB>great food``, as training reads a labeled
+    TSV) or last (``great food<TAB>2``) in every one of them (:func:`class_last_rows`: as many as it asks for, one
+    width)? ``"first"``, ``"last"``, else None. predict and the endpoint answered each line whole, its class a word of
+    its review; a review holding a tab stays one unless every first record has the pattern."""
+    rows = [r for r in records if r and not excel_sep_record(r)]
+    return "last" if class_last_rows(rows, classes) else "first" if class_last_rows(rows, classes, at=0) else None
 
 
 def class_last_table(records, classes):

@@ -286,7 +286,7 @@ def _table_past_a_sep_review(blank, first, lines, given):
     if first is None:
         return False
     opening = _Opening(blank, first, lines)
-    for check in (_tsv_with_header, _json_lines, _refuse_json_array, _refuse_semicolon_table):
+    for check in (_tsv_with_header, _headerless_tsv, _json_lines, _refuse_json_array, _refuse_semicolon_table):
         verdict = check(opening, given)
         if verdict is not None:
             return verdict
@@ -339,6 +339,31 @@ def _tsv_with_header(opening, given):
     except FastTextError as exc:
         raise FastTextError(f"{exc} (read as TSV because line {opening.line} is a header row; --format text reads "
                             f"every line as one review)") from None
+
+
+def _headerless_tsv(opening, given):
+    """``auto``: a TSV without a header row, one of the model's classes first (``2<TAB>great food``, as training reads
+    a labeled TSV) or last (``great food<TAB>2``) in every one of its first records (formats.labeled_tsv_rows): read
+    as :func:`_tsv_with_header` reads a TSV, each record for its text; else None. Each line was answered whole, its
+    class a word of its review."""
+    from .formats import START_CHARS, allow_long_csv_fields, labeled_tsv_rows
+    from .lines import stripped_start
+
+    # (only a first line that starts or ends with a class and a tab is parsed ahead: no copy of a long review)
+    first, classes = opening.first, given.classes
+    head = stripped_start(first, START_CHARS, boms=True).partition("\t")
+    if given.fmt != "auto" or not ((head[1] and head[0].strip().strip('"') in classes)
+                                   or _ends_in_class(first, classes, "\t")):
+        return None
+    allow_long_csv_fields()
+    kind = labeled_tsv_rows(_first_records(opening, "\t")[0], classes)
+    if kind is None:
+        return None
+    try:
+        return _read_all(opening.lines(), "tsv", given, () if kind == "last" else None)
+    except FastTextError as exc:
+        raise FastTextError(f"{exc} (read as TSV because its first records {'end' if kind == 'last' else 'start'} "
+                            f"with one of the model's classes; --format text reads every line as one review)") from None
 
 
 def _json_lines(opening, given):
@@ -442,8 +467,7 @@ def _may_start_class_last(opening, classes):
     from .columns import short_names
 
     first = opening.first
-    tail = first[-(max((len(str(c)) for c in classes), default=0) + 64):]
-    if tail.rstrip().rpartition(",")[2].strip().strip('"').strip() in classes or first.count('"') % 2 == 1:
+    if _ends_in_class(first, classes, ",") or first.count('"') % 2 == 1:
         return True
     if opening.long or "," not in first:
         return False
@@ -451,6 +475,13 @@ def _may_start_class_last(opening, classes):
         row = next(csv.reader([first.strip()]), [])
         return len(row) >= 2 and short_names(row)
     return False
+
+
+def _ends_in_class(line, classes, delimiter):
+    """Is the last field of ``line`` (after its last ``delimiter``) one of the model's ``classes``, quoted or not?
+    Looked at by its end only: no copy of a long line."""
+    tail = line[-(max((len(str(c)) for c in classes), default=0) + 64):]
+    return tail.rstrip().rpartition(delimiter)[2].strip().strip('"').strip() in classes
 
 
 def _read_class_last(opening, given, names):
@@ -505,11 +536,11 @@ def _labeled_start(opening, given):
     return not (len(records) == 1 and has_lone_cr(first))
 
 
-def _first_records(opening):
+def _first_records(opening, delimiter=","):
     """``(records, malformed)``: the input's first records read as CSV (blank ones skipped, a line of spaces too, as
     they are read after: formats.predicted_record; HEADER_LOOKAHEAD + 1 at most), each lone \\r read as a space, not
     strictly (all are read strictly after), and whether a malformed one (an unclosed quote) ended them: the records
-    before it are judged. The lines read are put back."""
+    before it are judged. The lines read are put back. ``delimiter``: a TSV's is a tab (:func:`_headerless_tsv`)."""
     from .columns import HEADER_LOOKAHEAD
     from .formats import predicted_record
     from .lines import lone_cr_as_space
@@ -521,7 +552,8 @@ def _first_records(opening):
             read.append(line)
             yield lone_cr_as_space(line) + "\n"
 
-    reader = csv.reader(itertools.chain([lone_cr_as_space(opening.first) + "\n"], kept(opening.rest)))
+    reader = csv.reader(itertools.chain([lone_cr_as_space(opening.first) + "\n"], kept(opening.rest)),
+                        delimiter=delimiter)
     records, malformed = [], False
     try:
         for record in filter(predicted_record, reader):
@@ -624,7 +656,8 @@ def documents(path, fmt, classes, note):
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
         elif read_as and read_as.class_last is not None:  # text,label: the class last, as under such a header
-            print(f"{name}: read as labeled CSV, {_class_last_said(name, read_as.class_last)}", file=sys.stderr)
+            print(f"{name}: read as labeled {read_as.table.upper()}, {_class_last_said(name, read_as.class_last)}",
+                  file=sys.stderr)
         elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is
             # none of the model's (evaluate refuses the file): "evaluate --data scores the model against its classes"
             value, column = read_as.not_classes

@@ -88,6 +88,7 @@ class Reviews(list):
     body_lines = None      # text/csv in Batch Transform: the lines of the mini-batch (SplitType=Line joins answers to them)
     semicolon_lines = None  # text/csv: _Opening (its first line that is not blank, the lines after it) when that line
     # holds a semicolon, for csv_texts to ask whether it is a semicolon-separated table (the model's classes tell)
+    tab_separated = None  # text/csv: when its first line holds a tab, serve_requests._tab_body of the model's classes
     unread = None  # text/csv: the 400 the body's reading as CSV ended in, when semicolon_lines may start such a table:
     # raised by csv_texts once the model's classes tell it is none, as predict asks before it reads a file as CSV
 
@@ -623,6 +624,9 @@ def csv_request(text, header):
         texts = Reviews([semicolons.first])
         texts.records, texts.unread = [[semicolons.first]], exc
     texts.semicolon_lines = semicolons
+    if delimiter == "," and header != "present" and opening is not None and "\t" in opening.first:
+        # a TSV without a header row, its class first or last: csv_texts tells by the model's classes (_tab_rows)
+        texts.tab_separated = lambda classes: _tab_body(text, header, opening, classes)
     return texts
 
 
@@ -1245,6 +1249,7 @@ def csv_texts(reviews, predictor):
     from .formats import class_last_header, typed_header_kind
     from .lines import LONE_CR_HINT, has_lone_cr
 
+    reviews = _tab_rows(reviews, predictor.class_values) or reviews
     records, quoted, after_header = reviews.records, reviews.quoted, reviews.after_header
     told_header = after_header  # (header=present: a later mini-batch's rows are under the file's header row)
     header_names, class_first = reviews.header_names, reviews.class_first
@@ -1293,6 +1298,35 @@ def csv_texts(reviews, predictor):
     records = _without_sep_records(records)
     _refuse_metadata_columns(records, None, under_header=typed is not None or header_names is not None)
     return [csv_text(record[1:]) for record in records]
+
+
+def _tab_rows(reviews, classes):
+    """A ``text/csv`` body read tab-separated (``reviews.tab_separated``) when it is a TSV without a header row whose
+    first records hold one of the model's ``classes`` first or last, every one of them (formats.labeled_tsv_rows, as
+    predict judges the same file), with its class first told (:attr:`Reviews.class_first`); else None. Read with
+    commas, each line was answered whole, its class a word of its review."""
+    from .formats import labeled_tsv_rows
+
+    tabbed = reviews.tab_separated and reviews.tab_separated(classes)
+    kind = tabbed and tabbed.records and labeled_tsv_rows(_rows_ahead(tabbed.records, HEADER_LOOKAHEAD + 1), classes)
+    if not kind:
+        return None
+    tabbed.class_first = kind == "first"
+    return tabbed
+
+
+def _tab_body(text, header, opening, classes):
+    """A ``text/csv`` body (``text``, its Content-Type's ``header``) read tab-separated, when its first lines
+    (``opening``) read so may be rows with one of the model's ``classes`` first or last (formats.labeled_tsv_rows:
+    only then is all of it read again); else None, as when it is no valid TSV (its lines are reviews)."""
+    from .formats import labeled_tsv_rows
+
+    with contextlib.suppress(csv.Error):
+        rows = csv.reader([opening.first] + opening.following, delimiter="\t")
+        if labeled_tsv_rows(list(filter(predicted_record, rows)), classes):
+            with contextlib.suppress(RequestError):
+                return _csv_body(text, header, "\t")
+    return None
 
 
 def _without_sep_records(records):

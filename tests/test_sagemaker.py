@@ -4851,6 +4851,9 @@ CLASS_LAST_PAIRS = [("great food", "2"), ("cold soup", "1"), ("would go again", 
     ("", '{text},{label}', True),  # a blank line among them: answered as an empty review in its place
     ("feedback,verdict\n", '{text},{name}', False),  # a header of names training does not know
     ("subject,feedback,verdict\n", 'Food,{text},{label}', False),  # ... of three columns
+    ("", '{text}\t{label}', False),  # tab-separated (read as a TSV is, with or without a header row)
+    ("", '{text}\t{name}', True),
+    ("", '{label}\t{text}', False),  # ... the class first, as training reads a labeled TSV
 ])
 def test_rows_with_the_class_last_are_answered_for_their_texts_by_predict_and_the_endpoint(
         served, bundle, tmp_path, monkeypatch, header, row, blank):
@@ -4873,7 +4876,8 @@ def test_rows_with_the_class_last_are_answered_for_their_texts_by_predict_and_th
     expected = served[1].predict(texts)
     got = cli_in_process("predict", "--model", bundle, "--input", path)
     assert got.returncode == 0 and [json.loads(line) for line in got.stdout.splitlines()] == expected, got.stderr
-    assert "read as labeled CSV" in got.stderr and ("verdict" in got.stderr) == bool(header), got.stderr
+    assert f"read as labeled {'TSV' if chr(9) in row else 'CSV'}" in got.stderr, got.stderr
+    assert ("verdict" in got.stderr) == bool(header), got.stderr
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == expected
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
     answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
@@ -4885,6 +4889,10 @@ def test_rows_with_the_class_last_are_answered_for_their_texts_by_predict_and_th
     b"great food,2\ncold soup,1\nwould go again,2\n",  # three records: too thin a sign, as for a class first
     b"feedback,verdict\ngreat food,2\ncold soup,1\nwould go again,2\n",
     b"loved it,positive\ncold soup, sadly\nwould go again\nnice staff,negative\nthey were late\n",
+    # reviews holding a tab: a class first or last in some of them, not all (or too few), stay reviews
+    b"great food\t2\ncold soup\t1\nwould go again\t2\nnever again\thmm\n",
+    b"2\tgreat food\n1\tcold soup\n2\twould go again\n",
+    b"2\tgreat food\n1\tcold soup\n2\twould go again\tyes\n1\tnever again\n",
 ])
 def test_reviews_that_end_with_a_comma_and_a_class_name_stay_reviews(served, bundle, tmp_path, body):
     """Only a class last in every one of the first records (4 of them at least) makes a table of them: reviews that
@@ -4942,8 +4950,12 @@ _SEP_LINE = object()  # Excel's sep=, line: no record, but an empty review's lin
     ("sep=,\n" + _CLASS_LAST_ROWS, [""] + _CLASS_LAST_TEXTS),  # (above rows alone, a blank record: an empty review)
     # a first line too long for a header row, above rows whose class is last (it ends in a class): read as their first
     ("x" * 200_000 + "," + CLASS_LAST_PAIRS[0][1] + "\n" + _CLASS_LAST_ROWS, ["x" * 200_000] + _CLASS_LAST_TEXTS),
+    # tab-separated without a header, the class last or first (training reads the latter as labeled TSV): each line
+    # was answered whole, its class a word of its review
+    (_CLASS_LAST_ROWS.replace(",", "\t"), _CLASS_LAST_TEXTS),
+    ("".join(f"{label}\t{text}\n" for text, label in zip(_CLASS_LAST_TEXTS, "21211")), _CLASS_LAST_TEXTS),
 ], ids=["header-repeated-in-the-look-ahead", "row-52-ends-in-no-class", "sep-between-rows", "sep-above-a-header",
-        "sep-first-above-a-header", "sep-first-above-rows", "a-long-first-row"])
+        "sep-first-above-a-header", "sep-first-above-rows", "a-long-first-row", "tsv-class-last", "tsv-class-first"])
 def test_predict_the_endpoint_and_batch_transform_read_rows_with_the_class_last_alike(
         tmp_path, bundle, served, monkeypatch, body, texts):
     """Rows of a text and then its class are one decision to every route, on the first HEADER_LOOKAHEAD + 1 records
