@@ -577,18 +577,34 @@ def small_train_file(tmp_path_factory):
 
 def interrupted_at_the_stall(proxy, write):
     """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy holds one of its requests
-    (``proxy.fail(..., "stall")``); returns the Interrupted it raised, the request still held."""
+    (``proxy.fail(..., "stall")``); returns the Interrupted it raised, the request still held.
+
+    Python runs a signal's handler in the main thread, and only between its bytecodes: a create-only PUT waits for
+    S3's answer in the caller's (main) thread, and where the kernel handed the SIGINT to another thread (the proxy's,
+    this one), or it came as that thread was entering its read, the read was not cut short and the handler ran once
+    it ended, at the client's read timeout: a minute, now and then. A signal that does nothing (SIGURG, ignored
+    unhandled) is sent to the main thread until it has raised: it ends such a read (EINTR), and the SIGINT's handler
+    runs then."""
     import threading
 
     from fasttext_lib.stops import Interrupted, stop_on_signals
 
+    main, raised_yet = threading.main_thread().ident, threading.Event()
+
     def interrupt():
         assert proxy.stalled.wait(120)
         os.kill(os.getpid(), signal.SIGINT)
+        while not raised_yet.wait(0.2):
+            signal.pthread_kill(main, signal.SIGURG)
+    before = signal.signal(signal.SIGURG, lambda signum, frame: None)  # (a handler: an ignored signal ends no read)
     threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(Interrupted) as raised:
-        with stop_on_signals():
-            write()
+    try:
+        with pytest.raises(Interrupted) as raised:
+            with stop_on_signals():
+                write()
+    finally:
+        raised_yet.set()
+        signal.signal(signal.SIGURG, before)  # (one sent after this is ignored: SIGURG's default)
     return raised.value
 
 

@@ -3919,6 +3919,37 @@ def test_a_single_s3_write_stopped_while_s3_holds_its_put_says_the_object_may_st
                         f"again with --overwrite"), line
 
 
+def test_a_stop_at_the_stall_taken_by_another_thread_stops_the_write_before_its_read_times_out(s3_bucket, proxy,
+                                                                                               monkeypatch):
+    """conftest.interrupted_at_the_stall, its SIGINT handled by another thread than the main one (the kernel hands a
+    process's signal to any of its threads; or one came as the main thread entered its read). A create-only PUT waits
+    for S3's answer in the caller's (main) thread: that read was not cut short, and the stop was raised only once the
+    client's read timeout (a minute) had ended it, a full-suite run's test taking 60 s now and then. The stop now
+    comes while S3 still holds the PUT, not out of the client's giving up on it."""
+    import threading
+
+    def kill_from_this_thread(pid, signum):  # (once the main thread waits in its read for S3's answer)
+        main, deadline = threading.main_thread().ident, time.monotonic() + 30
+        while sys._current_frames()[main].f_code.co_name != "readinto" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # (past the read's start, into its wait)
+        signal.pthread_kill(threading.get_ident(), signum)
+    monkeypatch.setattr(os, "kill", kill_from_this_thread)
+    proxy.fail("PUT", r"/out/predictions\.jsonl$", "stall")
+
+    def write():
+        with storage.atomic_write(f"{s3_bucket}/out/predictions.jsonl", "wb", overwrite=False) as f:
+            f.write(b"this run's predictions\n")
+    stopped = interrupted_at_the_stall(proxy, write)
+    proxy.release()
+    wait_for_abandoned_transfers()
+    causes, cause = [], stopped
+    while cause is not None:
+        causes.append(cause)
+        cause = cause.__context__
+    assert not any(isinstance(c, TimeoutError) for c in causes), causes  # (the read's timeout: socket.timeout)
+
+
 @pytest.mark.parametrize("overwrite", [True, False], ids=["replacing", "create-only"])
 @pytest.mark.parametrize("stopped", ["before its PUT was sent", "once S3 answered its PUT", "as its summary is said"])
 def test_a_single_s3_write_stopped_says_whether_s3_had_and_applied_its_put(s3_bucket, proxy, overwrite, stopped):
