@@ -352,8 +352,7 @@ class _LabelsRead:
         if not self.labels:
             self.fields = getattr(chunk[0], "_fields", None)
         if self.texts is not None:
-            self.texts.update(text.strip() for _, text in chunk)
-            self.texts = self.texts if len(self.texts) <= self.FEW_TEXTS else None
+            self.texts = _few_texts((text for _, text in chunk), self.texts)
         classes_before = len(self.seen)
         self.labels.extend(self.seen.setdefault(label, label) for label, _ in chunk)
         if self.line_of is not None and len(self.seen) > classes_before:  # a class first seen: its line, while known
@@ -393,10 +392,10 @@ def _refuse_class_last(texts, classes, names, where):
                             f"{class_last_header_advice()}")
 
 
-def _few_texts(texts, limit=_LabelsRead.FEW_TEXTS):
-    """The different ``texts``, stripped, while ``limit`` at most (else None: no few classes), for
-    :func:`_refuse_class_last`."""
-    seen = set()
+def _few_texts(texts, seen=None, limit=_LabelsRead.FEW_TEXTS):
+    """The different ``texts``, stripped, added to ``seen`` (a set of those read before), while ``limit`` at most
+    (else None: no few classes), for :func:`_refuse_class_last`."""
+    seen = set() if seen is None else seen
     for text in texts:
         seen.add(text.strip())
         if len(seen) > limit:
