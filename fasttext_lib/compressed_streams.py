@@ -11,7 +11,7 @@ import zlib
 
 from .binary_data import PROBE_BYTES, lzma_stream_start, xz_stream_start
 from .errors import FastTextError
-from .shell_words import copied_down, new_file, shell_name, shell_word
+from .shell_words import DECOMPRESS_COMMANDS, copied_down, new_file, shell_name, shell_word
 
 
 # What a decompressor, or the read under it, raises on data it cannot read (bz2's: an OSError)
@@ -184,8 +184,9 @@ class Streams(io.RawIOBase):
         largest: a few bytes made to look like .lzma, or an encoder's with a huge dictionary. (A tiny file ended in
         "out of memory ... use a machine with more memory", which said nothing of the file.)"""
         name = shell_name(self.name)
-        where = ("pipe it through xz -dc --format=lzma" if name == "stdin" else
-                 copied_down(self.name, f"xz -dc --format=lzma {shell_word(name)} > {new_file('')}"))
+        decompress = DECOMPRESS_COMMANDS["lzma"]
+        where = (f"pipe it through {decompress}" if name == "stdin" else
+                 copied_down(self.name, f"{decompress} {shell_word(name)} > {new_file('')}"))
         size = (f"{self.dictionary / (1 << 30):.1f} GiB" if self.dictionary >= 1 << 30 else
                 f"{self.dictionary >> 20} MiB")
         return (f"{self.name}: its lzma header asks for a dictionary of {size}, more memory than is free: likely not "

@@ -21,7 +21,7 @@ from .binary_data import (PROBE_BYTES, TOLD_BY_STRUCTURE, binary_kind, bom_chars
                           utf32_byte_order)
 from .compressed_streams import DECOMPRESS_ERRORS, FORMATS, Streams
 from .errors import FastTextError
-from .shell_words import copied_down, new_file, shell_name, shell_word
+from .shell_words import DECOMPRESS_COMMANDS, copied_down, new_file, shell_name, shell_word
 
 
 def open_decompressed(uri):
@@ -231,16 +231,12 @@ def _zip_contents(first):
             f"{READ_DIRECTLY} files are read directly)")
 
 
-# The command that writes the text of each compressed format (lines.decompressed's) to stdout
-_DECOMPRESS_COMMANDS = {"gzip": "gzip -dc", "bzip2": "bzip2 -dc", "xz": "xz -dc", "lzma": "xz -dc --format=lzma"}
-
-
 def _converting(command, uri, extension, compression=None, reads_stdin=False):
     """``command`` (a filter of text, to UTF-8) run on the text of ``uri``, into ``new{extension}``; for input piped in
     (``stdin``), the pipe. Compressed data (``compression``) is decompressed into it: the command was given the
     compressed file (iconv -f CP1252 -t UTF-8 reviews.csv.gz), and converted its bytes into garbage. ``reads_stdin``:
     ``command`` reads stdin, not a file named after it."""
-    name, decompress = shell_name(uri), _DECOMPRESS_COMMANDS.get(compression)
+    name, decompress = shell_name(uri), DECOMPRESS_COMMANDS.get(compression)
     if name == "stdin":
         return f"pipe it through {f'{decompress} | ' if decompress else ''}{command}"
     fed = (f"{decompress} {shell_word(name)} | {command}" if decompress else

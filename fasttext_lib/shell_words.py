@@ -12,6 +12,12 @@ def shell_word(path):
     return shlex.quote(f"./{path}" if path.startswith("-") else path)
 
 
+# The command that writes the text of each compressed format (lines.decompressed's) to stdout, for every hint that
+# gives one: gzip -dc, not zcat (an older macOS's zcat reads .Z files only: it looked for reviews.csv.gz.Z), and
+# --format=lzma for .lzma data (told by its header, as this reader told it, not left to xz's guess)
+DECOMPRESS_COMMANDS = {"gzip": "gzip -dc", "bzip2": "bzip2 -dc", "xz": "xz -dc", "lzma": "xz -dc --format=lzma"}
+
+
 def new_file(extension):
     """The file a conversion command writes: new, with the input's ``extension`` (else .txt), a shell word too (a
     name "a.c v" gave > new.c v: v was an argument)."""

@@ -392,23 +392,20 @@ def _bad_header(uri, header, compression=None, lineno=1):
             f"'<number of words> {dim}' at its top{how}")
 
 
-# (open_decompressed's names; xzcat reads .lzma too)
-_DECOMPRESSING = {None: "cat", "gzip": "zcat", "bzip2": "bzcat", "xz": "xzcat", "lzma": "xzcat"}
-
-
 def _header_command(uri, dim, compression):
     """The shell command that writes ``uri`` (a local file without the header line, ``compression``: as it was found
     by its bytes) with its header as ``new.vec``: the name quoted (a name with a space was cut into several), a
     compressed file read through its decompressor (``cat`` of one wrote its compressed bytes after the header)."""
-    from .shell_words import shell_word
+    from .shell_words import DECOMPRESS_COMMANDS, shell_word
 
-    name, read = shell_word(uri), _DECOMPRESSING[compression]
+    name = shell_word(uri)
     # The count is of the lines the reader reads as words: all but those of ASCII whitespace only (_read_rows'
     # bytes.split), which is [:space:] in the C locale; a UTF-8 locale's also holds U+3000 and the other wide spaces,
     # and a line of one was left out of the count (formats.separator_bytes is str.split's set: not this one).
     count = "LC_ALL=C grep -c '[^[:space:]]'"
     if compression is None:  # (the file read once by grep, once by cat)
         return f"(echo \"$({count} {name}) {dim}\"; cat {name}) > new.vec"
+    read = DECOMPRESS_COMMANDS[compression]  # (the command every hint that decompresses gives)
     return f"(echo \"$({read} {name} | {count}) {dim}\"; {read} {name}) > new.vec"
 
 

@@ -203,25 +203,36 @@ def test_a_headerless_file_whose_first_word_is_a_number_gets_the_same_advice_and
         read_vec("arabic.vec", dim=3)
 
 
-@pytest.mark.parametrize("name, compress", [
+@pytest.mark.parametrize("name, compress, read", [
     # (the command named the file unquoted: "cat my vecs/glove 3d.txt" read "my" and "vecs/glove", then "3d.txt")
-    ("my vecs/glove 3d $HOME's.txt", lambda data: data),
-    # (compressed files got no command: "add the line ... at its top", of a file one cannot edit as text)
-    ("glove.6B.3d.txt.gz", lambda data: gzip.compress(data, mtime=0)),
-    ("glove.6B.3d.txt.bz2", bz2.compress),
-    ("glove.6B.3d.txt", lambda data: __import__("lzma").compress(data)),  # (xz, found by its bytes, not its name)
-    ("-glove.txt", lambda data: data),  # (cat -glove.txt: read as cat's options)
+    ("my vecs/glove 3d $HOME's.txt", lambda data: data, "cat"),
+    # (compressed files got no command: "add the line ... at its top", of a file one cannot edit as text; then zcat,
+    # bzcat and xzcat, where lines.py's hints gave gzip -dc, bzip2 -dc and xz -dc: an older macOS's zcat reads .Z only)
+    ("glove.6B.3d.txt.gz", lambda data: gzip.compress(data, mtime=0), "gzip -dc"),
+    ("glove.6B.3d.txt.bz2", bz2.compress, "bzip2 -dc"),
+    ("glove.6B.3d.txt", lambda data: __import__("lzma").compress(data), "xz -dc"),  # (xz, found by its bytes)
+    ("glove.6B.3d.txt.lzma", lambda data: __import__("lzma").compress(data, format=__import__("lzma").FORMAT_ALONE),
+     "xz -dc --format=lzma"),
+    ("-glove.txt", lambda data: data, "cat"),  # (cat -glove.txt: read as cat's options)
 ])
 def test_the_command_that_adds_the_header_works_for_any_local_file_name_and_compression(tmp_path, monkeypatch, name,
-                                                                                        compress):
+                                                                                        compress, read):
+    """The command is run as printed, by sh (not bash alone), and writes the file with its header; a compressed file is
+    read by the decompressor every other hint names."""
     import subprocess
+
+    from fasttext_lib.shell_words import shell_word
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my vecs").mkdir()
-    (tmp_path / name).write_bytes(compress(b"the 0.418 0.24968 -0.41242\n, 0.013441 0.23682 -0.16899\n\n"))
+    text = b"the 0.418 0.24968 -0.41242\n, 0.013441 0.23682 -0.16899\n\n"
+    (tmp_path / name).write_bytes(compress(text))
     with pytest.raises(FastTextError) as info:
         read_vec(name, dim=3)
-    subprocess.run(["bash", "-c", str(info.value).split("at its top: ", 1)[1]], check=True)
+    command = str(info.value).split("at its top: ", 1)[1]
+    assert command.endswith(f"; {read} {shell_word(name)}) > new.vec"), command  # (quoted, -name as ./-name)
+    subprocess.run(["sh", "-c", command], check=True)
+    assert (tmp_path / "new.vec").read_bytes() == b"2 3\n" + text
     vectors = read_vec(str(tmp_path / "new.vec"), dim=3)
     assert vectors.words == ["the", ","] and vectors.vectors[1, 2] == np.float32(-0.16899)
 
