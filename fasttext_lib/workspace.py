@@ -641,10 +641,11 @@ def _whose(bundle, run_name, bucket):
 
 def _naming_bucket(folder, bundle):
     """The bucket whose one-folder prefixes name their copies in the run ``folder`` by the prefix alone (_whose): the
-    one its history's record holds (written_record.WrittenRecord.bucket), else that of ``bundle`` (the save's, which
-    the record then holds). One for the folder: each save naming them as in its own bucket, bucket A's prefix exp1
-    and bucket B's both named their copies history.exp1.csv, one output_dir for both."""
-    return HISTORY_RECORD.bucket(folder) or storage.split_s3(bundle)[0]
+    one its history's record holds (written_record.WrittenRecord.bucket), or where there is no record yet that of
+    ``bundle`` (the save's, which the record then holds); None (every bucket's named with it) where an earlier
+    version's record holds none. One for the folder: each save naming them as in its own bucket, bucket A's prefix
+    exp1 and bucket B's both named their copies history.exp1.csv, one output_dir for both."""
+    return HISTORY_RECORD.bucket(folder, first=storage.split_s3(bundle)[0])
 
 
 def _could_be_a_bundle(bundle):

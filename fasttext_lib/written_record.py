@@ -76,21 +76,28 @@ class WrittenRecord:
         they are of (04's: the bundle's URI, for :meth:`remove_unchanged` to keep them for another). ``copies``:
         ``(copy, name, of)`` of the files kept aside as the write replaces them (``copy`` a path in ``folder``, of the
         file ``name``): those of this record's files are recorded as they are now, each of its own ``of``. ``bucket``:
-        the folder's naming bucket (:meth:`bucket`), recorded where none is yet."""
+        the folder's naming bucket as the writer read it (:meth:`bucket`: the record's own, or the first save's),
+        recorded as it is (None: none)."""
         files = self.check_writable(folder, what)
         digests = {**{name: _digest_of(data) for name, data in contents.items()}, **(digests or {})}
         files.update((name, {**_digest_only(digest), **({"of": of} if of is not None else {})})
                      for name, digest in digests.items())
         files.update((copy.name, {**_digest(copy), "of": whose}) for copy, name, whose in copies if name in self.outputs)
-        return self._record_bytes(files, self.said(folder), self.bucket(folder) or bucket)
+        return self._record_bytes(files, self.said(folder), bucket)
 
-    def bucket(self, folder):
+    def bucket(self, folder, first=None):
         """The bucket whose bundles of a one-folder prefix name their copies in ``folder`` by the prefix alone
-        (``history.exp1.csv``; workspace._whose), recorded by the first save there that gave it (:meth:`updated`);
-        None where none is. One for the folder, not each save's own: bucket A's exp1 and bucket B's exp1, each saving
-        there in its own bucket, both named their copies ``history.exp1.csv``, and a save of one claimed the other's
-        (in its note of a copy no record names, workspace.Workspace._remove_older_copies)."""
+        (``history.exp1.csv``; workspace._whose), recorded by the first save there (:meth:`updated`); ``first`` (that
+        save's bucket) where there is no record yet. One for the folder, not each save's own: bucket A's exp1 and
+        bucket B's exp1, each saving there in its own bucket, both named their copies ``history.exp1.csv``, and a save
+        of one claimed the other's (in its note of a copy no record names, workspace.Workspace._remove_older_copies).
+        None where the record holds none: an earlier version's, whose saves named copies each as in its own bucket, so
+        a plain name there may be any bucket's. Taken for the next save's bucket, another bucket's saves named theirs
+        plain beside those, and that one's saves claimed them; none, every bundle's copies are named with their
+        bucket, and no plain name is taken for any bundle's."""
         record = self._raw(folder)
+        if record is None:
+            return first
         bucket = record.get("bucket") if isinstance(record, dict) else None
         return bucket if isinstance(bucket, str) and bucket else None
 

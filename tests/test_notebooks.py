@@ -2236,6 +2236,49 @@ def test_02_two_buckets_prefixes_of_one_name_never_name_their_copies_alike(tmp_p
     assert json.loads((run / "history_written.json").read_bytes())["bucket"] == a
 
 
+def test_02_a_folder_an_earlier_version_saved_to_names_no_bucket_plain(tmp_path, s3_bucket, capsys):
+    """history_written.json of an earlier version holds no "bucket": its saves named each copy as in their own bucket,
+    so a plain history.exp1.csv there may be any bucket's exp1's. The next save's bucket was taken for the folder's
+    naming bucket: bucket B, saving first, claimed A's exp1 copy (changed since it was kept: no longer recorded) as
+    its own exp1's in its note, and named its own exp1's copy plain beside it (history.exp1-2.csv). The bucket is
+    unknown there now: every bundle's copies are named with their bucket, and no plain name is claimed."""
+    import json
+    import uuid
+
+    import boto3
+    import matplotlib.pyplot as plt
+
+    from fasttext_lib.workspace import Workspace
+    from fasttext_lib.written_record import kept_name
+
+    out = str(tmp_path / "out")
+    a_exp1, a_exp2, (trained,), fig, _ = _exp1_and_exp2(s3_bucket, out, 1)
+    b = "test-" + uuid.uuid4().hex[:12]
+    boto3.client("s3").create_bucket(Bucket=b)
+    b_exp1, b_exp2 = Workspace(b, "exp1", out), Workspace(b, "exp2", out)
+    run, record_path = tmp_path / "out" / "sample", tmp_path / "out" / "sample" / "history_written.json"
+    a_exp1.save_run(trained, "sample", fig)
+    a_exp2.save_run(trained, "sample", fig)  # (keeps A's exp1 history as history.exp1.csv)
+    (run / "history.exp1.csv").write_bytes(b"A's exp1 history, annotated")  # changed since it was kept: the user's
+    a_exp1.save_run(trained, "sample", fig)  # (says it kept the changed copy; out of the record since)
+    record = json.loads(record_path.read_bytes())
+    del record["bucket"]  # (as an earlier version wrote it)
+    record_path.write_text(json.dumps(record))
+    capsys.readouterr()
+    b_exp1.save_run(trained, "sample", fig)
+    b_exp2.save_run(trained, "sample", fig)
+    plt.close(fig)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+    assert notes == [], notes  # (not B's exp1's: nothing tells whose it is)
+    b_copies = [name for name, entry in json.loads(record_path.read_bytes())["files"].items()
+                if entry["of"] == b_exp1.model("sample") and name.endswith(".csv")]
+    assert len(b_copies) == 1, b_copies
+    assert re.fullmatch(rf"history\.{re.escape(b)}-exp1~[0-9a-f]{{6}}\.csv", b_copies[0]), b_copies
+    assert kept_name("history.csv", "exp1", 2) not in os.listdir(run)
+    assert (run / "history.exp1.csv").read_bytes() == b"A's exp1 history, annotated"
+    assert "bucket" not in json.loads(record_path.read_bytes())  # (still unknown: the next save names none plain)
+
+
 def test_a_line_of_files_kept_for_another_bundle_names_only_the_records_own_files(tmp_path, capsys):
     """remove_unchanged's "kept X in ...: ..., of OTHER, not of THIS" listed the copies the record names (kept aside,
     each of its own bundle) with the record's files of OTHER, and said a line for the bundle of another copy too: it
