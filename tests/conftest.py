@@ -587,8 +587,6 @@ def interrupted_at_the_stall(proxy, write):
     runs then."""
     import threading
 
-    from fasttext_lib.stops import Interrupted, stop_on_signals
-
     main, raised_yet = threading.main_thread().ident, threading.Event()
 
     def interrupt():
@@ -599,12 +597,20 @@ def interrupted_at_the_stall(proxy, write):
     before = signal.signal(signal.SIGURG, lambda signum, frame: None)  # (a handler: an ignored signal ends no read)
     threading.Thread(target=interrupt, daemon=True).start()
     try:
-        with pytest.raises(Interrupted) as raised:
-            with stop_on_signals():
-                write()
+        return _interrupted(write)
     finally:
         raised_yet.set()
         signal.signal(signal.SIGURG, before)  # (one sent after this is ignored: SIGURG's default)
+
+
+def _interrupted(write):
+    """The Interrupted that ``write()``, run under the CLI's stop_on_signals, raises (a test's stop: it must raise
+    one)."""
+    from fasttext_lib.stops import Interrupted, stop_on_signals
+
+    with pytest.raises(Interrupted) as raised:
+        with stop_on_signals():
+            write()
     return raised.value
 
 
@@ -647,7 +653,6 @@ def stopped_at_a_put(event, write, key=""):
     from urllib.parse import unquote, urlsplit
 
     from fasttext_lib import storage
-    from fasttext_lib.stops import Interrupted, stop_on_signals
 
     released, fired, events = threading.Event(), [], storage.s3_client().meta.events
 
@@ -663,15 +668,13 @@ def stopped_at_a_put(event, write, key=""):
                 pass
     events.register(f"{event}.s3.PutObject", stop, unique_id="tests-stopped-at-a-put")
     try:
-        with pytest.raises(Interrupted) as raised:
-            with stop_on_signals():
-                write()
+        stopped = _interrupted(write)
     finally:
         released.set()
         events.unregister(f"{event}.s3.PutObject", unique_id="tests-stopped-at-a-put")
     wait_for_abandoned_transfers()
     assert fired == [event]
-    return raised.value
+    return stopped
 
 
 def held_once_there(path):
