@@ -256,13 +256,33 @@ def no_review_text(text=None, byte_order_mark=False):
     a byte order mark alone, or blank lines. application/json said "not valid JSON: Expecting value: line 2 column 1
     (char 1)" of a body ``\n``, and JSON Lines "no JSON lines". ``text``: the body's, without its BOMs (None, or one
     with text: its records hold none); ``byte_order_mark``: the body held one (the client sent bytes, not nothing)."""
+    from .lines import excel_separator
+
     said = "request holds no review text"
+    first, _, rest = (text or "").partition("\n")
+    if text and excel_separator(first.rstrip("\r")) and not rest.strip():  # (a CSV's or JSON Lines' blank line now)
+        blank, shown = f" and {_blank_lines(rest)}" if rest else "", first.rstrip("\r").replace("\t", "<TAB>")
+        return RequestError(400, f"{said}: the body holds only Excel's separator line ({shown}){blank}")
     if text is None or text.strip():
         return RequestError(400, said)
     if not text:
         return RequestError(400, f"{said}: the body is {'a byte order mark alone' if byte_order_mark else 'empty'}")
-    lines = text.count("\n") + (not text.endswith("\n"))  # (as SageMaker counts lines: a last one without its end)
-    return RequestError(400, f"{said}: the body is {'one blank line' if lines == 1 else f'{lines} blank lines'}")
+    return RequestError(400, f"{said}: the body is {_blank_lines(text)}")
+
+
+def _blank_lines(text):
+    """What ``text`` (blank) holds, as its lines are read: ``one blank line``, ``N blank lines``, counted at ``\\n``
+    as :func:`_lines_of` ends them, and as SageMaker's SplitType=Line splits a file ("on a newline character
+    boundary"), a last one without its end too; a carriage return that ends no CRLF is whitespace of its line, said
+    as such (``\\r\\r`` was "one blank line", the old Mac line ends it may have meant unsaid)."""
+    lines = text.count("\n") + (not text.endswith("\n"))
+    blank = "one blank line" if lines == 1 else f"{lines} blank lines"
+    lone = text.count("\r") - text.count("\r\n")
+    if not lone:
+        return blank
+    carriage = "a carriage return that ends" if lone == 1 else f"{lone} carriage returns that end"
+    return (f"{blank} holding {carriage} no line "
+            f"(a line ends at \\n, as SageMaker's SplitType=Line splits a body)")
 
 
 def no_record_in_batch(text):

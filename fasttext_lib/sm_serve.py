@@ -130,7 +130,7 @@ def input_fn(request_body, content_type):
         names = getattr(texts, "header_names", None)  # (a CSV's header and no rows: predict says "no data rows")
         if names is None:
             raise no_review_text(text)  # (saying what the body held: nothing, or blank lines)
-        raise RequestError(400, f"request holds no review text: only a header row ({','.join(names)})")
+        raise RequestError(400, f"request holds no review text: only a header row ({_header_shown(names)})")
     # a lone surrogate (in a str another server decoded, with surrogateescape; JSON's escapes are U+FFFD by now)
     # failed in featurization, as a 500
     lines = getattr(texts, "lines", False)
@@ -138,6 +138,14 @@ def input_fn(request_body, content_type):
     if bad:
         raise RequestError(400, bad)
     return texts
+
+
+def _header_shown(names):
+    """A CSV header row ``names`` as a 400 shows it: its names joined with commas, or, when every one is empty (``,,``:
+    a row of nothing but commas), what it is; "only a header row ()" told no one what the body held."""
+    if any(name.strip() for name in names):
+        return ",".join(names)
+    return f"of {len(names)} empty column names: a line of commas alone"
 
 
 def predict_fn(input_data, model):

@@ -3970,6 +3970,43 @@ def test_an_endpoint_s_body_of_a_byte_order_mark_alone_is_not_said_to_be_empty(c
     assert raised.value.message == "request holds no review text: the body is a byte order mark alone"
 
 
+@pytest.mark.parametrize("body, said", [
+    (b"\r\r", "one blank line holding 2 carriage returns that end no line"),
+    (b"\r", "one blank line holding a carriage return that ends no line"),
+    (b"\n\r\r\n \n", "3 blank lines holding a carriage return that ends no line"),  # (a CRLF's \r ends its line)
+])
+@pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "application/jsonlines"])
+def test_an_endpoint_says_a_blank_body_s_lone_carriage_returns_end_no_line(content_type, body, said):
+    """A body of carriage returns (an old Mac file's line ends, and nothing else) was "one blank line", \\r\\r too: the
+    lines are counted at \\n, as the reader ends them and as SageMaker's SplitType=Line splits a file ("on a newline
+    character boundary"); the 400 now says what else the body holds, so that the count reads as what was sent."""
+    with pytest.raises(sm_serve.RequestError) as raised:
+        sm_serve.input_fn(body, content_type)
+    assert raised.value.message == (f"request holds no review text: the body is {said} (a line ends at \\n, as "
+                                    f"SageMaker's SplitType=Line splits a body)")
+
+
+@pytest.mark.parametrize("body, said", [(b"sep=,", "(sep=,)"), (b"\xef\xbb\xbfsep=,\r\n", "(sep=,)"),
+                                        (b"sep=\t\n\n", "(sep=<TAB>) and one blank line")])
+@pytest.mark.parametrize("content_type", ["text/csv", "text/csv; header=present", "application/jsonlines"])
+def test_a_body_of_excel_s_separator_line_alone_is_said_to_be_so(content_type, body, said):
+    """Excel's separator line is a blank line to a CSV or JSON Lines body (as predict reads a file's first line): a
+    body of nothing else was told only "request holds no review text", though it held a line of text."""
+    with pytest.raises(sm_serve.RequestError) as raised:
+        sm_serve.input_fn(body, content_type)
+    assert raised.value.message == f"request holds no review text: the body holds only Excel's separator line {said}"
+
+
+@pytest.mark.parametrize("body, count", [(b",,\n", 3), (b",", 2), (b"\n , \n", 2)])
+def test_a_declared_header_of_empty_names_alone_is_said_so(body, count):
+    """A header=present body whose one row is commas alone was told "only a header row (,,)" (or "()"-like for a
+    lone comma), which shows nothing a person can read as a header."""
+    with pytest.raises(sm_serve.RequestError) as raised:
+        sm_serve.input_fn(body, "text/csv; header=present")
+    assert raised.value.message == (f"request holds no review text: only a header row (of {count} empty column names: "
+                                    f"a line of commas alone)")
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "text/csv; header=absent",
                                           "application/jsonlines", "application/json"])
 @pytest.mark.parametrize("body, said", [(b"\n", "one blank line"), (b"\n\n", "2 blank lines"),
