@@ -241,6 +241,20 @@ def _undecoded_place(body, charset, exc):
             f"charset=windows-1252 in the Content-Type, or send UTF-8")
 
 
+def without_boms(text):
+    """A body's ``text`` without the BOMs that start its lines (lines.without_line_boms: Windows files joined with
+    cat). In Batch Transform a last line of BOMs alone, without its line end, is a line all the same, a record
+    SageMaker's SplitType=Line sends: it is kept as a blank line, answered as one (:func:`answered_blank`). Dropped
+    with its BOM, it left the mini-batch one answer short of its lines, every answer joined to a line after it one
+    off. (A body of BOMs alone is no record: :func:`no_record_in_batch`.)"""
+    from .lines import without_line_boms
+
+    kept = without_line_boms(text)
+    if in_batch_transform(os.environ) and text.endswith("\ufeff") and text.rstrip("\ufeff").endswith("\n"):
+        return kept + "\n"
+    return kept
+
+
 def answered_blank(texts):
     """Are ``texts``, every one blank, answered? In Batch Transform, yes: a mini-batch of empty reviews (one, with
     strategy="SingleRecord": pandas writes it as ``""`` in a one-column CSV) was a 400, which fails the whole job,

@@ -38,12 +38,11 @@ import os
 
 from . import storage
 from .errors import FastTextError, lone_surrogate_message
-from .lines import without_line_boms
 from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
                            max_response_bytes, model_server_workers)
 from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
                              answered_blank, body_text, csv_request, csv_texts, header_parameter, json_request,
-                             json_texts, jsonlines_texts, media_type, no_review_text, plain_texts)
+                             json_texts, jsonlines_texts, media_type, no_review_text, plain_texts, without_boms)
 from .serve_responses import (ANSWER_TYPES, CSV_FIELDS, Answers, FieldNames, answer_bytes, default_accept_hint,
                               response_body, response_type)
 
@@ -113,7 +112,7 @@ def input_fn(request_body, content_type):
         # mini-batch) is no part of the first review, as in the CLI and the training readers: it failed
         # the first JSON line (a 400, the job stopped) and made the first word of text/plain an unknown one.
         # So is one that starts a later line (Windows files joined with cat), as predict reads the file.
-        text = without_line_boms(body_text(request_body, charset, MAX_REQUEST_BYTES))
+        text = without_boms(body_text(request_body, charset, MAX_REQUEST_BYTES))
         if not text and request_body and not in_batch_transform(os.environ):  # (UTF-16's codec drops the BOM itself)
             raise no_review_text(text, byte_order_mark=True)  # a BOM alone: it said "the body is empty" of its bytes
         if media == JSON_TYPE:

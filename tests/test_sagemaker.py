@@ -4007,6 +4007,23 @@ def test_a_declared_header_of_empty_names_alone_is_said_so(body, count):
                                     f"a line of commas alone)")
 
 
+@pytest.mark.parametrize("body, content_type, texts", [
+    (b"great food\n\xef\xbb\xbf", "text/plain", ["great food", ""]),
+    (b"great food\r\n\xef\xbb\xbf\xef\xbb\xbf", "text/csv", ["great food", ""]),
+    (b"label,text\n2,great food\n\xef\xbb\xbf", "text/csv; header=present", ["great food", ""]),
+    (b'{"source": "great food"}\n\xef\xbb\xbf', "application/jsonlines", ["great food", ""]),
+])
+def test_batch_transform_answers_a_last_line_of_a_byte_order_mark_alone(monkeypatch, served, body, content_type, texts):
+    """A mini-batch's last line that is a BOM alone without its line end (Windows files joined with cat, the last one
+    empty but for its BOM) is a line SageMaker sends as a record, and it got no answer: the BOM taken off, the line
+    was gone, and the mini-batch's answers one short of its lines. It is answered as a blank line is, in its place."""
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    answers = sm_serve.predict_fn(sm_serve.input_fn(body, content_type), served[0])
+    lead = [HEADER_ANSWER] if "header=present" in content_type else []
+    expected = served[1].predict_top(texts, 1, 0.0) if "jsonlines" in content_type else served[1].predict(texts)
+    assert answers == lead + expected
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "text/csv; header=absent",
                                           "application/jsonlines", "application/json"])
 @pytest.mark.parametrize("body, said", [(b"\n", "one blank line"), (b"\n\n", "2 blank lines"),
