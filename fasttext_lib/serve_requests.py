@@ -1314,7 +1314,7 @@ def csv_texts(reviews, predictor):
     _refuse_lone_cr_in_table(reviews, predictor, numbering)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
-        at, repeats = typed
+        at, repeats, ahead = typed
         if in_batch_transform(os.environ):  # (answered as a header record is, its repeats too: predict_fn)
             reviews.lead_blank, reviews.header_record, reviews.header_repeats = at, True, repeats
         names, records = records[at], _left_out(records[at + 1:], repeats)
@@ -1323,7 +1323,7 @@ def csv_texts(reviews, predictor):
         if typed_header_kind(names) not in ("class first", None):  # Review Body, Sentiment; Title, Review Body: read as
             # the same header without its spaces is (its text columns), as predict reads the file
             return list(_csv_reviews("", records, names, 0, numbering, "", ","))
-        if class_last_header(names, _rows_ahead(records), predictor.class_values):  # feedback,verdict: the class last
+        if class_last_header(names, ahead, predictor.class_values):  # feedback,verdict: the class last
             return _class_last_texts(records, numbering, "the header row")
     # (a typed header, Sentiment, Review Body, is known here: its rows are read under it, as in the first mini-batch)
     guessed = not after_header and typed is None and reviews.may_follow_header  # (not told header=present)
@@ -1510,8 +1510,9 @@ def _typed_header_at(records, classes):
     labeled rows of the model's ``classes``, ``Review Body, Sentiment`` over rows with one last, ``Title, Review Body``
     over a CSV writer's rows), as predict reads the same file, and where it is repeated among the records after it
     (files joined with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the
-    review ``Review Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row
-    whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
+    review ``Review Body``) -> ``(at, repeats, ahead)``, ``ahead`` the rows that decided; else None. Its first line
+    was answered as a review, and every row whole, its class a word of its text. (Only here: the rows decide, by the
+    model's classes, which input_fn lacks.)"""
     from .columns import class_and_text_names, prose_commas, short_names
     from .formats import class_last_header, typed_header, unnamed_class_header
 
@@ -1523,7 +1524,12 @@ def _typed_header_at(records, classes):
     if not (typed or class_and_text_names(first) or short_names(first)):
         return None
     repeats = _repeats_of(first, records[at + 1:])
-    ahead = _rows_ahead(_left_out(records[at + 1:], repeats))  # (the repeats out of the look-ahead, as predict's)
+    # The rows that decide are those of predict's look-ahead (predict_input._class_last, header_row.table_lookahead):
+    # the first rows after it, its repeats counted among them, then left out. Taken after the repeats were left out,
+    # they were rows further down than predict judges the file by, and a body of many repeats (files of a few rows
+    # joined with cat) was a table with the class last to one and reviews, one a line, to the other.
+    window = _rows_ahead(records[at + 1:])
+    ahead = _left_out(window, _repeats_of(first, window))
     header = ((typed and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
               or class_last_header(first, ahead, classes))  # (feedback,verdict over rows with a class last)
-    return (at, repeats) if header else None
+    return (at, repeats, ahead) if header else None

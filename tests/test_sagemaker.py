@@ -4053,6 +4053,29 @@ def test_a_declared_tab_separated_header_of_unknown_names_is_one_400(tmp_path, m
     assert len(sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0])) == 5
 
 
+def test_predict_and_the_endpoint_judge_a_class_last_table_by_the_same_rows_among_header_repeats(tmp_path, bundle,
+                                                                                                  served):
+    """A header of the user's own names (feedback,verdict) repeated between rows (files of one row each joined with
+    cat), then rows whose last field is no class: predict judges the class-last table by its first 51 records, the
+    repeats among them (as training's look-ahead does), and the endpoint judged it by 50 rows after leaving them out,
+    further down, where the rows end in no class: a table to predict, every line a review (the header and its repeats
+    too) to the endpoint. Both now judge it by the same rows, and answer the same rows for the same texts."""
+    from conftest import cli_in_process
+
+    lines = ["feedback,verdict"]
+    for i in range(25):
+        lines += ["feedback,verdict", f"the food number {i} was fine,{1 + i % 2}"]
+    lines += [f"nice place {i},5" for i in range(30)]
+    body = ("\n".join(lines) + "\n").encode()
+    path = tmp_path / "joined.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0 and "read as labeled CSV" in got.stderr, got.stderr
+    texts = [f"the food number {i} was fine" for i in range(25)] + [f"nice place {i}" for i in range(30)]
+    assert [json.loads(line) for line in got.stdout.splitlines()] == served[1].predict(texts)
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "text/csv; header=absent",
                                           "application/jsonlines", "application/json"])
 @pytest.mark.parametrize("body, said", [(b"\n", "one blank line"), (b"\n\n", "2 blank lines"),
