@@ -329,16 +329,23 @@ def tsv_header_line(line):
     """Is ``line`` (an input's first line) the header row of a TSV (``sentence<TAB>label``; ``review<TAB>stars``;
     pandas' index first): a tab before any comma, its fields column names as a CSV header's would be? ``predict``
     then reads the file as training does, one answer per record."""
+    row = tab_separated_row(line)
+    return row is not None and (short_header(row) or text_header_columns(row) is not None or index_header_start(row))
+
+
+def tab_separated_row(line):
+    """``line`` (an input's first line) split at its tabs when it reads as a TSV's row: a tab before any comma, two
+    fields or more; else None. (:func:`tsv_header_line` asks then whether its fields are column names.)"""
     # (a leading tab is kept: pandas' index column's empty name, df[["text"]].to_csv(sep="\t"): stripped, "\ttext"
     # read as a CSV header of one text column, every row answered whole, its row number and a tab in its review)
     line = line.lstrip("\ufeff").lstrip(" ").rstrip()
     if "\t" not in line or ("," in line and line.index(",") < line.index("\t")):
-        return False
+        return None
     try:
         row = next(csv.reader([line], delimiter="\t"), [])
     except csv.Error:
-        return False
-    return len(row) >= 2 and (short_header(row) or text_header_columns(row) is not None or index_header_start(row))
+        return None
+    return row if len(row) >= 2 else None
 
 
 def unread_header(row, later_rows, classes=()):

@@ -241,6 +241,20 @@ def _undecoded_place(body, charset, exc):
             f"charset=windows-1252 in the Content-Type, or send UTF-8")
 
 
+def without_boms(text):
+    """A body's ``text`` without the BOMs that start its lines (lines.without_line_boms: Windows files joined with
+    cat). In Batch Transform a last line of BOMs alone, without its line end, is a line all the same, a record
+    SageMaker's SplitType=Line sends: it is kept as a blank line, answered as one (:func:`answered_blank`). Dropped
+    with its BOM, it left the mini-batch one answer short of its lines, every answer joined to a line after it one
+    off. (A body of BOMs alone is no record: :func:`no_record_in_batch`.)"""
+    from .lines import without_line_boms
+
+    kept = without_line_boms(text)
+    if in_batch_transform(os.environ) and text.endswith("\ufeff") and text.rstrip("\ufeff").endswith("\n"):
+        return kept + "\n"
+    return kept
+
+
 def answered_blank(texts):
     """Are ``texts``, every one blank, answered? In Batch Transform, yes: a mini-batch of empty reviews (one, with
     strategy="SingleRecord": pandas writes it as ``""`` in a one-column CSV) was a 400, which fails the whole job,
@@ -256,13 +270,33 @@ def no_review_text(text=None, byte_order_mark=False):
     a byte order mark alone, or blank lines. application/json said "not valid JSON: Expecting value: line 2 column 1
     (char 1)" of a body ``\n``, and JSON Lines "no JSON lines". ``text``: the body's, without its BOMs (None, or one
     with text: its records hold none); ``byte_order_mark``: the body held one (the client sent bytes, not nothing)."""
+    from .lines import excel_separator
+
     said = "request holds no review text"
+    first, _, rest = (text or "").partition("\n")
+    if text and excel_separator(first.rstrip("\r")) and not rest.strip():  # (a CSV's or JSON Lines' blank line now)
+        blank, shown = f" and {_blank_lines(rest)}" if rest else "", first.rstrip("\r").replace("\t", "<TAB>")
+        return RequestError(400, f"{said}: the body holds only Excel's separator line ({shown}){blank}")
     if text is None or text.strip():
         return RequestError(400, said)
     if not text:
         return RequestError(400, f"{said}: the body is {'a byte order mark alone' if byte_order_mark else 'empty'}")
-    lines = text.count("\n") + (not text.endswith("\n"))  # (as SageMaker counts lines: a last one without its end)
-    return RequestError(400, f"{said}: the body is {'one blank line' if lines == 1 else f'{lines} blank lines'}")
+    return RequestError(400, f"{said}: the body is {_blank_lines(text)}")
+
+
+def _blank_lines(text):
+    """What ``text`` (blank) holds, as its lines are read: ``one blank line``, ``N blank lines``, counted at ``\\n``
+    as :func:`_lines_of` ends them, and as SageMaker's SplitType=Line splits a file ("on a newline character
+    boundary"), a last one without its end too; a carriage return that ends no CRLF is whitespace of its line, said
+    as such (``\\r\\r`` was "one blank line", the old Mac line ends it may have meant unsaid)."""
+    lines = text.count("\n") + (not text.endswith("\n"))
+    blank = "one blank line" if lines == 1 else f"{lines} blank lines"
+    lone = text.count("\r") - text.count("\r\n")
+    if not lone:
+        return blank
+    carriage = "a carriage return that ends" if lone == 1 else f"{lone} carriage returns that end"
+    return (f"{blank} holding {carriage} no line "
+            f"(a line ends at \\n, as SageMaker's SplitType=Line splits a body)")
 
 
 def no_record_in_batch(text):
@@ -608,6 +642,8 @@ def csv_request(text, header):
         # predict reads such a file, and as application/jsonlines answers it, one answer a line. Read as CSV, each
         # review was its object's JSON, keys and braces as words. (A line that is no JSON object, {curly} text: CSV.)
         return jsonlines_texts(text)
+    if delimiter == "," and header == "present":
+        _refuse_unread_tsv_header(opening)
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
     semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None
     # Its header row is known without the model's classes: refused before the body is read as CSV, which
@@ -1099,6 +1135,24 @@ def _tsv_with_header(opening):
     return opening is not None and tsv_with_header([opening.first] + opening.following)
 
 
+def _refuse_unread_tsv_header(opening):
+    """A 400 for a ``header=present`` body (its :class:`_Opening`) whose header row is tab-separated
+    (columns.tab_separated_row) of names no TSV header row has (columns.tsv_header_line): predict reads no
+    columns from such a file, every line of it a review, the header too, so there are none to read its rows by. Read
+    at commas, each row was answered whole, its class a word of its review, and a field quoted first in a row was a 400
+    that named no tab. Not in Batch Transform, where a later mini-batch's first line is a row, whatever it holds
+    (_declared_header reads no header there that is not one training knows)."""
+    from .columns import tab_separated_row, tsv_header_line
+
+    row = tab_separated_row(opening.first) if opening is not None else None
+    if row is None or tsv_header_line(opening.first) or in_batch_transform(os.environ):
+        return
+    raise RequestError(400, f"text/csv; header=present: the header row on line {opening.number} "
+                            f"({'<TAB>'.join(row)}) is tab-separated but names no columns training reads (label, "
+                            f"text, ...): name them so (label<TAB>text), or send the body without header=present to "
+                            f"have every line answered as a review, as predict answers the file")
+
+
 def _unwritten(records):
     """Do a ``text/csv`` body's ``records`` differ in width, as no CSV writer's do (pandas, csv and R quote every comma
     in a field), but the SDK's CSVSerializer's of reviews one a line, unquoted, may (a review's unquoted comma)?"""
@@ -1260,7 +1314,7 @@ def csv_texts(reviews, predictor):
     _refuse_lone_cr_in_table(reviews, predictor, numbering)
     typed = None if after_header else _typed_header_at(records, predictor.class_values)
     if typed is not None:  # Sentiment, Review Body: a header, read as training reads it (input_fn knows no classes)
-        at, repeats = typed
+        at, repeats, ahead = typed
         if in_batch_transform(os.environ):  # (answered as a header record is, its repeats too: predict_fn)
             reviews.lead_blank, reviews.header_record, reviews.header_repeats = at, True, repeats
         names, records = records[at], _left_out(records[at + 1:], repeats)
@@ -1269,7 +1323,7 @@ def csv_texts(reviews, predictor):
         if typed_header_kind(names) not in ("class first", None):  # Review Body, Sentiment; Title, Review Body: read as
             # the same header without its spaces is (its text columns), as predict reads the file
             return list(_csv_reviews("", records, names, 0, numbering, "", ","))
-        if class_last_header(names, _rows_ahead(records), predictor.class_values):  # feedback,verdict: the class last
+        if class_last_header(names, ahead, predictor.class_values):  # feedback,verdict: the class last
             return _class_last_texts(records, numbering, "the header row")
     # (a typed header, Sentiment, Review Body, is known here: its rows are read under it, as in the first mini-batch)
     guessed = not after_header and typed is None and reviews.may_follow_header  # (not told header=present)
@@ -1456,8 +1510,9 @@ def _typed_header_at(records, classes):
     labeled rows of the model's ``classes``, ``Review Body, Sentiment`` over rows with one last, ``Title, Review Body``
     over a CSV writer's rows), as predict reads the same file, and where it is repeated among the records after it
     (files joined with their headers: header_row.RepeatedHeader, as predict skips them; each was answered as the
-    review ``Review Body``) -> ``(at, repeats)``; else None. Its first line was answered as a review, and every row
-    whole, its class a word of its text. (Only here: the rows decide, by the model's classes, which input_fn lacks.)"""
+    review ``Review Body``) -> ``(at, repeats, ahead)``, ``ahead`` the rows that decided; else None. Its first line
+    was answered as a review, and every row whole, its class a word of its text. (Only here: the rows decide, by the
+    model's classes, which input_fn lacks.)"""
     from .columns import class_and_text_names, prose_commas, short_names
     from .formats import class_last_header, typed_header, unnamed_class_header
 
@@ -1469,7 +1524,12 @@ def _typed_header_at(records, classes):
     if not (typed or class_and_text_names(first) or short_names(first)):
         return None
     repeats = _repeats_of(first, records[at + 1:])
-    ahead = _rows_ahead(_left_out(records[at + 1:], repeats))  # (the repeats out of the look-ahead, as predict's)
+    # The rows that decide are those of predict's look-ahead (predict_input._class_last, header_row.table_lookahead):
+    # the first rows after it, its repeats counted among them, then left out. Taken after the repeats were left out,
+    # they were rows further down than predict judges the file by, and a body of many repeats (files of a few rows
+    # joined with cat) was a table with the class last to one and reviews, one a line, to the other.
+    window = _rows_ahead(records[at + 1:])
+    ahead = _left_out(window, _repeats_of(first, window))
     header = ((typed and typed_header(first, ahead, classes)) or unnamed_class_header(first, ahead, classes)
               or class_last_header(first, ahead, classes))  # (feedback,verdict over rows with a class last)
-    return (at, repeats) if header else None
+    return (at, repeats, ahead) if header else None

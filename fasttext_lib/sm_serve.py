@@ -38,12 +38,11 @@ import os
 
 from . import storage
 from .errors import FastTextError, lone_surrogate_message
-from .lines import without_line_boms
 from .serve_limits import (BATCH_RESPONSE_BYTES, UNLIMITED_PAYLOAD_BYTES, in_batch_transform, max_request_bytes,
                            max_response_bytes, model_server_workers)
 from .serve_requests import (CONTENT_TYPES, CSV_TYPE, JSON_TYPE, JSONLINES_TYPE, TEXT_TYPE, RequestError, Reviews,
                              answered_blank, body_text, csv_request, csv_texts, header_parameter, json_request,
-                             json_texts, jsonlines_texts, media_type, no_review_text, plain_texts)
+                             json_texts, jsonlines_texts, media_type, no_review_text, plain_texts, without_boms)
 from .serve_responses import (ANSWER_TYPES, CSV_FIELDS, Answers, FieldNames, answer_bytes, default_accept_hint,
                               response_body, response_type)
 
@@ -113,7 +112,7 @@ def input_fn(request_body, content_type):
         # mini-batch) is no part of the first review, as in the CLI and the training readers: it failed
         # the first JSON line (a 400, the job stopped) and made the first word of text/plain an unknown one.
         # So is one that starts a later line (Windows files joined with cat), as predict reads the file.
-        text = without_line_boms(body_text(request_body, charset, MAX_REQUEST_BYTES))
+        text = without_boms(body_text(request_body, charset, MAX_REQUEST_BYTES))
         if not text and request_body and not in_batch_transform(os.environ):  # (UTF-16's codec drops the BOM itself)
             raise no_review_text(text, byte_order_mark=True)  # a BOM alone: it said "the body is empty" of its bytes
         if media == JSON_TYPE:
@@ -130,7 +129,7 @@ def input_fn(request_body, content_type):
         names = getattr(texts, "header_names", None)  # (a CSV's header and no rows: predict says "no data rows")
         if names is None:
             raise no_review_text(text)  # (saying what the body held: nothing, or blank lines)
-        raise RequestError(400, f"request holds no review text: only a header row ({','.join(names)})")
+        raise RequestError(400, f"request holds no review text: only a header row ({_header_shown(names)})")
     # a lone surrogate (in a str another server decoded, with surrogateescape; JSON's escapes are U+FFFD by now)
     # failed in featurization, as a 500
     lines = getattr(texts, "lines", False)
@@ -138,6 +137,14 @@ def input_fn(request_body, content_type):
     if bad:
         raise RequestError(400, bad)
     return texts
+
+
+def _header_shown(names):
+    """A CSV header row ``names`` as a 400 shows it: its names joined with commas, or, when every one is empty (``,,``:
+    a row of nothing but commas), what it is; "only a header row ()" told no one what the body held."""
+    if any(name.strip() for name in names):
+        return ",".join(names)
+    return f"of {len(names)} empty column names: a line of commas alone"
 
 
 def predict_fn(input_data, model):
