@@ -330,9 +330,11 @@ def _prose(module):
             yield node.body[0].lineno, ast.get_docstring(node, clean=False)
 
 
-# ``module.name`` in prose that is no module's name: a file's (config.json, model.tar.gz, train.csv) and a variable
-# named as a module (Gluon's ``data.copyto(ctx)``, the SDK's ``model.deploy()``)
-NOT_MODULE_NAMES = {"json", "tar", "csv", "txt", "gz", "png", "py", "cc", "data.copyto", "model.deploy"}
+# ``module.name`` in prose that is no module's name: a file's (config.json, model.tar.gz, train.csv, the README's
+# autotune.exp1.png) and a variable named as a module (Gluon's ``data.copyto(ctx)``, the SDK's ``model.deploy()`` and
+# ``model.transformer()``)
+NOT_MODULE_NAMES = {"json", "tar", "csv", "txt", "gz", "png", "py", "cc", "autotune.exp1", "data.copyto",
+                    "model.deploy", "model.transformer"}
 
 
 def test_a_module_s_name_in_a_comment_or_docstring_is_that_module_s():
@@ -345,3 +347,109 @@ def test_a_module_s_name_in_a_comment_or_docstring_is_that_module_s():
              and f"{found.group(1)}.{found.group(2)}" not in MODULES
              and not {found.group(2), f"{found.group(1)}.{found.group(2)}"} & NOT_MODULE_NAMES]
     assert wrong == [], "names given as a module's that the module does not have"
+
+
+# The user-facing documents (README, docs/ but RESULTS.md and GPU.md, each notebook's markdown) give commands and
+# names to copy: each is checked against the code it names, so that a renamed flag, parameter or function fails here
+# rather than in a reader's terminal.
+USER_DOCS = ("README.md", "docs/INPUT.md", "docs/SERVING.md", "docs/TRAINING.md", "docs/ARCHITECTURE.md")
+NOTEBOOKS_DIR = os.path.join(ROOT, "notebooks")
+
+
+def _user_docs():
+    """``{name: text}`` of each user-facing document, a notebook's being its markdown cells."""
+    texts = {}
+    for doc in USER_DOCS:
+        with open(os.path.join(ROOT, doc)) as f:
+            texts[doc] = f.read()
+    for name in sorted(os.listdir(NOTEBOOKS_DIR)):
+        if name.endswith(".ipynb"):
+            with open(os.path.join(NOTEBOOKS_DIR, name)) as f:
+                cells = json.load(f)["cells"]
+            texts[f"notebooks/{name}"] = "\n".join("".join(cell["source"]) for cell in cells
+                                                   if cell["cell_type"] == "markdown")
+    return texts
+
+
+def _code_given(text):
+    """Each piece of code a document gives: a code block's lines (one continued with ``\\`` joined to the next) and
+    each inline code span, its line breaks read as spaces."""
+    blocks = re.findall(r"```[^\n]*\n(.*?)```", text, re.S)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    spans = re.findall(r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    return lines + [" ".join(span.split()) for span in spans]
+
+
+def _cli_options():
+    """``{command: its option strings}`` of ``python -m fasttext_lib``'s parser."""
+    import argparse
+
+    from fasttext_lib.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: {option for action in parser._actions for option in action.option_strings}
+            for name, parser in commands.choices.items()}
+
+
+def _flags_given(code, commands):
+    """``(command, flag)`` for each ``--flag`` that follows a command's name in ``code`` (``python -m fasttext_lib
+    train ... --epochs 10``, ``predict --input FILE``), up to a comment, a pipe or a redirection."""
+    starts = list(re.finditer(rf"(?:^|(?<=[\s(]))({'|'.join(map(re.escape, commands))})(?![\w-])", code))
+    for start, end in zip(starts, starts[1:] + [None]):
+        words = re.split(r"#|\||;|<|>", code[start.end():end.start() if end else None])[0]
+        yield from ((start.group(1), flag) for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", words))
+
+
+def test_every_flag_the_user_docs_give_a_command_is_one_of_its_options():
+    """A reader copies ``python -m fasttext_lib train ... --flag`` from the docs: every flag given after a command's
+    name, in a code block or an inline span, is one that command's parser has."""
+    options = _cli_options()
+    given = [(doc, command, flag) for doc, text in _user_docs().items() for code in _code_given(text)
+             for command, flag in _flags_given(code, options)]
+    assert len(given) > 50 and ("README.md", "train", "--pretrained-vectors") in given  # (the reader finds them)
+    assert sorted({(doc, command, flag) for doc, command, flag in given if flag not in options[command]}) == []
+
+
+def _notebook_parameters():
+    """``{notebook file name: the names of its parameters}`` (its cell tagged ``parameters``)."""
+    import papermill
+
+    return {name: set(papermill.inspect_notebook(os.path.join(NOTEBOOKS_DIR, name)))
+            for name in sorted(os.listdir(NOTEBOOKS_DIR)) if name.endswith(".ipynb")}
+
+
+# A parameter the docs name to show that it is refused (``-p epoch 1``: "a name the notebook does not have")
+REFUSED_PARAMETERS = {"epoch"}
+
+
+def test_every_papermill_parameter_the_user_docs_pass_is_one_the_notebook_has():
+    """papermill only warns of a ``-p NAME`` the notebook lacks, and the check cell then stops the run: each
+    ``papermill NN_name.ipynb ... -p NAME`` the docs give names a parameter of that notebook, and every other ``-p
+    NAME`` (``make demo ARGS=...``, a parameter named alone) one of some notebook of the series."""
+    parameters = _notebook_parameters()
+    every = set().union(*parameters.values()) | REFUSED_PARAMETERS
+    passed, named = [], []
+    for doc, text in _user_docs().items():
+        for code in _code_given(text):
+            run = re.search(r"papermill\s+\S*?(\d\d_\w+\.ipynb)(.*)", code)
+            if run:
+                passed += [(doc, run.group(1), name) for name in re.findall(r"-p\s+(\w+)", run.group(2))]
+        named += [(doc, name) for name in re.findall(r"(?<![\w-])-p\s+(\w+)", text)]
+    assert len(passed) >= 5 and ("README.md", "01_data_prep.ipynb", "train_file") in passed
+    assert sorted({entry for entry in passed if entry[2] not in parameters[entry[1]]}) == []
+    assert sorted({entry for entry in named if entry[1] not in every}) == []
+
+
+def test_a_module_s_name_in_the_user_docs_is_that_module_s():
+    """``module.name`` in the docs (``packaging.pack_model``, ``fasttext_lib.text.normalize_text``,
+    ``notebook_errors.stop_showing_errors_as_lines()``) names something that module binds, as in the library's own
+    comments and docstrings."""
+    bound = {module: _names_bound_in(module) for module in MODULES}
+    named = [(doc, found.group(1), found.group(2)) for doc, text in _user_docs().items()
+             for found in re.finditer(r"(?<![\w./-])(?:fasttext_lib\.)?((?:storage\.)?[a-z_]\w*)\.([A-Za-z_]\w*)", text)
+             if found.group(1) in bound]
+    assert ("README.md", "packaging", "pack_model") in named
+    wrong = {(doc, f"{module}.{name}") for doc, module, name in named
+             if name not in bound[module] and f"{module}.{name}" not in MODULES
+             and not {name, f"{module}.{name}"} & NOT_MODULE_NAMES}
+    assert sorted(wrong) == [], "names the docs give as a module's that the module does not have"
