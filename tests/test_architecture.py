@@ -453,3 +453,50 @@ def test_a_module_s_name_in_the_user_docs_is_that_module_s():
              if name not in bound[module] and f"{module}.{name}" not in MODULES
              and not {name, f"{module}.{name}"} & NOT_MODULE_NAMES}
     assert sorted(wrong) == [], "names the docs give as a module's that the module does not have"
+
+
+def _anchors(doc):
+    """The link targets ``doc`` holds: each heading's, as GitHub makes it (lowercased, punctuation but ``-`` dropped,
+    spaces as ``-``; a repeated one numbered ``-1``, ...), and each ``<a id="...">``."""
+    with open(os.path.join(ROOT, doc)) as f:
+        text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+    anchors, seen = set(re.findall(r'<a id="([^"]+)">', text)), {}
+    for heading in re.findall(r"^#{1,6}\s+(.*)$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def test_every_link_of_the_user_docs_reaches_its_file_and_heading():
+    """A heading renamed leaves the links to it pointing nowhere (GitHub opens the page at its top): every relative
+    link, ``[...](docs/TRAINING.md#autotune)`` or ``[...](#batch-transform)``, names a file there is and, with a
+    ``#``, a heading (or an ``<a id>``) of that file."""
+    broken, followed = [], 0
+    for doc, text in _user_docs().items():
+        for link in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"\w+://", link):
+                continue
+            path, _, anchor = link.partition("#")
+            target = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+            followed += 1
+            if not os.path.exists(os.path.join(ROOT, target)):
+                broken.append((doc, link))
+            elif anchor and target.endswith(".md") and anchor not in _anchors(target):
+                broken.append((doc, link))
+    assert followed > 30 and broken == [], f"links to no file or heading: {broken}"
+
+
+def test_every_fasttext_variable_the_user_docs_name_is_one_the_library_reads():
+    """``FASTTEXT_DOWNLOAD_ATTEMPTS=N``, ``FASTTEXT_LIB_NATIVE=0``: a variable the docs tell a reader to set is one
+    the library (or a script) reads; a misspelled or renamed one is set without effect."""
+    read = set()
+    for folder in ("fasttext_lib", "scripts"):
+        for path, _, names in os.walk(os.path.join(ROOT, folder)):
+            for name in names:
+                if name.endswith((".py", ".cc", ".sh")):
+                    with open(os.path.join(path, name)) as f:
+                        read.update(re.findall(r"FASTTEXT_[A-Z0-9_]+", f.read()))
+    named = {(doc, name) for doc, text in _user_docs().items() for name in re.findall(r"FASTTEXT_[A-Z0-9_]+", text)}
+    assert ("docs/SERVING.md", "FASTTEXT_MAX_REQUEST_BYTES") in named
+    assert sorted((doc, name) for doc, name in named if name not in read) == []
