@@ -517,3 +517,32 @@ def test_the_modules_architecture_calls_long_are_long():
     lengths = sorted(lines(module) for module in MODULES)
     short = [name for name in named if lines(name[:-3]) <= 2 * lengths[len(lengths) // 2]]
     assert len(named) >= 3 and short == [], f"named as long in ARCHITECTURE.md, but no longer than most: {short}"
+
+
+def _parenthesis(text):
+    """``text`` up to the ``)`` that closes a ``(`` just before it (the parentheses in between nested)."""
+    depth = 0
+    for at, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return text[:at]
+    return text
+
+
+def test_the_readme_names_every_parameter_a_check_cell_refuses_as_unused():
+    """README's "The parameters check" lists what a check cell refuses as a value the run would leave unused, by
+    the rule of notebook_params: a parameter its yes/no switch leaves unused (USED_ONLY_WITH), one of 02's settings
+    the autotune search sets (SET_BY_AUTOTUNE), one of 01's that its data does not use (USED_BY_DATA). 01's ``seed``
+    became one of those last (the sample and a download use none) and was missing from the list."""
+    from fasttext_lib.notebook_params import SET_BY_AUTOTUNE, USED_BY_DATA, USED_ONLY_WITH
+
+    with open(os.path.join(ROOT, "README.md")) as f:
+        section = " ".join(f.read().split("### The parameters check", 1)[1].split("\n### ", 1)[0].split())
+    lists = {"its yes/no switch leaves unused (": USED_ONLY_WITH,
+             "that `-p autotune True` sets itself (": SET_BY_AUTOTUNE,
+             "one of 01's that its data does not use (": USED_BY_DATA}
+    missing = {}
+    for opening, parameters in lists.items():
+        listed = set(re.findall(r"`(?:-p )?(\w+)[` ]", _parenthesis(section.split(opening, 1)[1])))
+        missing.update({name: opening for name in parameters if name not in listed})
+    assert missing == {}, "parameters README's list of those refused as unused leaves out"
