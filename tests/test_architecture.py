@@ -546,3 +546,17 @@ def test_the_readme_names_every_parameter_a_check_cell_refuses_as_unused():
         listed = set(re.findall(r"`(?:-p )?(\w+)[` ]", _parenthesis(section.split(opening, 1)[1])))
         missing.update({name: opening for name in parameters if name not in listed})
     assert missing == {}, "parameters README's list of those refused as unused leaves out"
+
+
+def test_the_readme_lists_every_yes_no_parameter_of_the_series():
+    """README's "Yes/no parameters (...)" says which parameters take only True or False (papermill passes ``-p
+    autotune false`` on as text, refused): each parameter of the series whose default is a bool, and no other."""
+    import papermill
+
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = " ".join(f.read().split())
+    listed = set(re.findall(r"`(\w+)`", _parenthesis(text.split("Yes/no parameters (", 1)[1])))
+    flags = {name for notebook in sorted(os.listdir(NOTEBOOKS_DIR)) if notebook.endswith(".ipynb")
+             for name, parameter in papermill.inspect_notebook(os.path.join(NOTEBOOKS_DIR, notebook)).items()
+             if parameter["default"] in ("True", "False")}
+    assert "autotune" in flags and listed == flags
