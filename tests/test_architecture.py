@@ -330,9 +330,11 @@ def _prose(module):
             yield node.body[0].lineno, ast.get_docstring(node, clean=False)
 
 
-# ``module.name`` in prose that is no module's name: a file's (config.json, model.tar.gz, train.csv) and a variable
-# named as a module (Gluon's ``data.copyto(ctx)``, the SDK's ``model.deploy()``)
-NOT_MODULE_NAMES = {"json", "tar", "csv", "txt", "gz", "png", "py", "cc", "data.copyto", "model.deploy"}
+# ``module.name`` in prose that is no module's name: a file's (config.json, model.tar.gz, train.csv, the README's
+# autotune.exp1.png) and a variable named as a module (Gluon's ``data.copyto(ctx)``, the SDK's ``model.deploy()`` and
+# ``model.transformer()``)
+NOT_MODULE_NAMES = {"json", "tar", "csv", "txt", "gz", "png", "py", "cc", "autotune.exp1", "data.copyto",
+                    "model.deploy", "model.transformer"}
 
 
 def test_a_module_s_name_in_a_comment_or_docstring_is_that_module_s():
@@ -345,3 +347,216 @@ def test_a_module_s_name_in_a_comment_or_docstring_is_that_module_s():
              and f"{found.group(1)}.{found.group(2)}" not in MODULES
              and not {found.group(2), f"{found.group(1)}.{found.group(2)}"} & NOT_MODULE_NAMES]
     assert wrong == [], "names given as a module's that the module does not have"
+
+
+# The user-facing documents (README, docs/ but RESULTS.md and GPU.md, each notebook's markdown) give commands and
+# names to copy: each is checked against the code it names, so that a renamed flag, parameter or function fails here
+# rather than in a reader's terminal.
+USER_DOCS = ("README.md", "docs/INPUT.md", "docs/SERVING.md", "docs/TRAINING.md", "docs/ARCHITECTURE.md")
+NOTEBOOKS_DIR = os.path.join(ROOT, "notebooks")
+
+
+def _user_docs():
+    """``{name: text}`` of each user-facing document, a notebook's being its markdown cells."""
+    texts = {}
+    for doc in USER_DOCS:
+        with open(os.path.join(ROOT, doc)) as f:
+            texts[doc] = f.read()
+    for name in sorted(os.listdir(NOTEBOOKS_DIR)):
+        if name.endswith(".ipynb"):
+            with open(os.path.join(NOTEBOOKS_DIR, name)) as f:
+                cells = json.load(f)["cells"]
+            texts[f"notebooks/{name}"] = "\n".join("".join(cell["source"]) for cell in cells
+                                                   if cell["cell_type"] == "markdown")
+    return texts
+
+
+def _code_given(text):
+    """Each piece of code a document gives: a code block's lines (one continued with ``\\`` joined to the next) and
+    each inline code span, its line breaks read as spaces."""
+    blocks = re.findall(r"```[^\n]*\n(.*?)```", text, re.S)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    spans = re.findall(r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    return lines + [" ".join(span.split()) for span in spans]
+
+
+def _cli_options():
+    """``{command: its option strings}`` of ``python -m fasttext_lib``'s parser."""
+    import argparse
+
+    from fasttext_lib.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: {option for action in parser._actions for option in action.option_strings}
+            for name, parser in commands.choices.items()}
+
+
+def _flags_given(code, commands):
+    """``(command, flag)`` for each ``--flag`` that follows a command's name in ``code`` (``python -m fasttext_lib
+    train ... --epochs 10``, ``predict --input FILE``), up to a comment, a pipe or a redirection."""
+    starts = list(re.finditer(rf"(?:^|(?<=[\s(]))({'|'.join(map(re.escape, commands))})(?![\w-])", code))
+    for start, end in zip(starts, starts[1:] + [None]):
+        words = re.split(r"#|\||;|<|>", code[start.end():end.start() if end else None])[0]
+        yield from ((start.group(1), flag) for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", words))
+
+
+def test_every_flag_the_user_docs_give_a_command_is_one_of_its_options():
+    """A reader copies ``python -m fasttext_lib train ... --flag`` from the docs: every flag given after a command's
+    name, in a code block or an inline span, is one that command's parser has."""
+    options = _cli_options()
+    given = [(doc, command, flag) for doc, text in _user_docs().items() for code in _code_given(text)
+             for command, flag in _flags_given(code, options)]
+    assert len(given) > 50 and ("README.md", "train", "--pretrained-vectors") in given  # (the reader finds them)
+    assert sorted({(doc, command, flag) for doc, command, flag in given if flag not in options[command]}) == []
+
+
+def _notebook_parameters():
+    """``{notebook file name: the names of its parameters}`` (its cell tagged ``parameters``)."""
+    import papermill
+
+    return {name: set(papermill.inspect_notebook(os.path.join(NOTEBOOKS_DIR, name)))
+            for name in sorted(os.listdir(NOTEBOOKS_DIR)) if name.endswith(".ipynb")}
+
+
+# A parameter the docs name to show that it is refused (``-p epoch 1``: "a name the notebook does not have")
+REFUSED_PARAMETERS = {"epoch"}
+
+
+def test_every_papermill_parameter_the_user_docs_pass_is_one_the_notebook_has():
+    """papermill only warns of a ``-p NAME`` the notebook lacks, and the check cell then stops the run: each
+    ``papermill NN_name.ipynb ... -p NAME`` the docs give names a parameter of that notebook, and every other ``-p
+    NAME`` (``make demo ARGS=...``, a parameter named alone) one of some notebook of the series."""
+    parameters = _notebook_parameters()
+    every = set().union(*parameters.values()) | REFUSED_PARAMETERS
+    passed, named = [], []
+    for doc, text in _user_docs().items():
+        for code in _code_given(text):
+            run = re.search(r"papermill\s+\S*?(\d\d_\w+\.ipynb)(.*)", code)
+            if run:
+                passed += [(doc, run.group(1), name) for name in re.findall(r"-p\s+(\w+)", run.group(2))]
+        named += [(doc, name) for name in re.findall(r"(?<![\w-])-p\s+(\w+)", text)]
+    assert len(passed) >= 5 and ("README.md", "01_data_prep.ipynb", "train_file") in passed
+    assert sorted({entry for entry in passed if entry[2] not in parameters[entry[1]]}) == []
+    assert sorted({entry for entry in named if entry[1] not in every}) == []
+
+
+def test_a_module_s_name_in_the_user_docs_is_that_module_s():
+    """``module.name`` in the docs (``packaging.pack_model``, ``fasttext_lib.text.normalize_text``,
+    ``notebook_errors.stop_showing_errors_as_lines()``) names something that module binds, as in the library's own
+    comments and docstrings."""
+    bound = {module: _names_bound_in(module) for module in MODULES}
+    named = [(doc, found.group(1), found.group(2)) for doc, text in _user_docs().items()
+             for found in re.finditer(r"(?<![\w./-])(?:fasttext_lib\.)?((?:storage\.)?[a-z_]\w*)\.([A-Za-z_]\w*)", text)
+             if found.group(1) in bound]
+    assert ("README.md", "packaging", "pack_model") in named
+    wrong = {(doc, f"{module}.{name}") for doc, module, name in named
+             if name not in bound[module] and f"{module}.{name}" not in MODULES
+             and not {name, f"{module}.{name}"} & NOT_MODULE_NAMES}
+    assert sorted(wrong) == [], "names the docs give as a module's that the module does not have"
+
+
+def _anchors(doc):
+    """The link targets ``doc`` holds: each heading's, as GitHub makes it (lowercased, punctuation but ``-`` dropped,
+    spaces as ``-``; a repeated one numbered ``-1``, ...), and each ``<a id="...">``."""
+    with open(os.path.join(ROOT, doc)) as f:
+        text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+    anchors, seen = set(re.findall(r'<a id="([^"]+)">', text)), {}
+    for heading in re.findall(r"^#{1,6}\s+(.*)$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def test_every_link_of_the_user_docs_reaches_its_file_and_heading():
+    """A heading renamed leaves the links to it pointing nowhere (GitHub opens the page at its top): every relative
+    link, ``[...](docs/TRAINING.md#autotune)`` or ``[...](#batch-transform)``, names a file there is and, with a
+    ``#``, a heading (or an ``<a id>``) of that file."""
+    broken, followed = [], 0
+    for doc, text in _user_docs().items():
+        for link in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"\w+://", link):
+                continue
+            path, _, anchor = link.partition("#")
+            target = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+            followed += 1
+            if not os.path.exists(os.path.join(ROOT, target)):
+                broken.append((doc, link))
+            elif anchor and target.endswith(".md") and anchor not in _anchors(target):
+                broken.append((doc, link))
+    assert followed > 30 and broken == [], f"links to no file or heading: {broken}"
+
+
+def test_every_fasttext_variable_the_user_docs_name_is_one_the_library_reads():
+    """``FASTTEXT_DOWNLOAD_ATTEMPTS=N``, ``FASTTEXT_LIB_NATIVE=0``: a variable the docs tell a reader to set is one
+    the library (or a script) reads; a misspelled or renamed one is set without effect."""
+    read = set()
+    for folder in ("fasttext_lib", "scripts"):
+        for path, _, names in os.walk(os.path.join(ROOT, folder)):
+            for name in names:
+                if name.endswith((".py", ".cc", ".sh")):
+                    with open(os.path.join(path, name)) as f:
+                        read.update(re.findall(r"FASTTEXT_[A-Z0-9_]+", f.read()))
+    named = {(doc, name) for doc, text in _user_docs().items() for name in re.findall(r"FASTTEXT_[A-Z0-9_]+", text)}
+    assert ("docs/SERVING.md", "FASTTEXT_MAX_REQUEST_BYTES") in named
+    assert sorted((doc, name) for doc, name in named if name not in read) == []
+
+
+def test_the_modules_architecture_calls_long_are_long():
+    """ARCHITECTURE.md opens by naming the few modules that are long because the formats they accept are many: it
+    still named sm_serve.py after the endpoint's request parsing moved to serve_requests.py (the longest module),
+    leaving sm_serve.py its four hooks. Each named is over twice as long as the library's median module."""
+    with open(os.path.join(ROOT, "docs", "ARCHITECTURE.md")) as f:
+        opening = " ".join(f.read().split("## ", 1)[0].split())
+    named = re.findall(r"`(\w+\.py)`", opening.split("the formats they accept are many:", 1)[1].split(")", 1)[0])
+
+    def lines(module):
+        with open(_source_path(module)) as f:
+            return sum(1 for _ in f)
+
+    lengths = sorted(lines(module) for module in MODULES)
+    short = [name for name in named if lines(name[:-3]) <= 2 * lengths[len(lengths) // 2]]
+    assert len(named) >= 3 and short == [], f"named as long in ARCHITECTURE.md, but no longer than most: {short}"
+
+
+def _parenthesis(text):
+    """``text`` up to the ``)`` that closes a ``(`` just before it (the parentheses in between nested)."""
+    depth = 0
+    for at, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return text[:at]
+    return text
+
+
+def test_the_readme_names_every_parameter_a_check_cell_refuses_as_unused():
+    """README's "The parameters check" lists what a check cell refuses as a value the run would leave unused, by
+    the rule of notebook_params: a parameter its yes/no switch leaves unused (USED_ONLY_WITH), one of 02's settings
+    the autotune search sets (SET_BY_AUTOTUNE), one of 01's that its data does not use (USED_BY_DATA). 01's ``seed``
+    became one of those last (the sample and a download use none) and was missing from the list."""
+    from fasttext_lib.notebook_params import SET_BY_AUTOTUNE, USED_BY_DATA, USED_ONLY_WITH
+
+    with open(os.path.join(ROOT, "README.md")) as f:
+        section = " ".join(f.read().split("### The parameters check", 1)[1].split("\n### ", 1)[0].split())
+    lists = {"its yes/no switch leaves unused (": USED_ONLY_WITH,
+             "that `-p autotune True` sets itself (": SET_BY_AUTOTUNE,
+             "one of 01's that its data does not use (": USED_BY_DATA}
+    missing = {}
+    for opening, parameters in lists.items():
+        listed = set(re.findall(r"`(?:-p )?(\w+)[` ]", _parenthesis(section.split(opening, 1)[1])))
+        missing.update({name: opening for name in parameters if name not in listed})
+    assert missing == {}, "parameters README's list of those refused as unused leaves out"
+
+
+def test_the_readme_lists_every_yes_no_parameter_of_the_series():
+    """README's "Yes/no parameters (...)" says which parameters take only True or False (papermill passes ``-p
+    autotune false`` on as text, refused): each parameter of the series whose default is a bool, and no other."""
+    import papermill
+
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = " ".join(f.read().split())
+    listed = set(re.findall(r"`(\w+)`", _parenthesis(text.split("Yes/no parameters (", 1)[1])))
+    flags = {name for notebook in sorted(os.listdir(NOTEBOOKS_DIR)) if notebook.endswith(".ipynb")
+             for name, parameter in papermill.inspect_notebook(os.path.join(NOTEBOOKS_DIR, notebook)).items()
+             if parameter["default"] in ("True", "False")}
+    assert "autotune" in flags and listed == flags
