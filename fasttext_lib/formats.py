@@ -376,7 +376,7 @@ def _class_last(uri, lineno, first, delimiter):
 def class_last_header_advice(delimiter=","):
     """How to write a file of a text and then its class (``delimiter``-separated) with a header row naming its columns,
     which training and evaluate read: said where such a file without one is refused."""
-    options = "sep=';', " if delimiter == ";" else ""
+    options = {";": "sep=';', ", "\t": "sep='\\t', "}.get(delimiter, "")  # (\t written out, as pandas reads it)
     return (f"write it with a header row naming its columns (e.g. pandas: pd.read_csv(path, {options}header=None, "
             f"names=['text', 'label'], dtype=str, keep_default_na=False).to_csv(new_path, index=False))")
 

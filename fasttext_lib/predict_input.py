@@ -656,8 +656,7 @@ def documents(path, fmt, classes, note):
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
         elif read_as and read_as.class_last is not None:  # text,label: the class last, as under such a header
-            print(f"{name}: read as labeled {read_as.table.upper()}, {_class_last_said(name, read_as.class_last)}",
-                  file=sys.stderr)
+            print(f"{name}: read as labeled {read_as.table.upper()}, {_class_last_said(name, read_as)}", file=sys.stderr)
         elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is
             # none of the model's (evaluate refuses the file): "evaluate --data scores the model against its classes"
             value, column = read_as.not_classes
@@ -678,16 +677,21 @@ def documents(path, fmt, classes, note):
         yield Lines(lines)
 
 
-def _class_last_said(name, names):
-    """The rest of predict's note on a labeled CSV with the class last (:class:`ReadAs` ``class_last``: its header's
-    ``names``): how it was read, and how evaluate scores it (training and evaluate are told its columns: a header row
-    they know, or --label-column and --text-column)."""
+def _class_last_said(name, read_as):
+    """The rest of predict's note on a labeled CSV or TSV with the class last (``read_as``, a :class:`ReadAs`: its
+    ``class_last``, its header's names): how it was read, and how evaluate scores it (training and evaluate are told
+    its columns: a header row they know, or --label-column and --text-column). Without a header row, the pandas line
+    that writes one (formats.class_last_header_advice, read with the table's separator): a TSV's ``text,label`` header
+    typed in, as the note said to add, was no header of its tab-separated rows."""
+    from .formats import class_last_header_advice
+
+    names = read_as.class_last
     if names:
         return (f"its header row's last column ({names[-1]}) the class, one of the model's in every first record: "
                 f"one answer per record, for its text columns ({_evaluate_columns(name, names)})")
+    advice = class_last_header_advice("\t" if read_as.table == "tsv" else ",")
     return ("without a header row, its class last (one of the model's in every first record): one answer per record, "
-            "for its text columns (evaluate --data scores the model against its classes once a header row names its "
-            "columns, e.g. text,label)")
+            f"for its text columns; for evaluate --data to score the model against its classes, {advice}")
 
 
 def _evaluate_columns(name, names):

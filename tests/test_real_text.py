@@ -506,6 +506,30 @@ def test_a_csv_with_its_class_last_is_answered_for_its_texts_as_evaluate_scores_
         assert "then its class" in evaluated.stderr and "header row naming its columns" in evaluated.stderr
 
 
+@pytest.mark.parametrize("sep", ["\t", ","], ids=["tsv", "csv"])
+def test_predicts_note_on_class_last_rows_without_a_header_gives_a_conversion_that_evaluate_then_reads(tmp_path, bundle,
+                                                                                                    real, sep):
+    # great food<TAB>positive, no header: the note said to add a text,label header, which is no header of a TSV (its
+    # rows tab-separated, the header one field). The pandas line it gives, run, writes a file evaluate scores
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    texts = [" ".join(t.split()) for t in part.texts]
+    path = tmp_path / "test.tsv"
+    pd.DataFrame({"text": texts, "label": part.labels}).to_csv(path, sep=sep, header=False, index=False)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    answers = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert cli.returncode == 0 and answers == Predictor.load(bundle).predict(texts), cli.stderr
+    assert "its class last" in cli.stderr and cli.stderr.count("\n") == 1, cli.stderr
+    command = cli.stderr.split("pandas: ", 1)[1].rsplit(")", 1)[0]
+    converted = tmp_path / "converted.csv"
+    exec(command, {"pd": pd, "path": str(path), "new_path": str(converted)})
+    evaluated = cli_in_process("evaluate", "--model", bundle, "--data", converted)
+    assert evaluated.returncode == 0, evaluated.stderr
+    accuracy = sum(a["label"] == label for a, label in zip(answers, part.labels)) / len(texts)
+    assert json.loads(evaluated.stdout.splitlines()[-1])["accuracy"] == pytest.approx(accuracy)
+
+
 def test_predictor_evaluate_of_class_last_rows_read_class_first_says_they_are_a_text_and_then_its_class(tmp_path,
                                                                                                        bundle, real):
     # read_labeled of a headerless text,label CSV whose first text is quoted reads it class first (as evaluate does);
