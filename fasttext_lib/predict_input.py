@@ -330,7 +330,7 @@ def _tsv_with_header(opening, given):
     from .columns import tsv_header_line
     from .formats import tsv_with_header
 
-    if given.fmt != "auto" or opening.long or not tsv_header_line(opening.first):
+    if not _tab_separated_read(given) or opening.long or not tsv_header_line(opening.first):
         return None
     if not tsv_with_header([opening.first] + opening.ahead(), given.classes):
         return None  # (plain reviews: checked as such by the checks after this one)
@@ -339,6 +339,13 @@ def _tsv_with_header(opening, given):
     except FastTextError as exc:
         raise FastTextError(f"{exc} (read as TSV because line {opening.line} is a header row; --format text reads "
                             f"every line as one review)") from None
+
+
+def _tab_separated_read(given):
+    """Is a TSV read as such (:func:`_tsv_with_header`, :func:`_headerless_tsv`) with the format ``given``? With
+    ``auto``, and with ``--format csv`` too, as auto reads one (a TSV is read as a CSV is): read with commas, its
+    records were one field each, refused as rows without a text, or malformed CSV at a text's quotation mark."""
+    return given.fmt in ("auto", "csv")
 
 
 def _headerless_tsv(opening, given):
@@ -352,8 +359,8 @@ def _headerless_tsv(opening, given):
     # (only a first line that starts or ends with a class and a tab is parsed ahead: no copy of a long review)
     first, classes = opening.first, given.classes
     head = stripped_start(first, START_CHARS, boms=True).partition("\t")
-    if given.fmt != "auto" or not ((head[1] and head[0].strip().strip('"') in classes)
-                                   or _ends_in_class(first, classes, "\t")):
+    if not _tab_separated_read(given) or not ((head[1] and head[0].strip().strip('"') in classes)
+                                              or _ends_in_class(first, classes, "\t")):
         return None
     allow_long_csv_fields()
     kind = labeled_tsv_rows(_first_records(opening, "\t")[0], classes)

@@ -530,6 +530,25 @@ def test_predicts_note_on_class_last_rows_without_a_header_gives_a_conversion_th
     assert json.loads(evaluated.stdout.splitlines()[-1])["accuracy"] == pytest.approx(accuracy)
 
 
+@pytest.mark.parametrize("columns, header", [(("text", "label"), False), (("label", "text"), False),
+                                            (("text", "label"), True)], ids=["class-last", "class-first", "header"])
+def test_format_csv_reads_a_tsv_as_auto_does(tmp_path, bundle, real, columns, header):
+    # --format csv on a tab-separated file read it with commas: each record one field ("expected class,text but got 1
+    # column(s)"), or malformed CSV at a text's quotation mark, where auto reads it as a TSV
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    texts = [" ".join(t.split()) for t in part.texts]
+    path = tmp_path / "test.tsv"
+    pd.DataFrame({"text": texts, "label": part.labels})[list(columns)].to_csv(path, sep="\t", header=header,
+                                                                              index=False)
+    expected = Predictor.load(bundle).predict(texts)
+    for fmt in ("auto", "csv"):
+        cli = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
+        assert cli.returncode == 0 and [json.loads(line) for line in cli.stdout.splitlines()] == expected, cli.stderr
+        assert "read as labeled TSV" in cli.stderr and cli.stderr.count("\n") == 1, cli.stderr
+
+
 def test_predictor_evaluate_of_class_last_rows_read_class_first_says_they_are_a_text_and_then_its_class(tmp_path,
                                                                                                        bundle, real):
     # read_labeled of a headerless text,label CSV whose first text is quoted reads it class first (as evaluate does);
