@@ -549,6 +549,43 @@ def test_format_csv_reads_a_tsv_as_auto_does(tmp_path, bundle, real, columns, he
         assert "read as labeled TSV" in cli.stderr and cli.stderr.count("\n") == 1, cli.stderr
 
 
+@pytest.mark.parametrize("header", ["label,text\n", ""], ids=["header", "headerless"])
+def test_a_quoted_field_typed_after_a_space_is_read_as_meant_by_training_and_predict(tmp_path, bundle, header):
+    # positive, "great food, really" (a space before the opening quotation mark, as typed by hand): the quotation mark
+    # was read as text and the field cut at the comma inside it, ' "great food' and ' really"' (the comma lost; under a
+    # class-last header, a row too wide). Both routes read it as pandas' skipinitialspace=True does; a quotation mark
+    # that closes in its field (positive, "Best" phone) is read as written, as before
+    from fasttext_lib.predict import Predictor
+
+    rows = ["positive,great food and friendly staff", "negative,awful cold food", "positive,loved it",
+            "negative,never again", 'positive, "great food, really"', 'negative, "Worst" meal, ever',
+            "positive,nice place"]
+    path = tmp_path / "typed.csv"
+    path.write_text(header + "\n".join(rows) + "\n")
+    texts = ["great food and friendly staff", "awful cold food", "loved it", "never again", "great food, really",
+             ' "Worst" meal', "nice place"]
+    data = read_labeled(str(path))
+    assert data.texts[4] == "great food, really" and data.labels[4] == "positive"
+    assert [t.strip() for t in data.texts[:4] + data.texts[6:]] == texts[:4] + texts[6:]
+    assert data.texts[5] == ' "Worst" meal  ever'  # (no opening quote: three fields, as before)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    answers = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert answers == Predictor.load(bundle).predict(data.texts)
+    # a quoted field after a space that goes on over a line break, or with text after its closing quotation mark:
+    # one error line naming the record (read on, its text was cut at the commas inside it); past the first records,
+    # which tell a headerless file's format
+    for bad in ('positive, "great food,\nreally"', 'positive, "great, food" really'):
+        path.write_text(header + "\n".join(rows[:4] * 15 + [bad] + rows[6:]) + "\n")
+        line = 61 + bool(header)
+        with pytest.raises(FastTextError, match=rf"typed.csv:{line}: malformed CSV record .* quotation mark after a "
+                                                r"comma and a space"):
+            read_labeled(str(path))
+        cli = cli_in_process("predict", "--model", bundle, "--input", path)
+        assert cli.returncode != 0 and cli.stdout == "" and cli.stderr.count("error:") == 1, cli.stderr
+        assert f"typed.csv:{line}: malformed CSV record" in cli.stderr
+
+
 def test_predictor_evaluate_of_class_last_rows_read_class_first_says_they_are_a_text_and_then_its_class(tmp_path,
                                                                                                        bundle, real):
     # read_labeled of a headerless text,label CSV whose first text is quoted reads it class first (as evaluate does);
