@@ -1920,6 +1920,28 @@ def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by
     assert _served(tmp_path / "m", path.read_text(), "text/csv; header=present") == expected
 
 
+@pytest.mark.parametrize("text_name", ["v2", "v2, text"])
+def test_predicts_note_on_a_header_of_two_unknown_names_gives_an_evaluate_that_scores_the_file(tmp_path, bundle, real,
+                                                                                              text_name):
+    # v1,v2 over rows of the model's classes, the text column's name with a comma ("v2, text"): the note's evaluate
+    # named it --text-column 'v2, text', which the flag splits at its comma ("the file has no header row to find it
+    # in"). Pasted, the command it gives scores the rows predict answered
+    from fasttext_lib.predict import Predictor
+
+    texts = [" ".join(t.split()) for t in real.texts]
+    path = tmp_path / "spam.csv"
+    pd.DataFrame({"v1": real.labels, text_name: texts}).to_csv(path, index=False)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    assert got.returncode == 0 and answers == Predictor.load(bundle).predict(texts), got.stderr
+    advised = re.search(r"\(evaluate (--data .*) scores the model against its classes\)", got.stderr)
+    assert advised and "--label-column v1" in advised.group(1), got.stderr
+    scored = cli_in_process("evaluate", "--model", bundle, *shlex.split(advised.group(1)))
+    assert scored.returncode == 0, scored.stderr
+    accuracy = sum(a["label"] == label for a, label in zip(answers, real.labels)) / len(texts)
+    assert json.loads(scored.stdout.splitlines()[-1])["accuracy"] == pytest.approx(accuracy)
+
+
 def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp_path, real):
     frame = pd.DataFrame({"tweet_id": range(10**17, 10**17 + len(real)), "airline_sentiment": real.labels,
                           "airline": ["United", "Delta"] * 60, "text": real.texts, "title": real.texts[::-1]})
