@@ -75,6 +75,18 @@ def _stdin():
     return io.BufferedReader(_TerminalInput(sys.stdin.fileno()))
 
 
+def _said_as_damage(name, stream, compression, lines):
+    """Raise the error for the compressed data of ``stream`` (``name``'s, of ``compression``, None if it is none)
+    where it is found damaged past the ``lines`` read from it (lines.damaged_past), when the check of those lines
+    refused them: damaged data decompresses to garbage before its decompressor fails (gzip's check is at a member's
+    end), and a labeled CSV's check ("malformed CSV record") was said of that garbage, not the damage."""
+    from .lines import damaged_past
+
+    damaged = compression and damaged_past(stream, name, compression, lines)
+    if damaged:
+        raise FastTextError(damaged) from None
+
+
 class _FirstBytes:
     """The first ``left`` bytes of a binary stream (``read`` and ``read1``, what lines.line_blocks calls)."""
 
@@ -114,6 +126,7 @@ def checked_lines(path, check=None, reviews=False):
     name = "stdin" if path == "-" else path
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
     opened = []  # what this function opened and must close (not stdin itself)
+    checking = {}  # the checking pass's decompressed stream and its compression, for damaged_past
 
     def blocks(limit=None, sink=None):
         if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
@@ -121,6 +134,7 @@ def checked_lines(path, check=None, reviews=False):
         raw = _stdin() if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
+        checking.setdefault("stream", (stream, compression))
         return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression, sink, reviews)
 
     def checked_blocks(blocks):
@@ -144,12 +158,24 @@ def checked_lines(path, check=None, reviews=False):
                                 f"predict again once nothing writes to it")
 
     def check_pass(blocks):  # the lines checked, check's result
+        read = {"lines": 0, "failed": False}  # the lines handed to check; whether their reading failed
+
         def lines():
-            for block in checked_blocks(lines for _, lines in blocks):
-                yield from block
+            try:
+                for block in checked_blocks(lines for _, lines in blocks):
+                    read["lines"] += len(block)
+                    yield from block
+            except BaseException:
+                read["failed"] = True
+                raise
 
         each = lines()
-        result = check(each) if check is not None else None
+        try:
+            result = check(each) if check is not None else None
+        except FastTextError:
+            if not read["failed"]:  # (a line's own error has said the damage past it: lines.line_blocks)
+                _said_as_damage(name, *checking["stream"], read["lines"])
+            raise
         for _ in each:  # what check left unread: checked all the same
             pass
         return result
