@@ -689,7 +689,8 @@ def documents(path, fmt, classes, note):
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
         elif read_as and read_as.class_last is not None:  # text,label: the class last, as under such a header
-            print(f"{name}: read as labeled {read_as.table.upper()}, {_class_last_said(name, read_as)}", file=sys.stderr)
+            print(f"{name}: read as labeled {read_as.table.upper()}, {_class_last_said(name, read_as)}",
+                  file=sys.stderr)
         elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is
             # none of the model's (evaluate refuses the file): "evaluate --data scores the model against its classes"
             value, column = read_as.not_classes
