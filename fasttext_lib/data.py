@@ -410,10 +410,13 @@ def examples_of_lines(lines, uri, fmt="auto", predicting=False, note=None, found
         layout = header_layout(ahead[0][0], columns, index, uri, note, found)
         if predicting and choice is None and header_columns(ahead[0][0], [r for r, _ in ahead[1:]]) is None:
             # (v1,v2,,,: predict read its columns, which evaluate and training are told: predict's note says how)
-            # (--label-column alone reads v2 and the unnamed columns after it, as predict did; --text-column v2, v2 only)
+            # (--label-column alone reads v2 and the unnamed columns after it, as predict did; --text-column v2, v2
+            # only. A name with a comma, "v2, text", is none --text-column can give, which splits its value at commas
+            # ("names no such column"): left out, --label-column alone reads that column, as predict did)
             texts = found["text_names"]
+            named = len(texts) == 1 and "," not in texts[0]
             found["columns_flags"] = column_flag("--label-column", found['class_column'].strip()) + (
-                f" {column_flag('--text-column', texts[0].strip())}" if len(texts) == 1 else "")
+                f" {column_flag('--text-column', texts[0].strip())}" if named else "")
         names, ahead = ahead[0][0], ahead[1:]
         if blanks is not None:
             blanks.above_header()

@@ -376,7 +376,7 @@ def _class_last(uri, lineno, first, delimiter):
 def class_last_header_advice(delimiter=","):
     """How to write a file of a text and then its class (``delimiter``-separated) with a header row naming its columns,
     which training and evaluate read: said where such a file without one is refused."""
-    options = "sep=';', " if delimiter == ";" else ""
+    options = {";": "sep=';', ", "\t": "sep='\\t', "}.get(delimiter, "")  # (\t written out, as pandas reads it)
     return (f"write it with a header row naming its columns (e.g. pandas: pd.read_csv(path, {options}header=None, "
             f"names=['text', 'label'], dtype=str, keep_default_na=False).to_csv(new_path, index=False))")
 
@@ -457,12 +457,14 @@ class CountedLines:
     def __init__(self, lines, look_ahead=False):
         self.lines, self.lineno = lines, 0
         self.quoted = set() if look_ahead else None
+        self.last = None  # the line last taken: a record of one line as written (:func:`_as_written`)
 
     def __iter__(self):
         lines = iter(self.lines)
         if self.quoted is not None:
             for line in lines:
                 self.lineno += 1
+                self.last = line
                 if stripped_start(line, 1, boms=True) == '"':
                     self.quoted.add(self.lineno)
                 yield line
@@ -470,6 +472,7 @@ class CountedLines:
                     break
         for line in lines:  # (past the look-ahead, the loop it always was: no test per line)
             self.lineno += 1
+            self.last = line
             yield line
 
     def end_look_ahead(self):
@@ -531,11 +534,41 @@ def csv_rows(lines, uri, delimiter=",", empty_fields=False, blanks=None):
         # "sep=" and no text
         if excel_sep_record(row):
             continue
+        if delimiter == "," and _quote_after_a_space(row):
+            row = _as_written(lines, start, uri)
         if has_text(row) or (empty_fields and len(row) > 1):
             seen = True
             yield row, start
         elif blanks is not None:
             blanks.add(start, above_first_row=not seen)
+
+
+def _quote_after_a_space(row):
+    """Does a field of the CSV record ``row`` start with spaces and then a quotation mark that it does not close (an
+    odd number of them in it)? Typed by hand, ``positive, "great food, really"``: CSV's quoting starts right after the
+    comma, so that quotation mark was read as text and the field cut at the comma inside it (``' "great food'``,
+    ``' really"'``): the comma lost from the text, the columns after it shifted. One that closes in the field
+    (``positive, "Best" phone``) was read as written, and is."""
+    for field in row:
+        if field[:1].isspace() and field.lstrip()[:1] == '"' and field.count('"') % 2:
+            return True
+    return False
+
+
+def _as_written(lines, start, uri):
+    """The record of :func:`_quote_after_a_space` starting at line ``start`` (``lines``: the :class:`CountedLines` the
+    reader took it from) read as it was meant: its quotation mark after a space opens a quoted field, as pandas'
+    ``skipinitialspace=True`` reads it, where the record is one line that reads so; else the record is refused (its
+    quote goes on over a line break, or text follows its closing quotation mark), naming it: read on, it lost text."""
+    if start == lines.lineno:
+        with contextlib.suppress(csv.Error):
+            rows = list(csv.reader([lines.last], strict=True, skipinitialspace=True))
+            if len(rows) == 1:
+                return rows[0]
+    raise FastTextError(f"{uri}:{start}: malformed CSV record starting at this line: a quotation mark after a comma "
+                        f"and a space, which CSV reads as text, not as the start of a quoted field, so the field is "
+                        f"cut at the commas inside it; write the field quoted right after the comma (no space "
+                        f"before its opening quotation mark) and closed before the next comma")
 
 
 def excel_sep_record(row):

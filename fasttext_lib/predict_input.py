@@ -75,6 +75,18 @@ def _stdin():
     return io.BufferedReader(_TerminalInput(sys.stdin.fileno()))
 
 
+def _said_as_damage(name, stream, compression, lines):
+    """Raise the error for the compressed data of ``stream`` (``name``'s, of ``compression``, None if it is none)
+    where it is found damaged past the ``lines`` read from it (lines.damaged_past), when the check of those lines
+    refused them: damaged data decompresses to garbage before its decompressor fails (gzip's check is at a member's
+    end), and a labeled CSV's check ("malformed CSV record") was said of that garbage, not the damage."""
+    from .lines import damaged_past
+
+    damaged = compression and damaged_past(stream, name, compression, lines)
+    if damaged:
+        raise FastTextError(damaged) from None
+
+
 class _FirstBytes:
     """The first ``left`` bytes of a binary stream (``read`` and ``read1``, what lines.line_blocks calls)."""
 
@@ -114,6 +126,7 @@ def checked_lines(path, check=None, reviews=False):
     name = "stdin" if path == "-" else path
     regular = path != "-" and not storage.is_s3(path) and os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
     opened = []  # what this function opened and must close (not stdin itself)
+    checking = {}  # the checking pass's decompressed stream and its compression, for damaged_past
 
     def blocks(limit=None, sink=None):
         if path == "-" and sys.stdin is None:  # started with stdin closed (<&-): Python sets it to None
@@ -121,6 +134,7 @@ def checked_lines(path, check=None, reviews=False):
         raw = _stdin() if path == "-" else storage.open_read(path)
         stream, compression = decompressed(raw, name)
         opened.extend([raw, stream] if path != "-" else [stream] if compression else [])
+        checking.setdefault("stream", (stream, compression))
         return line_blocks(stream if limit is None else _FirstBytes(stream, limit), name, compression, sink, reviews)
 
     def checked_blocks(blocks):
@@ -144,12 +158,24 @@ def checked_lines(path, check=None, reviews=False):
                                 f"predict again once nothing writes to it")
 
     def check_pass(blocks):  # the lines checked, check's result
+        read = {"lines": 0, "failed": False}  # the lines handed to check; whether their reading failed
+
         def lines():
-            for block in checked_blocks(lines for _, lines in blocks):
-                yield from block
+            try:
+                for block in checked_blocks(lines for _, lines in blocks):
+                    read["lines"] += len(block)
+                    yield from block
+            except BaseException:
+                read["failed"] = True
+                raise
 
         each = lines()
-        result = check(each) if check is not None else None
+        try:
+            result = check(each) if check is not None else None
+        except FastTextError:
+            if not read["failed"]:  # (a line's own error has said the damage past it: lines.line_blocks)
+                _said_as_damage(name, *checking["stream"], read["lines"])
+            raise
         for _ in each:  # what check left unread: checked all the same
             pass
         return result
@@ -330,7 +356,7 @@ def _tsv_with_header(opening, given):
     from .columns import tsv_header_line
     from .formats import tsv_with_header
 
-    if given.fmt != "auto" or opening.long or not tsv_header_line(opening.first):
+    if not _tab_separated_read(given) or opening.long or not tsv_header_line(opening.first):
         return None
     if not tsv_with_header([opening.first] + opening.ahead(), given.classes):
         return None  # (plain reviews: checked as such by the checks after this one)
@@ -339,6 +365,13 @@ def _tsv_with_header(opening, given):
     except FastTextError as exc:
         raise FastTextError(f"{exc} (read as TSV because line {opening.line} is a header row; --format text reads "
                             f"every line as one review)") from None
+
+
+def _tab_separated_read(given):
+    """Is a TSV read as such (:func:`_tsv_with_header`, :func:`_headerless_tsv`) with the format ``given``? With
+    ``auto``, and with ``--format csv`` too, as auto reads one (a TSV is read as a CSV is): read with commas, its
+    records were one field each, refused as rows without a text, or malformed CSV at a text's quotation mark."""
+    return given.fmt in ("auto", "csv")
 
 
 def _headerless_tsv(opening, given):
@@ -352,8 +385,8 @@ def _headerless_tsv(opening, given):
     # (only a first line that starts or ends with a class and a tab is parsed ahead: no copy of a long review)
     first, classes = opening.first, given.classes
     head = stripped_start(first, START_CHARS, boms=True).partition("\t")
-    if given.fmt != "auto" or not ((head[1] and head[0].strip().strip('"') in classes)
-                                   or _ends_in_class(first, classes, "\t")):
+    if not _tab_separated_read(given) or not ((head[1] and head[0].strip().strip('"') in classes)
+                                              or _ends_in_class(first, classes, "\t")):
         return None
     allow_long_csv_fields()
     kind = labeled_tsv_rows(_first_records(opening, "\t")[0], classes)
@@ -656,7 +689,7 @@ def documents(path, fmt, classes, note):
             print(f"{name}: read as {read_as.table.upper()} whose header row names text columns and no class: one "
                   f"answer per record, for its text columns joined, as training joins them", file=sys.stderr)
         elif read_as and read_as.class_last is not None:  # text,label: the class last, as under such a header
-            print(f"{name}: read as labeled {read_as.table.upper()}, {_class_last_said(name, read_as.class_last)}",
+            print(f"{name}: read as labeled {read_as.table.upper()}, {_class_last_said(name, read_as)}",
                   file=sys.stderr)
         elif read_as and read_as.not_classes:  # id,text: its first column read as training reads a class, but it is
             # none of the model's (evaluate refuses the file): "evaluate --data scores the model against its classes"
@@ -678,16 +711,21 @@ def documents(path, fmt, classes, note):
         yield Lines(lines)
 
 
-def _class_last_said(name, names):
-    """The rest of predict's note on a labeled CSV with the class last (:class:`ReadAs` ``class_last``: its header's
-    ``names``): how it was read, and how evaluate scores it (training and evaluate are told its columns: a header row
-    they know, or --label-column and --text-column)."""
+def _class_last_said(name, read_as):
+    """The rest of predict's note on a labeled CSV or TSV with the class last (``read_as``, a :class:`ReadAs`: its
+    ``class_last``, its header's names): how it was read, and how evaluate scores it (training and evaluate are told
+    its columns: a header row they know, or --label-column and --text-column). Without a header row, the pandas line
+    that writes one (formats.class_last_header_advice, read with the table's separator): a TSV's ``text,label`` header
+    typed in, as the note said to add, was no header of its tab-separated rows."""
+    from .formats import class_last_header_advice
+
+    names = read_as.class_last
     if names:
         return (f"its header row's last column ({names[-1]}) the class, one of the model's in every first record: "
                 f"one answer per record, for its text columns ({_evaluate_columns(name, names)})")
+    advice = class_last_header_advice("\t" if read_as.table == "tsv" else ",")
     return ("without a header row, its class last (one of the model's in every first record): one answer per record, "
-            "for its text columns (evaluate --data scores the model against its classes once a header row names its "
-            "columns, e.g. text,label)")
+            f"for its text columns; for evaluate --data to score the model against its classes, {advice}")
 
 
 def _evaluate_columns(name, names):

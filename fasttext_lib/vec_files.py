@@ -175,11 +175,13 @@ def _read(uri, dim, keep=None, max_lines=None, form=TRAINING_FORM):
             match = _HEADER.match(header)
             if not match:
                 raise FastTextError(_bad_header(uri, header, compression, header_line))
-        count, file_dim = int(match.group(1)), int(match.group(2))
-        if file_dim <= 0:
-            raise FastTextError(f"{uri}:{header_line}: the header gives dimension {file_dim}; it must be positive")
-        if dim is not None and file_dim != dim:
-            raise _dim_error(uri, file_dim, dim)
+            # (inside: a header that damage to compressed data garbled, "2 0" or a dimension not the model's, is said
+            # as the damage, as a malformed one is)
+            count, file_dim = int(match.group(1)), int(match.group(2))
+            if file_dim <= 0:
+                raise FastTextError(f"{uri}:{header_line}: the header gives dimension {file_dim}; it must be positive")
+            if dim is not None and file_dim != dim:
+                raise _dim_error(uri, file_dim, dim)
         table = _Table(count, file_dim, keep, form)
         with _binary_vectors_named(uri, stream, lines, file_dim):
             _read_rows(uri, lines, rows, count, file_dim, table, max_lines)

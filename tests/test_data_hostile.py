@@ -397,6 +397,55 @@ def test_gzip_with_a_wrong_crc_or_length_is_corrupt_gzip(tmp_path, part, lines):
     assert len(read_labeled(str(p)).labels) == lines
 
 
+def _xz_with_a_wrong_check(data):
+    """xz of ``data`` whose block's check (its CRC64, just before the index) is wrong: the decompressor fails only past
+    the block's text, as gzip's does at a wrong CRC."""
+    whole = bytearray(lzma.compress(data))
+    index = len(whole) - 12 - (int.from_bytes(whole[-8:-4], "little") + 1) * 4  # (the footer's backward size)
+    whole[index - 1] ^= 0xFF
+    return bytes(whole)
+
+
+@pytest.mark.parametrize("compress", [lambda data: _damaged_gzip(data, "crc"), _xz_with_a_wrong_check],
+                         ids=["gzip", "xz"])
+def test_predict_says_the_damage_of_a_compressed_labeled_csv_whose_garbage_it_refuses_first(tmp_path, compress):
+    # Damaged compressed data decompresses to garbage before its decompressor fails (gzip's check is at its end): a
+    # labeled CSV whose garbage (here a malformed record, past predict's first block) broke the CSV reading was
+    # "malformed CSV record ... (read as CSV because line 1 is a labeled CSV row ...)", where training's reader says
+    # the damage
+    rows = '"1","fine food"\n"2","cold soup"\n'
+    data = (rows * 30 + '"1","x"y\n' + rows * 40000).encode()  # (2 MB: the damage past predict's first block)
+    p = tmp_path / "damaged.csv.gz"
+    p.write_bytes(compress(data))
+    model = _tiny_model(tmp_path / "m")
+    said = r"damaged\.csv\.gz:\d+: corrupt or truncated (gzip|xz) data \("
+    got = cli_in_process("predict", "--model", model, "--input", p)
+    assert got.returncode == 2 and got.stdout == "" and got.stderr.count("error:") == 1, got.stderr
+    assert re.search(said, got.stderr) and "malformed" not in got.stderr, got.stderr
+    with pytest.raises(FastTextError, match=said):
+        read_labeled(str(p))
+    p.write_bytes(gzip.compress(data))  # undamaged: the record's own error
+    got = cli_in_process("predict", "--model", model, "--input", p)
+    assert got.returncode == 2 and "damaged.csv.gz:61: malformed CSV record" in got.stderr, got.stderr
+
+
+@pytest.mark.parametrize("header, dim", [("2 0", None), ("2 5", 4)], ids=["dimension-0", "not-the-models"])
+def test_a_vec_header_garbled_in_damaged_compressed_data_is_said_as_the_damage(tmp_path, header, dim):
+    # a .vec.gz whose header reads a dimension 0, or one not the model's, in damaged data was "the header gives
+    # dimension 0" or "the pretrained vectors have dimension 5 but the model's emsize is 4", not the damage (a
+    # malformed header was said as the damage already)
+    from fasttext_lib.vec_files import read_vec
+
+    data = (header + "\n" + "".join(f"w{i} 0.1 0.2 0.3 0.4\n" for i in range(20000))).encode()
+    p = tmp_path / "damaged.vec.gz"
+    p.write_bytes(_damaged_gzip(data, "crc"))
+    with pytest.raises(FastTextError, match=r"damaged\.vec\.gz:\d+: corrupt or truncated gzip data \(Error -3"):
+        read_vec(str(p), dim=dim)
+    p.write_bytes(gzip.compress(data))  # undamaged: the header's own error
+    with pytest.raises(FastTextError, match="dimension 0; it must be positive" if dim is None else "dimension 5 but"):
+        read_vec(str(p), dim=dim)
+
+
 def _fails_in_zlib(data):
     import zlib
 

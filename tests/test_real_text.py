@@ -506,6 +506,86 @@ def test_a_csv_with_its_class_last_is_answered_for_its_texts_as_evaluate_scores_
         assert "then its class" in evaluated.stderr and "header row naming its columns" in evaluated.stderr
 
 
+@pytest.mark.parametrize("sep", ["\t", ","], ids=["tsv", "csv"])
+def test_predicts_note_on_class_last_rows_without_a_header_gives_a_conversion_that_evaluate_then_reads(tmp_path, bundle,
+                                                                                                    real, sep):
+    # great food<TAB>positive, no header: the note said to add a text,label header, which is no header of a TSV (its
+    # rows tab-separated, the header one field). The pandas line it gives, run, writes a file evaluate scores
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    texts = [" ".join(t.split()) for t in part.texts]
+    path = tmp_path / "test.tsv"
+    pd.DataFrame({"text": texts, "label": part.labels}).to_csv(path, sep=sep, header=False, index=False)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    answers = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert cli.returncode == 0 and answers == Predictor.load(bundle).predict(texts), cli.stderr
+    assert "its class last" in cli.stderr and cli.stderr.count("\n") == 1, cli.stderr
+    command = cli.stderr.split("pandas: ", 1)[1].rsplit(")", 1)[0]
+    converted = tmp_path / "converted.csv"
+    exec(command, {"pd": pd, "path": str(path), "new_path": str(converted)})
+    evaluated = cli_in_process("evaluate", "--model", bundle, "--data", converted)
+    assert evaluated.returncode == 0, evaluated.stderr
+    accuracy = sum(a["label"] == label for a, label in zip(answers, part.labels)) / len(texts)
+    assert json.loads(evaluated.stdout.splitlines()[-1])["accuracy"] == pytest.approx(accuracy)
+
+
+@pytest.mark.parametrize("columns, header", [(("text", "label"), False), (("label", "text"), False),
+                                            (("text", "label"), True)], ids=["class-last", "class-first", "header"])
+def test_format_csv_reads_a_tsv_as_auto_does(tmp_path, bundle, real, columns, header):
+    # --format csv on a tab-separated file read it with commas: each record one field ("expected class,text but got 1
+    # column(s)"), or malformed CSV at a text's quotation mark, where auto reads it as a TSV
+    from fasttext_lib.predict import Predictor
+
+    part = real.head(40)
+    texts = [" ".join(t.split()) for t in part.texts]
+    path = tmp_path / "test.tsv"
+    pd.DataFrame({"text": texts, "label": part.labels})[list(columns)].to_csv(path, sep="\t", header=header,
+                                                                              index=False)
+    expected = Predictor.load(bundle).predict(texts)
+    for fmt in ("auto", "csv"):
+        cli = cli_in_process("predict", "--model", bundle, "--input", path, "--format", fmt)
+        assert cli.returncode == 0 and [json.loads(line) for line in cli.stdout.splitlines()] == expected, cli.stderr
+        assert "read as labeled TSV" in cli.stderr and cli.stderr.count("\n") == 1, cli.stderr
+
+
+@pytest.mark.parametrize("header", ["label,text\n", ""], ids=["header", "headerless"])
+def test_a_quoted_field_typed_after_a_space_is_read_as_meant_by_training_and_predict(tmp_path, bundle, header):
+    # positive, "great food, really" (a space before the opening quotation mark, as typed by hand): the quotation mark
+    # was read as text and the field cut at the comma inside it, ' "great food' and ' really"' (the comma lost; under a
+    # class-last header, a row too wide). Both routes read it as pandas' skipinitialspace=True does; a quotation mark
+    # that closes in its field (positive, "Best" phone) is read as written, as before
+    from fasttext_lib.predict import Predictor
+
+    rows = ["positive,great food and friendly staff", "negative,awful cold food", "positive,loved it",
+            "negative,never again", 'positive, "great food, really"', 'negative, "Worst" meal, ever',
+            "positive,nice place"]
+    path = tmp_path / "typed.csv"
+    path.write_text(header + "\n".join(rows) + "\n")
+    texts = ["great food and friendly staff", "awful cold food", "loved it", "never again", "great food, really",
+             ' "Worst" meal', "nice place"]
+    data = read_labeled(str(path))
+    assert data.texts[4] == "great food, really" and data.labels[4] == "positive"
+    assert [t.strip() for t in data.texts[:4] + data.texts[6:]] == texts[:4] + texts[6:]
+    assert data.texts[5] == ' "Worst" meal  ever'  # (no opening quote: three fields, as before)
+    cli = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert cli.returncode == 0, cli.stderr
+    answers = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert answers == Predictor.load(bundle).predict(data.texts)
+    # a quoted field after a space that goes on over a line break, or with text after its closing quotation mark:
+    # one error line naming the record (read on, its text was cut at the commas inside it); past the first records,
+    # which tell a headerless file's format
+    for bad in ('positive, "great food,\nreally"', 'positive, "great, food" really'):
+        path.write_text(header + "\n".join(rows[:4] * 15 + [bad] + rows[6:]) + "\n")
+        line = 61 + bool(header)
+        with pytest.raises(FastTextError, match=rf"typed.csv:{line}: malformed CSV record .* quotation mark after a "
+                                                r"comma and a space"):
+            read_labeled(str(path))
+        cli = cli_in_process("predict", "--model", bundle, "--input", path)
+        assert cli.returncode != 0 and cli.stdout == "" and cli.stderr.count("error:") == 1, cli.stderr
+        assert f"typed.csv:{line}: malformed CSV record" in cli.stderr
+
+
 def test_predictor_evaluate_of_class_last_rows_read_class_first_says_they_are_a_text_and_then_its_class(tmp_path,
                                                                                                        bundle, real):
     # read_labeled of a headerless text,label CSV whose first text is quoted reads it class first (as evaluate does);
@@ -1838,6 +1918,28 @@ def test_the_sms_spam_collections_messages_are_answered_without_their_classes_by
     assert scored.returncode == 0 and json.loads(scored.stdout.splitlines()[-1])["n"] == len(rows), scored.stderr
     assert _served(tmp_path / "m", path.read_text()) == expected
     assert _served(tmp_path / "m", path.read_text(), "text/csv; header=present") == expected
+
+
+@pytest.mark.parametrize("text_name", ["v2", "v2, text"])
+def test_predicts_note_on_a_header_of_two_unknown_names_gives_an_evaluate_that_scores_the_file(tmp_path, bundle, real,
+                                                                                              text_name):
+    # v1,v2 over rows of the model's classes, the text column's name with a comma ("v2, text"): the note's evaluate
+    # named it --text-column 'v2, text', which the flag splits at its comma ("the file has no header row to find it
+    # in"). Pasted, the command it gives scores the rows predict answered
+    from fasttext_lib.predict import Predictor
+
+    texts = [" ".join(t.split()) for t in real.texts]
+    path = tmp_path / "spam.csv"
+    pd.DataFrame({"v1": real.labels, text_name: texts}).to_csv(path, index=False)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    assert got.returncode == 0 and answers == Predictor.load(bundle).predict(texts), got.stderr
+    advised = re.search(r"\(evaluate (--data .*) scores the model against its classes\)", got.stderr)
+    assert advised and "--label-column v1" in advised.group(1), got.stderr
+    scored = cli_in_process("evaluate", "--model", bundle, *shlex.split(advised.group(1)))
+    assert scored.returncode == 0, scored.stderr
+    accuracy = sum(a["label"] == label for a, label in zip(answers, real.labels)) / len(texts)
+    assert json.loads(scored.stdout.splitlines()[-1])["accuracy"] == pytest.approx(accuracy)
 
 
 def test_label_and_text_columns_are_read_as_named_and_bad_names_are_one_line(tmp_path, real):
