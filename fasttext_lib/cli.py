@@ -29,6 +29,7 @@ file is read (and checked whole) once the vocabulary is known, keeping only the 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
+import atexit
 import contextlib
 import functools
 import itertools
@@ -1117,6 +1118,8 @@ def run():
     # already where the package's import began the command: fasttext_lib/__init__.py); the handlers it replaced are
     # put back where main raises (a bug's traceback).
     early = stop_at_once_on_signals()
+    # Registered before main imports MXNet, so run after its exit functions (last in, first run): see _ignore_stops
+    atexit.register(_ignore_stops, list(early))
     try:
         status = main(lean_mxnet=True)
     except BaseException:
@@ -1242,6 +1245,15 @@ def _fill_closed_descriptors():
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+
+
+def _ignore_stops(signals):
+    """The process's last exit function: ``signals`` ignored from here to its end. Python then puts the handlers of
+    the signals it handles back to the system's default and frees the modules (MXNet's arrays: a quarter of a second
+    after a train's "bundle written" line), so a stop there, after run's handlers could no longer run, killed the
+    process by the signal (status 130, no line) once the command had done its work and said so."""
+    for signum in signals:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def _exit_now(status):
