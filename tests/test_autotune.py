@@ -143,6 +143,27 @@ def test_final_model_scores_as_its_trial_without_refit(splits):
     assert result.trained.history[-1]["val_accuracy"] == pytest.approx(accuracy, abs=1e-9)
 
 
+def test_the_results_evaluate_checks_its_data_as_a_loaded_bundles_does(splits):
+    """AutotuneResult.evaluate (notebook 02 scores its test split with it) scored the texts as given, without the
+    checks Predictor.evaluate makes: no documents gave NaN accuracy with numpy's warnings, a DataFrame or a path an
+    AttributeError, int classes (a DataFrame's column as read) an AttributeError, and a missing text (NaN) a TypeError.
+    It now checks and scores as the bundle saved from the model does, and its answer is that bundle's."""
+    ids = {"negative": "1", "positive": "2"}  # (classes written as numbers, as the Zhang sets' are)
+    train, val = (LabeledTexts([ids[label] for label in split.labels], split.texts) for split in splits)
+    result = autotune(train, val, duration=600.0, base=BASE, start=START, max_trials=1, verbose=False, refit=False)
+    assert result.evaluate(val) == Predictor(result.trained.model, result.trained.featurizer, result.trained.labels,
+                                             result.best_config).evaluate(val)
+    assert result.evaluate(val)["accuracy"] == pytest.approx(result.trials.val_accuracy.iloc[0], abs=1e-9)
+    as_ints = LabeledTexts([int(label) for label in val.labels], val.texts)
+    assert result.evaluate(as_ints) == result.evaluate(val)
+    for data, refused in ((LabeledTexts([], []), "^evaluation data: contains no labeled documents$"),
+                          (pd.DataFrame({"label": val.labels, "text": val.texts}), "^data must be LabeledTexts"),
+                          ("val.csv", "^data must be LabeledTexts"),
+                          (LabeledTexts(val.labels[:2], [float("nan"), val.texts[1]]), r"^data.texts\[0\] is nan")):
+        with pytest.raises(FastTextError, match=refused):
+            result.evaluate(data)
+
+
 def test_validation_labeled_by_the_class_names(splits):
     """Validation data labeled by the names of the training data's classes (what predictions show) is searched
     against as the classes it names, and the refit (train + validation) keeps one label per class: the validation
