@@ -67,7 +67,7 @@ from .pretrained import start_line
 from .label_encoding import class_ids
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
-from .writers import compressed
+from .writers import compressed, refuse_a_name_not_written
 
 SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
 # gained / lost: validation documents the trial gets right and the chosen-so-far trial wrong, and the reverse;
@@ -758,6 +758,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     refuse_standard_output(trials_uri, "trials_uri", "the autotune trial table", "a file")
     _check_autotuned(trained)
     check_choice(compact)  # (before the table is written: it would be taken back)
+    refuse_a_name_not_written(trials_uri, "the trial table is written as CSV text", ".csv")  # (as the CLI's, before)
     table = compressed(_trial_table_csv(trained, compact), trials_uri)
     committed = []
 

@@ -763,10 +763,10 @@ def _check_trials_output(args, config):
     unwritable path failed only once the search and the bundle were done), and, without --overwrite, must
     not exist (as a bundle at --output)."""
     from . import label_names, storage
-    from .writers import refuse_a_zip_name
+    from .writers import refuse_a_name_not_written
 
     uri = args.autotune_trials
-    refuse_a_zip_name(uri, "the trial table is written as CSV text", ".csv")
+    refuse_a_name_not_written(uri, "the trial table is written as CSV text", ".csv")
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
                                                            os.path.isfile(args.label_names)) else None  # not 'none', 'ag_news'
     inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),
