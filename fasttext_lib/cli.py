@@ -1128,9 +1128,9 @@ def run():
         raise
     # The command has done its work and said so: a stop while the process exits (MXNet and Python freeing what it
     # read, a quarter of a second for a bigram model) ended it by the signal, status 130 or 143 and no line, after the
-    # line that said its bundle was written. Now such a stop ends the exit at once, with the command's own status.
-    for signum in early:
-        signal.signal(signum, lambda *_: _exit_now(status))
+    # line that said its bundle was written. Now such a stop ends the exit at once, with the command's own status:
+    # stop_at_once_on_signals' handler, back in place, does so once main said it finished (stops.command_finished),
+    # and the last exit function ignores the stops (_ignore_stops) where Python no longer runs handlers.
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
     if status:  # an error line is out: nothing more at exit (mxnet_env.quiet_exit_hook)
@@ -1295,7 +1295,7 @@ def main(argv=None, lean_mxnet=False):
 
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
                          out_of_memory_line)
-    from .stops import stop_left, stop_message, stop_on_signals
+    from .stops import command_finished, stop_left, stop_message, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -1328,15 +1328,18 @@ def main(argv=None, lean_mxnet=False):
                     sys.stdout.flush()
             except OSError as exc:
                 raise _stdout_failed(exc) from None
+            command_finished(status)  # (a stop from here on, as main returns, ends the process with it)
             return status
     except StdoutClosed as exc:
         if stop_left(exc):  # (the user's old file set aside, not put back: said where, on stderr, which is still there)
             _say_error(error_line(exc))
+        command_finished(exc.exit_status)
         let_mxnet_finish()
         return exc.exit_status
     except FastTextError as exc:
         line = error_line(exc)
         _say_error(line)
+        command_finished(2)  # (a stop while MXNet finishes below: no second error line)
         _tell_a_cluster(args.command, line, 2)
         let_mxnet_finish(2)
         return 2
@@ -1348,12 +1351,14 @@ def main(argv=None, lean_mxnet=False):
             raise
         line = error_line(out_of_memory_line(exc))
         _say_error(line)
+        command_finished(2)
         _tell_a_cluster(args.command, line, 2)
         let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
         status = getattr(exc, "exit_status", 130)
         _say_error(error_line(stop_message(exc)))  # (with what it left: files it could not remove, a mixed set)
+        command_finished(status)
         _tell_a_cluster(args.command, exc, status)
         let_mxnet_finish(status)
         return status
