@@ -64,11 +64,10 @@ from .stops import (carry_on_after_ctrl_c, files_written, keeping_stops, note_st
                     note_what_a_stop_could_not_remove, note_what_a_stop_left, stops_held)
 from .lean_import import forget_an_interrupted_import
 from .pretrained import start_line
-from .evaluation import evaluate_bags
-from .label_encoding import class_ids, encode_labels
+from .label_encoding import class_ids
 from .text import sampled_fingerprints
 from .train import Diverged, TrainedModel, featurize, train
-from .writers import compressed
+from .writers import compressed, refuse_a_name_not_written
 
 SEARCHED = ("optimizer", "lr", "batch_size", "epochs", "emsize", "ngrams")
 # gained / lost: validation documents the trial gets right and the chosen-so-far trial wrong, and the reverse;
@@ -118,10 +117,14 @@ class AutotuneResult:
         return self.trials.loc[self.trials.trial == self.trained.autotune["best_trial"]].iloc[0]
 
     def evaluate(self, data):
-        """``{"accuracy", "loss", "n"}`` of the chosen model on other labeled data (e.g. the test split)."""
+        """``{"accuracy", "loss", "n"}`` of the chosen model on other labeled data (e.g. the test split), checked and
+        scored as the bundle saved from it would be (predict.Predictor.evaluate): scored here as given, no documents
+        gave NaN and numpy's warnings, a DataFrame, int classes or a missing text (NaN) a traceback."""
+        from .predict import Predictor
+
         model = self.trained
-        y = encode_labels(data.labels, model.labels, "evaluation data", model.label_names)
-        return evaluate_bags(model.model, model.featurizer, model.featurizer.transform(data.texts), y, model.ctx[0])
+        return Predictor(model.model, model.featurizer, model.labels, model.config, ctx=model.ctx[0],
+                         label_names=model.label_names).evaluate(data)
 
 
 def _features_key(config):
@@ -755,6 +758,7 @@ def save_bundle_with_trials(trained, output, trials_uri, compact="auto", overwri
     refuse_standard_output(trials_uri, "trials_uri", "the autotune trial table", "a file")
     _check_autotuned(trained)
     check_choice(compact)  # (before the table is written: it would be taken back)
+    refuse_a_name_not_written(trials_uri, "the trial table is written as CSV text", ".csv")  # (as the CLI's, before)
     table = compressed(_trial_table_csv(trained, compact), trials_uri)
     committed = []
 

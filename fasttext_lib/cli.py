@@ -29,6 +29,7 @@ file is read (and checked whole) once the vocabulary is known, keeping only the 
 Every user error prints one ``error: ...`` line on stderr and exits with status 2.
 """
 import argparse
+import atexit
 import contextlib
 import functools
 import itertools
@@ -762,10 +763,10 @@ def _check_trials_output(args, config):
     unwritable path failed only once the search and the bundle were done), and, without --overwrite, must
     not exist (as a bundle at --output)."""
     from . import label_names, storage
-    from .writers import refuse_a_zip_name
+    from .writers import refuse_a_name_not_written
 
     uri = args.autotune_trials
-    refuse_a_zip_name(uri, "the trial table is written as CSV text", ".csv")
+    refuse_a_name_not_written(uri, "the trial table is written as CSV text", ".csv")
     names_file = args.label_names if args.label_names and (storage.is_s3(args.label_names) or
                                                            os.path.isfile(args.label_names)) else None  # not 'none', 'ag_news'
     inputs = (("--train", args.train), ("--autotune-validation", args.autotune_validation),
@@ -1117,6 +1118,8 @@ def run():
     # already where the package's import began the command: fasttext_lib/__init__.py); the handlers it replaced are
     # put back where main raises (a bug's traceback).
     early = stop_at_once_on_signals()
+    # Registered before main imports MXNet, so run after its exit functions (last in, first run): see _ignore_stops
+    atexit.register(_ignore_stops, list(early))
     try:
         status = main(lean_mxnet=True)
     except BaseException:
@@ -1125,9 +1128,9 @@ def run():
         raise
     # The command has done its work and said so: a stop while the process exits (MXNet and Python freeing what it
     # read, a quarter of a second for a bigram model) ended it by the signal, status 130 or 143 and no line, after the
-    # line that said its bundle was written. Now such a stop ends the exit at once, with the command's own status.
-    for signum in early:
-        signal.signal(signum, lambda *_: _exit_now(status))
+    # line that said its bundle was written. Now such a stop ends the exit at once, with the command's own status:
+    # stop_at_once_on_signals' handler, back in place, does so once main said it finished (stops.command_finished),
+    # and the last exit function ignores the stops (_ignore_stops) where Python no longer runs handlers.
     if status > 128:  # a signal stopped the command, and what it had begun is cleaned up
         _exit_now(status)
     if status:  # an error line is out: nothing more at exit (mxnet_env.quiet_exit_hook)
@@ -1244,6 +1247,15 @@ def _fill_closed_descriptors():
                 os.close(null)
 
 
+def _ignore_stops(signals):
+    """The process's last exit function: ``signals`` ignored from here to its end. Python then puts the handlers of
+    the signals it handles back to the system's default and frees the modules (MXNet's arrays: a quarter of a second
+    after a train's "bundle written" line), so a stop there, after run's handlers could no longer run, killed the
+    process by the signal (status 130, no line) once the command had done its work and said so."""
+    for signum in signals:
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def _exit_now(status):
     """Exit at once, without waiting for threads: an S3 transfer's worker blocked on an endpoint that
     stopped answering held the interrupted process for its read timeout (a minute after Ctrl-C) and
@@ -1283,7 +1295,7 @@ def main(argv=None, lean_mxnet=False):
 
     from .errors import (error_line, exit_after_a_bugs_traceback_if_joined, is_out_of_memory, let_mxnet_finish,
                          out_of_memory_line)
-    from .stops import stop_left, stop_message, stop_on_signals
+    from .stops import command_finished, stop_left, stop_message, stop_on_signals
 
     os.environ.setdefault("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
     logging.getLogger("sagemaker.config").setLevel(logging.WARNING)
@@ -1316,15 +1328,18 @@ def main(argv=None, lean_mxnet=False):
                     sys.stdout.flush()
             except OSError as exc:
                 raise _stdout_failed(exc) from None
+            command_finished(status)  # (a stop from here on, as main returns, ends the process with it)
             return status
     except StdoutClosed as exc:
         if stop_left(exc):  # (the user's old file set aside, not put back: said where, on stderr, which is still there)
             _say_error(error_line(exc))
+        command_finished(exc.exit_status)
         let_mxnet_finish()
         return exc.exit_status
     except FastTextError as exc:
         line = error_line(exc)
         _say_error(line)
+        command_finished(2)  # (a stop while MXNet finishes below: no second error line)
         _tell_a_cluster(args.command, line, 2)
         let_mxnet_finish(2)
         return 2
@@ -1336,12 +1351,14 @@ def main(argv=None, lean_mxnet=False):
             raise
         line = error_line(out_of_memory_line(exc))
         _say_error(line)
+        command_finished(2)
         _tell_a_cluster(args.command, line, 2)
         let_mxnet_finish(2)
         return 2
     except KeyboardInterrupt as exc:
         status = getattr(exc, "exit_status", 130)
         _say_error(error_line(stop_message(exc)))  # (with what it left: files it could not remove, a mixed set)
+        command_finished(status)
         _tell_a_cluster(args.command, exc, status)
         let_mxnet_finish(status)
         return status

@@ -1,10 +1,9 @@
 """Evaluation: the metrics of class probabilities against true classes (accuracy, log loss, the confusion matrix,
 each class's precision, recall and F1), and :class:`Evaluation`, one scoring of labeled documents kept for its tables
-(notebook 04's). Training's validation (train.py, autotune.py) and :class:`~fasttext_lib.predict.Predictor` share them.
+(notebook 04's). Training's validation (train.py; autotune.py's trials) and
+:class:`~fasttext_lib.predict.Predictor` share them.
 """
 import numpy as np
-
-from .scoring import probabilities
 
 
 def per_class_scores(counts):
@@ -24,16 +23,11 @@ def per_class_scores(counts):
     return scores
 
 
-def evaluate_bags(model, featurizer, bags, y, ctx, confusion=False):
-    """Accuracy and mean cross-entropy (natural log) of the model on encoded documents.
+def metrics_of(probs, y, confusion=False):
+    """Accuracy and mean cross-entropy (natural log) of the class probabilities ``probs`` of documents labeled ``y``.
 
     ``confusion=True`` adds ``"confusion"``: counts[true class][predicted class] (nested lists).
     """
-    return metrics_of(probabilities(model, featurizer, bags, ctx), y, confusion)
-
-
-def metrics_of(probs, y, confusion=False):
-    """:func:`evaluate_bags`'s metrics from the class probabilities ``probs`` of documents labeled ``y``."""
     p_true = np.clip(probs[np.arange(len(y)), y], 1e-12, 1.0)
     predicted = probs.argmax(axis=1)
     loss = 0.0 - np.log(p_true).mean()  # (not -mean: every p_true 1.0 gave a loss of -0.0 in evaluate's output)

@@ -710,6 +710,18 @@ def stopping_signals():
 _before_stop_at_once = None
 # The file stop_at_once_on_signals' handler also writes its line to (None: none): a SageMaker job's failure file.
 _stop_at_once_failure_file = None
+# The exit status of the command that has done its work (or failed) and said so (None: not yet): command_finished.
+_finished_status = None
+
+
+def command_finished(status):
+    """The command has done its work (or failed) and said so, in its last line, and ends with ``status``: from here
+    on, once :func:`stop_on_signals` has put :func:`stop_at_once_on_signals`' handler back, a stop ends the process
+    with ``status`` at once, without a line. That handler's "interrupted (SIGINT)" and 130 came after the lines that
+    said the bundle and its trial table were written (as the command returned), or as a second error line after one
+    that said why the command failed (while MXNet finished what was queued: errors.let_mxnet_finish)."""
+    global _finished_status
+    _finished_status = status
 
 
 def stop_at_once_on_signals(failure_file=None):
@@ -730,6 +742,7 @@ def stop_at_once_on_signals(failure_file=None):
         with contextlib.suppress(OSError):  # (missing: nothing to do; not removable: sm_train.clear_failure says so)
             os.remove(failure_file)
     _stop_at_once_failure_file = failure_file
+    command_finished(None)  # (a command starts)
     if _before_stop_at_once and all(signal.getsignal(s) is _stop_at_once for s in _before_stop_at_once):
         return dict(_before_stop_at_once)
     _before_stop_at_once = {s: signal.signal(s, _stop_at_once) for s in stopping_signals()
@@ -740,6 +753,11 @@ def stop_at_once_on_signals(failure_file=None):
 def _stop_at_once(signum, frame):
     import os
 
+    if _finished_status is not None:  # (the command has said its last line: command_finished)
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(_finished_status)
     stop = Interrupted(signum)
     line = error_line(stop)
     with contextlib.suppress(Exception):  # (stderr gone: the status alone)

@@ -36,7 +36,7 @@ from . import storage
 from .columns import reads_as_number
 from .errors import FastTextError, refuse_standard_output
 from .text import TRAINING_FORM, nfc, one_token
-from .writers import compressing, refuse_a_zip_name
+from .writers import compressing, refuse_a_name_not_written
 
 _CHUNK_ROWS = 1 << 14  # rows parsed per block while reading (the blocks are joined once at the end)
 _BLOCK_BYTES = 1 << 26  # and at most this many bytes per block (a wide file's blocks have fewer rows)
@@ -457,9 +457,10 @@ class _Hashing(io.RawIOBase):
 def check_vec_output(uri, overwrite=False, overwrite_as=storage.OVERWRITE_ARGUMENT):
     """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite`` (the refusal says to pass
     ``overwrite_as``: this argument, or the command line's storage.OVERWRITE_FLAG), and must be writable, and not name a
-    zip archive (written as text under that name, no zip tool opened it)."""
+    format it is not written in (a zip archive, writers.refuse_a_name_not_written: text under that name, which no
+    zip tool opened)."""
     if isinstance(uri, str) or hasattr(uri, "__fspath__"):
-        refuse_a_zip_name(uri, "a .vec file is written as text", ".vec")
+        refuse_a_name_not_written(uri, "a .vec file is written as text", ".vec")
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite, hint=storage.replace_with(overwrite_as))
 
 

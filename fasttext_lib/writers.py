@@ -171,13 +171,22 @@ def compressing(raw, uri):
     return lzma.LZMAFile(raw, "wb") if ending == "xz" else raw
 
 
-def refuse_a_zip_name(uri, written_as, extension):
-    """Refuse an output ``uri`` named ``.zip``: it would be ``written_as`` text under that name (no zip tool, nor
-    pandas, opened it). ``extension``: the file's own (``.vec``), for the names :func:`compressing` writes."""
-    if str(uri).lower().endswith(".zip"):
-        names = ", ".join(f"{extension}.{ending}" for ending in ("gz", "bz2", "xz", "lzma"))
-        raise FastTextError(f"{uri}: {written_as}, or compressed by gzip, bzip2, xz or LZMA ({names}), not as a zip "
-                            f"archive; give another name")
+# Endings of formats :func:`compressing` does not write, which the tools and readers that go by a file's name (unzip,
+# zstd -d, tar, pandas' read_csv) take it to be: text written under such a name, they all refused
+NOT_WRITTEN = {"zip": "a zip archive", "zst": "zstd data", "tar": "a tar archive"}
+COMPRESSED_ENDINGS = ("gz", "bz2", "xz", "lzma")  # what compressing writes
+
+
+def refuse_a_name_not_written(uri, written_as, extension):
+    """Refuse an output ``uri`` named as a format :func:`compressing` does not write (:data:`NOT_WRITTEN`: ``.zip``,
+    ``.zst``, ``.tar``, or a ``.tar.gz`` whose gzip holds no tar archive): it would be ``written_as`` text under that
+    name. ``extension``: the file's own (``.vec``), for the names :func:`compressing` writes."""
+    endings = str(uri).lower().rsplit("/", 1)[-1].split(".")[1:] or [""]
+    compressed_tar = endings[-1] in COMPRESSED_ENDINGS and endings[-2:-1] == ["tar"]
+    if compressed_tar or endings[-1] in NOT_WRITTEN:
+        names = ", ".join(f"{extension}.{ending}" for ending in COMPRESSED_ENDINGS)
+        raise FastTextError(f"{uri}: {written_as}, or compressed by gzip, bzip2, xz or LZMA ({names}), not as "
+                            f"{NOT_WRITTEN['tar' if compressed_tar else endings[-1]]}; give another name")
 
 
 def compressed(data, uri):

@@ -143,6 +143,27 @@ def test_final_model_scores_as_its_trial_without_refit(splits):
     assert result.trained.history[-1]["val_accuracy"] == pytest.approx(accuracy, abs=1e-9)
 
 
+def test_the_results_evaluate_checks_its_data_as_a_loaded_bundles_does(splits):
+    """AutotuneResult.evaluate (notebook 02 scores its test split with it) scored the texts as given, without the
+    checks Predictor.evaluate makes: no documents gave NaN accuracy with numpy's warnings, a DataFrame or a path an
+    AttributeError, int classes (a DataFrame's column as read) an AttributeError, and a missing text (NaN) a TypeError.
+    It now checks and scores as the bundle saved from the model does, and its answer is that bundle's."""
+    ids = {"negative": "1", "positive": "2"}  # (classes written as numbers, as the Zhang sets' are)
+    train, val = (LabeledTexts([ids[label] for label in split.labels], split.texts) for split in splits)
+    result = autotune(train, val, duration=600.0, base=BASE, start=START, max_trials=1, verbose=False, refit=False)
+    assert result.evaluate(val) == Predictor(result.trained.model, result.trained.featurizer, result.trained.labels,
+                                             result.best_config).evaluate(val)
+    assert result.evaluate(val)["accuracy"] == pytest.approx(result.trials.val_accuracy.iloc[0], abs=1e-9)
+    as_ints = LabeledTexts([int(label) for label in val.labels], val.texts)
+    assert result.evaluate(as_ints) == result.evaluate(val)
+    for data, refused in ((LabeledTexts([], []), "^evaluation data: contains no labeled documents$"),
+                          (pd.DataFrame({"label": val.labels, "text": val.texts}), "^data must be LabeledTexts"),
+                          ("val.csv", "^data must be LabeledTexts"),
+                          (LabeledTexts(val.labels[:2], [float("nan"), val.texts[1]]), r"^data.texts\[0\] is nan")):
+        with pytest.raises(FastTextError, match=refused):
+            result.evaluate(data)
+
+
 def test_validation_labeled_by_the_class_names(splits):
     """Validation data labeled by the names of the training data's classes (what predictions show) is searched
     against as the classes it names, and the refit (train + validation) keeps one label per class: the validation
@@ -1100,12 +1121,27 @@ def test_a_trial_table_named_compressed_is_compressed(data_files, tmp_path, endi
     assert list(trials.columns) == TABLE_COLUMNS and len(trials) >= 1
 
 
-def test_a_trial_table_named_as_a_zip_archive_is_refused_before_the_search(data_files, tmp_path):
+@pytest.mark.parametrize("name, written_as", [("t.zip", "a zip archive"), ("t.csv.zst", "zstd data"),
+                                              ("t.tar", "a tar archive"), ("t.tar.gz", "a tar archive")])
+def test_a_trial_table_named_as_a_format_it_is_not_written_in_is_refused_before_the_search(data_files, tmp_path, name, written_as):
+    """A name of a format the table is not written in (.csv.zst, .tar.gz: CSV text, or gzip of it, under that name,
+    which pd.read_csv, zstd -d and tar refused) is refused as a .zip one is, before the search."""
     r = cli_in_process("train", "--train", data_files / "train.csv", "--autotune-validation", data_files / "val.csv",
-                       "--autotune-duration", "0.01", "--output", tmp_path / "o", "--autotune-trials", tmp_path / "t.zip")
-    _assert_one_error_line(r, "t.zip: the trial table is written as CSV text, or compressed by gzip, bzip2, xz or LZMA "
-                                 "(.csv.gz, .csv.bz2, .csv.xz, .csv.lzma), not as a zip archive; give another name")
-    assert not (tmp_path / "o").exists() and not (tmp_path / "t.zip").exists()
+                       "--autotune-duration", "0.01", "--output", tmp_path / "o", "--autotune-trials", tmp_path / name)
+    _assert_one_error_line(r, f"{name}: the trial table is written as CSV text, or compressed by gzip, bzip2, xz or LZMA "
+                              f"(.csv.gz, .csv.bz2, .csv.xz, .csv.lzma), not as {written_as}; give another name")
+    assert not (tmp_path / "o").exists() and not (tmp_path / name).exists()
+
+
+def test_save_bundle_with_trials_refuses_a_table_name_of_a_format_it_is_not_written_in(tuned, tmp_path):
+    """The Python API wrote the table as CSV text under a .zip or .zst name (the command line refused them): no tool
+    that goes by the name opened it. Refused now, before anything is written."""
+    from fasttext_lib.autotune import save_bundle_with_trials
+
+    for name in ("t.zip", "t.csv.zst"):
+        with pytest.raises(FastTextError, match=f"^{tmp_path / name}: the trial table is written as CSV text"):
+            save_bundle_with_trials(tuned, tmp_path / "b", str(tmp_path / name))
+        assert not (tmp_path / "b").exists() and not (tmp_path / name).exists()
 
 
 def test_the_trial_table_says_what_ended_the_search(splits, data_files, tmp_path):

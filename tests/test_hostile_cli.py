@@ -1511,8 +1511,40 @@ def stopped_as_it_returns(real):  # the signal once the summary line is out, as 
 if when == "returning":
     vectors.export_vectors = stopped_as_it_returns(vectors.export_vectors)
     cli._write_splits = stopped_as_it_returns(cli._write_splits)
-else:  # as the process exits, once cli.run has returned
-    atexit.register(lambda: (os.kill(os.getpid(), sig), time.sleep(0.5)))
+elif when == "restored":  # as main returns, once its own handlers are put back (stops.stop_on_signals ended), or
+    import contextlib  # after its error line (as MXNet finishes what was queued)
+    from fasttext_lib import errors, stops
+
+    real_stop_on_signals, real_let_mxnet_finish = stops.stop_on_signals, errors.let_mxnet_finish
+
+    @contextlib.contextmanager
+    def stop_on_signals(*args, **kwargs):
+        with real_stop_on_signals(*args, **kwargs):
+            yield
+        os.kill(os.getpid(), sig)
+        time.sleep(0.5)
+
+    def let_mxnet_finish(*args, **kwargs):
+        os.kill(os.getpid(), sig)
+        time.sleep(0.5)
+        return real_let_mxnet_finish(*args, **kwargs)
+
+    stops.stop_on_signals, errors.let_mxnet_finish = stop_on_signals, let_mxnet_finish
+elif when == "exiting":  # as the process exits, once cli.run has returned: in an exit function registered as main
+    real_main = cli.main  # runs (as MXNet's are, when it is imported), so run before the ones cli.run registered
+
+    def main(*args, **kwargs):
+        atexit.register(lambda: (os.kill(os.getpid(), sig), time.sleep(0.5)))
+        return real_main(*args, **kwargs)
+
+    cli.main = main
+else:  # as Python frees the modules, after the exit functions (and after it put the signals' handlers back)
+    class StopWhenFreed:
+        def __del__(self, kill=os.kill, pid=os.getpid(), sleep=time.sleep):
+            kill(pid, sig)
+            sleep(0.5)
+
+    stop_when_freed = StopWhenFreed()
 raise SystemExit(cli.run())
 """
 
@@ -1540,16 +1572,21 @@ def test_a_stop_after_the_summary_line_says_the_files_were_written(tmp_path, bun
     assert all(path.read_text() != "the user's old file\n" for path in (train, test))
 
 
+@pytest.mark.parametrize("when", ["restored", "exiting", "finalizing"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_a_stop_while_the_process_exits_after_its_work_keeps_the_commands_status(tmp_path, bundle, sig):
+def test_a_stop_while_the_process_exits_after_its_work_keeps_the_commands_status(tmp_path, bundle, sig, when):
     """A signal once the command had finished, as the process exited (Python and MXNet freeing what it read): it died
     by the signal, status 130, 143 or 129 and no line (Ctrl-C: a KeyboardInterrupt traceback, or none), after the line
     that said its files were written. The exit now ends at once with the command's own status: 0, or 2 after its
-    error line."""
-    r = _late_signal(sig, "exiting", "export-vectors", "--model", bundle, "--output", tmp_path / "v.vec")
+    error line. ``restored``: the signal as main returned, once its own handlers were put back (the command's start's
+    handler then said "interrupted (SIGINT)", status 130, under the lines that said the files were written), or just
+    after its error line (a second error line). ``finalizing``: the signal once the exit functions had run, as Python freed the modules (MXNet's
+    arrays: the quarter second after a train's "bundle written" line), where Python has put the signals' handlers
+    back to the system's default: Ctrl-C there still killed the process, status -2 and no line."""
+    r = _late_signal(sig, when, "export-vectors", "--model", bundle, "--output", tmp_path / "v.vec")
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
     assert json.loads(r.stdout)["output"] == str(tmp_path / "v.vec") and (tmp_path / "v.vec").stat().st_size > 0
-    r = _late_signal(sig, "exiting", "sample", "--output", tmp_path / "v.vec")
+    r = _late_signal(sig, when, "sample", "--output", tmp_path / "v.vec")
     assert_error(r, "exists and is not a directory")
     assert r.stderr.count("\n") == 1 and not r.stdout
 

@@ -138,7 +138,7 @@ def test_cpu_view_shares_memory_and_sees_updates():
 
 
 def test_scorer_follows_training_updates():
-    # evaluate_bags scores with a scorer over the live table: it must see the latest parameters
+    # a CpuScorer over the live table (training's validation scoring): it must see the latest parameters
     train_data, val = make_splits(600, 100, seed=6)
     trained = train(train_data, val, TrainConfig(epochs=2, batch_size=64, progress=False))
     scorer = CpuScorer(trained.model, mx.cpu())
