@@ -579,10 +579,11 @@ def interrupted_at_the_stall(proxy, write):
     """``write()`` under the CLI's stop_on_signals, Ctrl-C'd as soon as the proxy holds one of its requests
     (``proxy.fail(..., "stall")``); returns the Interrupted it raised, the request still held.
 
-    Python runs a signal's handler in the main thread, and only between its bytecodes: a create-only PUT waits for
-    S3's answer in the caller's (main) thread, and where the kernel handed the SIGINT to another thread (the proxy's,
-    this one), or it came as that thread was entering its read, the read was not cut short and the handler ran once
-    it ended, at the client's read timeout: a minute, now and then. A signal that does nothing (SIGURG, ignored
+    Python runs a signal's handler in the main thread, and only between its bytecodes: a request made in the caller's
+    (main) thread (a set's manifest PUT; a create-only PUT was, before it had a transfer thread) waits there for S3's
+    answer, and where the kernel handed the SIGINT to another thread (the proxy's, this one), or it came as that thread
+    was entering its read, the read was not cut short and the handler ran once it ended, at the client's read timeout:
+    a minute, now and then. A signal that does nothing (SIGURG, ignored
     unhandled) is sent to the main thread until it has raised: it ends such a read (EINTR), and the SIGINT's handler
     runs then."""
     import threading

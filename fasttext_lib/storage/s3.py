@@ -614,12 +614,13 @@ def _in_thread(call, on_abandon=None):
         raise outcome[0]
 
 
-# Uploads by upload_file still going on, by (bucket, key). A multipart upload whose caller a signal took away (it
-# abandons the worker) was left incomplete, its parts stored and billed, and without s3:ListBucket
-# (ListMultipartUploads) no later run could find it: it is aborted by its id, which CreateMultipartUpload's answer
-# gives (an event hook on each client). Abandoned before that answer, or where S3 refuses the abort, the transfer,
-# going on in its thread, uploaded every part and completed the object after its publish had failed: an abandoned
-# transfer stays here until its thread ends, and its requests are refused (its upload aborted as its id arrives).
+# Uploads by upload_file and create-only writes (_created_in_a_thread) still going on, by (bucket, key). A multipart
+# upload whose caller a signal took away (it abandons the worker) was left incomplete, its parts stored and billed,
+# and without s3:ListBucket (ListMultipartUploads) no later run could find it: it is aborted by its id, which
+# CreateMultipartUpload's answer gives (an event hook on each client). Abandoned before that answer, or where S3
+# refuses the abort, the transfer, going on in its thread, uploaded every part and completed the object after its
+# publish had failed: an abandoned transfer stays here until its thread ends, and its requests are refused (its upload
+# aborted as its id arrives).
 _TRANSFERS = {}
 _TRANSFERS_LOCK = threading.Lock()
 
@@ -633,12 +634,12 @@ class AbandonedUpload(FastTextError):
 
 
 class _Transfer:
-    """One upload_file call's transfer to ``where`` (bucket, key): its multipart upload's id (None: none yet, or
-    completed), whether the caller abandoned it, ``creating``, set once the request that creates the object (its PUT,
-    its multipart upload's completion) is sent, ``answer``, that request's answer once it created the object (its
-    ``VersionId``: versions.delete_written), and ``over``, set when its thread has ended. A create-only write made in
-    the caller's own thread (:func:`_upload_new`) notes ``creating`` and ``answer`` on one too (:func:`_noted_here`),
-    so that a caller a stop (a signal) cut short can tell S3 had its request, and whether S3 said it was applied."""
+    """One upload_file call's transfer to ``where`` (bucket, key), or one create-only write's (:func:`_upload_new`,
+    in a transfer thread too: :func:`_created_in_a_thread`): its multipart upload's id (None: none yet, or completed),
+    whether the caller abandoned it, ``creating``, set once the request that creates the object (its PUT, its
+    multipart upload's completion) is sent, ``answer``, that request's answer once it created the object (its
+    ``VersionId``: versions.delete_written), and ``over``, set when its thread has ended. A caller a stop (a signal)
+    cut short tells from them whether S3 had its request, and whether S3 said it was applied."""
 
     def __init__(self, where):
         self.where, self.upload, self.abandoned, self.over = where, None, False, threading.Event()
@@ -646,26 +647,6 @@ class _Transfer:
 
 
 _CONTEXT_KEY = "fasttext_lib_transfer"  # (botocore's request context, shared by a call's events)
-_HERE = threading.local()  # .transfer: the one this thread's own requests are noted on (_noted_here)
-
-
-@contextlib.contextmanager
-def _noted_here(transfer):
-    """Within the block, this thread's requests to ``transfer``'s key noted on it as an upload_file transfer's are
-    (``creating``, ``answer``: :func:`_transfer_hooks`), for a write made in the caller's thread: a stop raised there
-    runs after whatever the hooks noted, never amid a note made in another thread."""
-    outer = getattr(_HERE, "transfer", None)
-    try:  # (set within: a stop as it is set still puts the outer one back)
-        _HERE.transfer = transfer  # (None: nothing is noted)
-        yield
-    finally:
-        _HERE.transfer = outer
-
-
-def _noted_in_this_thread(where):
-    """The transfer this thread's requests to ``where`` are noted on (:func:`_noted_here`), or None."""
-    transfer = getattr(_HERE, "transfer", None)
-    return transfer if transfer is not None and transfer.where == where else None
 
 
 def _transfer_hooks(client):
@@ -677,7 +658,6 @@ def _transfer_hooks(client):
             transfer = _TRANSFERS.get(where)
             if transfer is not None and transfer.abandoned:
                 raise AbandonedUpload(*where)
-        transfer = transfer or _noted_in_this_thread(where)
         if transfer is not None and isinstance(context, dict):
             context[_CONTEXT_KEY] = transfer
 
@@ -811,15 +791,15 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
     """Upload ``path`` to a key that must not exist: S3 answers 412 if it does (checked atomically by S3). Returns
     the answer of the request that created it (its ``VersionId``), as :func:`upload_file` does. A refusal says how to
     replace it as ``overwrite_as`` (:data:`OVERWRITE_FLAG`, or the caller's terms: ``overwrite=True``). ``transfer``:
-    as :func:`upload_file` takes it; the conditional requests, made in this thread, are noted on it here."""
+    as :func:`upload_file` takes it; the conditional requests are noted on it as they are sent and answered."""
     import botocore.exceptions as bex
 
     if _conditional_writes(client):
-        write_id = secrets.token_hex(8)
+        write_id, transfer = secrets.token_hex(8), transfer or _Transfer((bucket, key))
 
         def create():
-            with _noted_here(transfer):
-                return _create_object(client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id})
+            return _created_in_a_thread(client, transfer, lambda: _create_object(
+                client, path, bucket, key, {**(metadata or {}), WRITE_ID_META: write_id}))
         try:
             return sent_again_on_conflict(create, uri, transfer)
         except bex.ClientError as exc:
@@ -846,6 +826,25 @@ def _upload_new(client, path, bucket, key, uri, metadata=None, overwrite_as=OVER
             raise
         return upload_file(client, path, bucket, key, metadata, transfer=transfer)
     raise already_exists(uri, replace_with(overwrite_as))
+
+
+def _created_in_a_thread(client, transfer, create):
+    """``create()``, a create-only write's requests (:func:`_create_object`), made as ``transfer`` in a transfer
+    thread, as upload_file's are (:func:`_in_thread`); returns its answer. Made in the caller's thread, a stop (Ctrl-C,
+    SIGTERM) handled by another thread, or come as the caller entered its read of S3's answer, was raised only once
+    S3 answered, or at the client's read timeout (a minute). A stop abandons it (:func:`_abandon`): a request not
+    sent by then never is (its multipart upload aborted), so ``transfer.creating`` tells whether S3 had it. An
+    abandoned transfer to the same key still going on (its request held by a slow S3) refuses this write at once, its
+    line saying to try again, as that transfer's hooks refused it when it was made in the caller's thread."""
+    with _TRANSFERS_LOCK:
+        other = _TRANSFERS.get(transfer.where)
+        if other is not None and other.abandoned:
+            raise AbandonedUpload(*transfer.where)
+    answer = []
+    transfer.over.clear()  # (sent again after a 409: run again; cleared before it can be abandoned)
+    _in_thread(lambda: _transfer_in_place(transfer, lambda: answer.append(create())),
+               on_abandon=lambda: _abandon(client, transfer))
+    return answer[0]
 
 
 # A create-only write's own id, in its object's user metadata: botocore retries a PUT whose answer was lost (a 500
