@@ -642,8 +642,11 @@ def csv_request(text, header):
         # predict reads such a file, and as application/jsonlines answers it, one answer a line. Read as CSV, each
         # review was its object's JSON, keys and braces as words. (A line that is no JSON object, {curly} text: CSV.)
         return jsonlines_texts(text)
-    if delimiter == "," and header == "present":
-        _refuse_unread_tsv_header(opening)
+    if delimiter == "," and header == "present" and _refuse_unread_tsv_header(opening):
+        # Batch Transform: a later mini-batch's first line is a row, whatever it holds, so every mini-batch of such a
+        # file is read as header=absent reads one, every line answered (a row quoted first, "cold soup"<TAB>1, failed
+        # the comma reading: a 400 that failed the whole job)
+        header = "absent"
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
     semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None
     # Its header row is known without the model's classes: refused before the body is read as CSV, which
@@ -1140,13 +1143,15 @@ def _refuse_unread_tsv_header(opening):
     (columns.tab_separated_row) of names no TSV header row has (columns.tsv_header_line): predict reads no
     columns from such a file, every line of it a review, the header too, so there are none to read its rows by. Read
     at commas, each row was answered whole, its class a word of its review, and a field quoted first in a row was a 400
-    that named no tab. Not in Batch Transform, where a later mini-batch's first line is a row, whatever it holds
-    (_declared_header reads no header there that is not one training knows)."""
+    that named no tab. In Batch Transform, where a later mini-batch's first line is a row, whatever it holds, True:
+    the body is read as ``header=absent`` reads one, line for line. Else (no such header row) False."""
     from .columns import tab_separated_row, tsv_header_line
 
     row = tab_separated_row(opening.first) if opening is not None else None
-    if row is None or tsv_header_line(opening.first) or in_batch_transform(os.environ):
-        return
+    if row is None or tsv_header_line(opening.first):
+        return False
+    if in_batch_transform(os.environ):
+        return True
     raise RequestError(400, f"text/csv; header=present: the header row on line {opening.number} "
                             f"({'<TAB>'.join(row)}) is tab-separated but names no columns training reads (label, "
                             f"text, ...): name them so (label<TAB>text), or send the body without header=present to "

@@ -4049,8 +4049,30 @@ def test_a_declared_tab_separated_header_of_unknown_names_is_one_400(tmp_path, m
     answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
     assert answers == [json.loads(line) for line in got.stdout.splitlines()]
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
-    body = body.replace(b'"cold soup"', b"cold soup")  # (a row quoted first is no CSV there still: a 400)
+    body = body.replace(b'"cold soup"', b"cold soup")
     assert len(sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0])) == 5
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_batch_transform_answers_every_line_under_a_declared_tab_separated_header_of_unknown_names(
+        tmp_path, monkeypatch, bundle, served, cut):
+    """In Batch Transform, header=present over a tab-separated header of names training does not read (Titel<TAB>
+    Bewertung), a row quoted first ("cold soup"<TAB>1) was a 400: read at commas it is no CSV, and the 400 failed the
+    whole job. A later mini-batch's first line is a row, so no mini-batch can be refused as the endpoint refuses the
+    body: every line of every mini-batch is answered as a review, as predict answers the file, wherever SplitType=Line
+    cuts it."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "unread.tsv"
+    path.write_bytes(_UNREAD_TSV.encode())
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    lines = _UNREAD_TSV.splitlines(keepends=True)
+    answers = []
+    for batch in ("".join(lines[:cut]), "".join(lines[cut:])):
+        answers += sm_serve.predict_fn(sm_serve.input_fn(batch.encode(), "text/csv; header=present"), served[0])
+    assert answers == [json.loads(line) for line in got.stdout.splitlines()]
 
 
 def test_predict_and_the_endpoint_judge_a_class_last_table_by_the_same_rows_among_header_repeats(tmp_path, bundle,
