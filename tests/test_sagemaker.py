@@ -4098,6 +4098,28 @@ def test_predict_and_the_endpoint_judge_a_class_last_table_by_the_same_rows_amon
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
 
 
+def test_predict_and_the_endpoint_judge_a_recognized_header_by_the_same_rows_among_its_repeats(tmp_path, bundle,
+                                                                                                served):
+    """A header training recognizes (label,text) repeated between rows (files of one row each joined with cat), the
+    rows' texts holding an unquoted comma (three fields under two names): predict judges the table by its first 51
+    records, the repeats among them, and reads it as training does, under its header (one answer a row); the endpoint
+    left the repeats out first and judged it by rows further down, where none was as wide as the header: every line a
+    review, the header and its repeats too (51 answers for 25 rows). Both now judge it by the same rows."""
+    from conftest import cli_in_process
+
+    lines = ["label,text"]
+    for i in range(25):
+        lines += ["label,text", f"{1 + i % 2},good food {i}, nice staff"]
+    body = ("\n".join(lines) + "\n").encode()
+    path = tmp_path / "joined.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0 and "read as labeled CSV" in got.stderr, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(answers) == 25
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == answers
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "text/csv; header=absent",
                                           "application/jsonlines", "application/json"])
 @pytest.mark.parametrize("body, said", [(b"\n", "one blank line"), (b"\n\n", "2 blank lines"),
