@@ -4098,6 +4098,30 @@ def test_predict_and_the_endpoint_judge_a_class_last_table_by_the_same_rows_amon
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
 
 
+def test_a_glue_quote_in_a_labeled_tsv_is_refused_by_predict_as_by_training_and_answered_by_the_endpoint(
+        tmp_path, bundle, served):
+    """A headerless labeled TSV with a quotation mark that is no CSV quoting (GLUE's: 2<TAB>"loved" it) past its
+    first rows: training and predict refuse it in the same line, which names the line and gives the conversion
+    (quoting=3); the endpoint answers each row's text as that conversion reads it (docs/SERVING.md says why)."""
+    from conftest import cli_in_process
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.errors import FastTextError
+
+    body = b"1\tbad one\n2\tgreat food\n" * 30 + b'2\t"loved" it\n'
+    path = tmp_path / "glue.tsv"
+    path.write_bytes(body)
+    with pytest.raises(FastTextError) as trained:
+        read_labeled(str(path))
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 2 and got.stdout == "", got.stderr
+    said = f"{path}:61: malformed CSV record starting at this line"  # (stderr shows the tab in it as \\t)
+    assert str(trained.value).startswith(said) and got.stderr.startswith(f"error: {said}")
+    assert "quoting=3" in str(trained.value) and "quoting=3" in got.stderr
+    assert len(got.stderr.strip().splitlines()) == 1
+    texts = ["bad one", "great food"] * 30 + ['"loved" it']
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
+
+
 def test_predict_and_the_endpoint_judge_a_recognized_header_by_the_same_rows_among_its_repeats(tmp_path, bundle,
                                                                                                 served):
     """A header training recognizes (label,text) repeated between rows (files of one row each joined with cat), the
