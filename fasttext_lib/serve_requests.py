@@ -642,8 +642,11 @@ def csv_request(text, header):
         # predict reads such a file, and as application/jsonlines answers it, one answer a line. Read as CSV, each
         # review was its object's JSON, keys and braces as words. (A line that is no JSON object, {curly} text: CSV.)
         return jsonlines_texts(text)
-    if delimiter == "," and header == "present":
-        _refuse_unread_tsv_header(opening)
+    if delimiter == "," and header == "present" and _refuse_unread_tsv_header(opening):
+        # Batch Transform: a later mini-batch's first line is a row, whatever it holds, so every mini-batch of such a
+        # file is read as header=absent reads one, every line answered (a row quoted first, "cold soup"<TAB>1, failed
+        # the comma reading: a 400 that failed the whole job)
+        header = "absent"
     # (a body read tab-separated is a TSV, as predict reads a file before it asks whether it is semicolon-separated)
     semicolons = opening if delimiter == "," and opening is not None and ";" in opening.first else None
     # Its header row is known without the model's classes: refused before the body is read as CSV, which
@@ -963,7 +966,8 @@ def _header_row_repeated(records, names, start, blank, header, delimiter, fell_b
     repeats = _repeats_of(first, records[after:]) if first else []
     if repeats:
         kept = records[:after] + _left_out(records[after:], repeats)
-        got = _csv_header_row(kept, names, start, blank, header, delimiter, fell_back)
+        # (an undeclared header is judged by predict's look-ahead, its repeats among them: _undeclared_header)
+        got = _csv_header_row(kept, names, start, blank, header, delimiter, fell_back, judged=records)
         if got[1] is not None:  # a header: its repeats are none of the records
             return (*got, repeats)
     return (*_csv_header_row(records, names, start, blank, header, delimiter, fell_back), ())
@@ -988,15 +992,16 @@ def _left_out(records, positions):
     return [record for i, record in enumerate(records) if i not in skipped]
 
 
-def _csv_header_row(records, names, start, blank, header, delimiter, fell_back):
+def _csv_header_row(records, names, start, blank, header, delimiter, fell_back, judged=None):
     """The header row of a ``text/csv`` body read by :func:`_csv_records`: one not declared taken from the records,
     one declared that only reads like one (a later Batch Transform mini-batch's review) given back to them ->
-    (``records``, ``names``, ``start``, ``blank``)."""
+    (``records``, ``names``, ``start``, ``blank``). ``judged``: the records an undeclared header is judged by, the
+    header's repeats among them (:func:`_header_row_repeated`: ``records`` are without them), else ``records``."""
     from .columns import header_columns, header_layout
     from .formats import header_alone
 
     undeclared = names is None and header == "" and (_tsv_header(records) if delimiter == "\t" else not fell_back and (
-        _undeclared_header(records) or header_alone(records)))
+        _undeclared_header(records if judged is None else judged) or header_alone(records)))
     if undeclared:  # a header row (a TSV's, or one predict recognizes), not declared (header=present): read as declared
         blank = next(i for i, record in enumerate(records) if record)
         names, records = records[blank], records[blank + 1:]
@@ -1120,7 +1125,12 @@ def _undeclared_header(records):
         # comma each was taken for the header, answered with the field names, and each review after it cut at its
         # comma, the words before it taken for a class (or, a review without a comma among them, a 400)
         return False
-    if header_layout(first) is not None and header_columns(first, rest) is None:
+    # The rows are predict's look-ahead, the header's repeats (files joined with cat) among them: the columns are told
+    # by them without the repeats, as training's look-ahead leaves them out (header_row.table_lookahead; a repeat
+    # read as a row said the text column's name recurred: no header), and the table by them all, as predict's
+    # formats.labeled_csv_records counts them (predict_input._labeled_start). Judged by rows further down, after the
+    # repeats were left out, a body predict and training read under its header was answered a line at a time.
+    if header_layout(first) is not None and header_columns(first, _left_out(rest, _repeats_of(first, rest))) is None:
         return False
     return labeled_csv_records([first] + rest, False, (), header=True)
 
@@ -1140,13 +1150,15 @@ def _refuse_unread_tsv_header(opening):
     (columns.tab_separated_row) of names no TSV header row has (columns.tsv_header_line): predict reads no
     columns from such a file, every line of it a review, the header too, so there are none to read its rows by. Read
     at commas, each row was answered whole, its class a word of its review, and a field quoted first in a row was a 400
-    that named no tab. Not in Batch Transform, where a later mini-batch's first line is a row, whatever it holds
-    (_declared_header reads no header there that is not one training knows)."""
+    that named no tab. In Batch Transform, where a later mini-batch's first line is a row, whatever it holds, True:
+    the body is read as ``header=absent`` reads one, line for line. Else (no such header row) False."""
     from .columns import tab_separated_row, tsv_header_line
 
     row = tab_separated_row(opening.first) if opening is not None else None
-    if row is None or tsv_header_line(opening.first) or in_batch_transform(os.environ):
-        return
+    if row is None or tsv_header_line(opening.first):
+        return False
+    if in_batch_transform(os.environ):
+        return True
     raise RequestError(400, f"text/csv; header=present: the header row on line {opening.number} "
                             f"({'<TAB>'.join(row)}) is tab-separated but names no columns training reads (label, "
                             f"text, ...): name them so (label<TAB>text), or send the body without header=present to "

@@ -4049,8 +4049,30 @@ def test_a_declared_tab_separated_header_of_unknown_names_is_one_400(tmp_path, m
     answers = sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0])
     assert answers == [json.loads(line) for line in got.stdout.splitlines()]
     monkeypatch.setenv("SAGEMAKER_BATCH", "true")
-    body = body.replace(b'"cold soup"', b"cold soup")  # (a row quoted first is no CSV there still: a 400)
+    body = body.replace(b'"cold soup"', b"cold soup")
     assert len(sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv; header=present"), served[0])) == 5
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_batch_transform_answers_every_line_under_a_declared_tab_separated_header_of_unknown_names(
+        tmp_path, monkeypatch, bundle, served, cut):
+    """In Batch Transform, header=present over a tab-separated header of names training does not read (Titel<TAB>
+    Bewertung), a row quoted first ("cold soup"<TAB>1) was a 400: read at commas it is no CSV, and the 400 failed the
+    whole job. A later mini-batch's first line is a row, so no mini-batch can be refused as the endpoint refuses the
+    body: every line of every mini-batch is answered as a review, as predict answers the file, wherever SplitType=Line
+    cuts it."""
+    from conftest import cli_in_process
+
+    path = tmp_path / "unread.tsv"
+    path.write_bytes(_UNREAD_TSV.encode())
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0, got.stderr
+    monkeypatch.setenv("SAGEMAKER_BATCH", "true")
+    lines = _UNREAD_TSV.splitlines(keepends=True)
+    answers = []
+    for batch in ("".join(lines[:cut]), "".join(lines[cut:])):
+        answers += sm_serve.predict_fn(sm_serve.input_fn(batch.encode(), "text/csv; header=present"), served[0])
+    assert answers == [json.loads(line) for line in got.stdout.splitlines()]
 
 
 def test_predict_and_the_endpoint_judge_a_class_last_table_by_the_same_rows_among_header_repeats(tmp_path, bundle,
@@ -4074,6 +4096,52 @@ def test_predict_and_the_endpoint_judge_a_class_last_table_by_the_same_rows_amon
     texts = [f"the food number {i} was fine" for i in range(25)] + [f"nice place {i}" for i in range(30)]
     assert [json.loads(line) for line in got.stdout.splitlines()] == served[1].predict(texts)
     assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
+
+
+def test_a_glue_quote_in_a_labeled_tsv_is_refused_by_predict_as_by_training_and_answered_by_the_endpoint(
+        tmp_path, bundle, served):
+    """A headerless labeled TSV with a quotation mark that is no CSV quoting (GLUE's: 2<TAB>"loved" it) past its
+    first rows: training and predict refuse it in the same line, which names the line and gives the conversion
+    (quoting=3); the endpoint answers each row's text as that conversion reads it (docs/SERVING.md says why)."""
+    from conftest import cli_in_process
+    from fasttext_lib.data import read_labeled
+    from fasttext_lib.errors import FastTextError
+
+    body = b"1\tbad one\n2\tgreat food\n" * 30 + b'2\t"loved" it\n'
+    path = tmp_path / "glue.tsv"
+    path.write_bytes(body)
+    with pytest.raises(FastTextError) as trained:
+        read_labeled(str(path))
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 2 and got.stdout == "", got.stderr
+    said = f"{path}:61: malformed CSV record starting at this line"  # (stderr shows the tab in it as \\t)
+    assert str(trained.value).startswith(said) and got.stderr.startswith(f"error: {said}")
+    assert "quoting=3" in str(trained.value) and "quoting=3" in got.stderr
+    assert len(got.stderr.strip().splitlines()) == 1
+    texts = ["bad one", "great food"] * 30 + ['"loved" it']
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == served[1].predict(texts)
+
+
+def test_predict_and_the_endpoint_judge_a_recognized_header_by_the_same_rows_among_its_repeats(tmp_path, bundle,
+                                                                                                served):
+    """A header training recognizes (label,text) repeated between rows (files of one row each joined with cat), the
+    rows' texts holding an unquoted comma (three fields under two names): predict judges the table by its first 51
+    records, the repeats among them, and reads it as training does, under its header (one answer a row); the endpoint
+    left the repeats out first and judged it by rows further down, where none was as wide as the header: every line a
+    review, the header and its repeats too (51 answers for 25 rows). Both now judge it by the same rows."""
+    from conftest import cli_in_process
+
+    lines = ["label,text"]
+    for i in range(25):
+        lines += ["label,text", f"{1 + i % 2},good food {i}, nice staff"]
+    body = ("\n".join(lines) + "\n").encode()
+    path = tmp_path / "joined.csv"
+    path.write_bytes(body)
+    got = cli_in_process("predict", "--model", bundle, "--input", path)
+    assert got.returncode == 0 and "read as labeled CSV" in got.stderr, got.stderr
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    assert len(answers) == 25
+    assert sm_serve.predict_fn(sm_serve.input_fn(body, "text/csv"), served[0]) == answers
 
 
 @pytest.mark.parametrize("content_type", ["text/plain", "text/csv", "text/csv; header=present", "text/csv; header=absent",
