@@ -822,6 +822,12 @@ def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answe
     np.testing.assert_array_equal(frame.confidence, probs.max(axis=1))
     assert list(frame.text) == [t[:10] for t in texts]
     assert (frame.true == frame.predicted).mean() == expected["accuracy"]
+    from fasttext_lib.errors import FastTextError
+
+    assert list(evaluation.documents_frame(text_chars=None).text) == list(texts)
+    for text_chars in (-1, 0, 1.5, "80"):  # (-1 cut each text's last character, silently; 1.5 was a TypeError)
+        with pytest.raises(FastTextError, match=rf"^text_chars must be a positive integer, got {text_chars!r}$"):
+            evaluation.documents_frame(text_chars=text_chars)
 
 
 def test_an_evaluation_gives_each_classs_precision_recall_and_f1_as_a_table(trained):
