@@ -34,7 +34,7 @@ import numpy as np
 
 from . import storage
 from .columns import reads_as_number
-from .errors import FastTextError, refuse_standard_output
+from .errors import FastTextError, check_bool, refuse_standard_output
 from .text import TRAINING_FORM, nfc, one_token
 from .writers import compressing, refuse_a_zip_name
 
@@ -456,6 +456,7 @@ def check_vec_output(uri, overwrite=False, overwrite_as=storage.OVERWRITE_ARGUME
     """Fail fast (before anything is loaded): ``uri`` must not exist unless ``overwrite`` (the refusal says to pass
     ``overwrite_as``: this argument, or the command line's storage.OVERWRITE_FLAG), and must be writable, and not name a
     zip archive (written as text under that name, no zip tool opened it)."""
+    check_bool(overwrite, "overwrite")  # (overwrite="no", or papermill's text "False", replaced the file: it is true)
     if isinstance(uri, str) or hasattr(uri, "__fspath__"):
         refuse_a_zip_name(uri, "a .vec file is written as text", ".vec")
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite, hint=storage.replace_with(overwrite_as))

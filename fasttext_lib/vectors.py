@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import storage
-from .errors import FastTextError, check_positive_int, refuse_standard_output
+from .errors import FastTextError, check_positive_int, check_word_list, check_word_pair_list, refuse_standard_output
 from .features import UNK
 from .text import TRAINING_FORM, nfc
 from .vec_files import WordVectors, check_vec_output, write_vec
@@ -30,6 +30,9 @@ def word_vectors(model):
         from .predict import Predictor
 
         model = Predictor.load(str(model))
+    if not hasattr(model, "featurizer"):  # (None was "'NoneType' object has no attribute 'featurizer'", a traceback)
+        raise FastTextError(f"word_vectors needs a Predictor, a TrainedModel or a bundle's location, got "
+                            f"{type(model).__name__}")
     if hasattr(model, "vocabulary_rows"):  # a Predictor: a compact bundle's vocabulary rows without its whole table
         tokens, table = model.vocabulary_rows()
     else:
@@ -141,6 +144,7 @@ def vocabulary_words(words, vocabulary, what="query_words", form=_THE_VOCABULARY
     in a review), those that are a token of ``vocabulary`` (a dict or set, or :class:`WordVectors`), in order, once.
     A line on stdout names the others (notebook 04 dropped them silently: ``-y "query_words: [Great]"`` gave an empty
     table and no word why). ``form``: how the model reads text (text.UNICODE_FORMS), a WordVectors' by default."""
+    check_word_list(words, what)  # (one word given alone was its letters: 'g', 'r', 'e', ...; a None was "not in")
     form = _form_of(vocabulary, form)
     found, missing = [], []
     for word in words:
@@ -156,6 +160,7 @@ def vocabulary_words(words, vocabulary, what="query_words", form=_THE_VOCABULARY
 def vocabulary_pairs(pairs, vocabulary, what="word_pairs", form=_THE_VOCABULARYS):
     """:func:`vocabulary_words` for ``(word, word)`` pairs: those whose two words are in ``vocabulary``, as the
     model reads them (``form``: as vocabulary_words); a line names the others."""
+    check_word_pair_list(pairs, what)  # (one pair given alone was pairs of its letters; a 1-tuple, kept, a "pair")
     form = _form_of(vocabulary, form)
     found, missing = [], []
     for pair in pairs:

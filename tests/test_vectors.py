@@ -1534,6 +1534,25 @@ def test_an_output_that_is_no_file_name_is_one_error_and_writes_nothing(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
 
 
+@pytest.mark.parametrize("model", [None, 7, {"model": "b"}])
+def test_word_vectors_of_no_model_is_one_error(model):
+    with pytest.raises(FastTextError, match=r"^word_vectors needs a Predictor, a TrainedModel or a bundle's location, "
+                                            rf"got {type(model).__name__}$"):
+        word_vectors(model)
+
+
+def test_an_overwrite_that_is_no_bool_is_refused_and_the_file_kept(tmp_path, splits):
+    """overwrite="no" (or papermill's text "False") is true in Python: export_vectors wrote over the user's file."""
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    mine = tmp_path / "mine.vec"
+    mine.write_text("1 1\nmine 1\n", encoding="utf-8")
+    for overwrite in ("no", "False", 0, None):
+        with pytest.raises(FastTextError, match=rf"^overwrite must be True or False, got {overwrite!r}$"):
+            export_vectors(bundle, str(mine), overwrite=overwrite)
+    assert mine.read_text(encoding="utf-8") == "1 1\nmine 1\n"
+    assert export_vectors(bundle, str(mine), overwrite=True) == len(word_vectors(bundle))
+
+
 
 @pytest.mark.parametrize("name, args, pattern", [
     # (a list was "unhashable type: 'list'", k=2.5 or "3" "slice indices must be integers": TypeError tracebacks)
@@ -1554,6 +1573,24 @@ def test_neighbours_and_strongest_words_refuse_what_they_cannot_rank(name, args,
     with pytest.raises(FastTextError, match=pattern):
         getattr(vectors, name)(learned, *args)
 
+
+
+@pytest.mark.parametrize("name, given, pattern", [
+    # (one word given alone was its letters, each a query word: 'g', 'o', 'd' of "good", and no word of why)
+    ("vocabulary_words", "good", r"^query_words must be a list of words, got 'good'$"),
+    ("vocabulary_words", None, r"^query_words must be a list of words, got None$"),
+    ("vocabulary_words", ["good", None], r"^query_words must be a list of words, got \['good', None\]$"),
+    # (one pair given alone was pairs of its letters; a pair of one word was kept, which cos_similarity cannot take)
+    ("vocabulary_pairs", ("good", "great"), r"^word_pairs must be a list of \(word, word\) pairs, got \('good', "),
+    ("vocabulary_pairs", [("good",)], r"^word_pairs must be a list of \(word, word\) pairs, got \[\('good',\)\]$"),
+])
+def test_query_words_or_pairs_that_are_no_list_of_them_are_one_error(name, given, pattern, capsys):
+    from fasttext_lib import vectors
+
+    learned = WordVectors(["<unk>", "good", "great"], np.array([[9, 9], [1, 0.1], [2, 0.3]], dtype=np.float32))
+    with pytest.raises(FastTextError, match=pattern):
+        getattr(vectors, name)(given, learned)
+    assert capsys.readouterr().out == ""
 
 def test_vec_files_interoperate_with_fasttext_itself(splits, tmp_path):
     """What fastText's C++ library (the fasttext wheel) reads and writes: our export is its -pretrainedVectors (every
