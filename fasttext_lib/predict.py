@@ -199,6 +199,11 @@ class Predictor:
         """:meth:`predict_top`'s answer for class probabilities ``probs`` (:meth:`predict_proba`'s), so that texts
         scored together can each be cut to its own ``k`` and ``threshold``."""
         k, threshold = check_top(k, threshold, len(self.labels))
+        probs = np.asarray(probs)  # (a list was "bad operand type for unary -", a traceback)
+        if probs.ndim != 2 or probs.shape[1] != len(self.labels):  # (another model's: an IndexError, or with fewer
+            # classes each text's answer named this model's first classes, silently)
+            raise FastTextError(f"probs must be class probabilities of shape (texts, {len(self.labels)}), this model's "
+                                f"predict_proba, got shape {probs.shape}")
         order = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # ties: the first class, as argmax
         return [[{"label": self.names[j], "probability": float(p[j]), "class_id": self.labels[j]}
                  for j in row if p[j] >= threshold] for p, row in zip(probs, order)]
@@ -210,7 +215,10 @@ class Predictor:
         return held_out_score(self.metrics)
 
     def name_of(self, label):
-        """The name a raw label is shown with."""
+        """The name a raw label is shown with; a label that is no str (pandas' int class 2) as the class a DataFrame's
+        is read as (data.label_as_read: "2"), which was given back as it came, not named."""
+        if not isinstance(label, str):
+            label = label_as_read(label, "label")
         return display([label], self.label_names)[0]
 
     def evaluate(self, data, confusion=False):

@@ -1,4 +1,6 @@
 """Serving's numpy forward pass (scoring.CpuScorer) against the MXNet route (predict_bags)."""
+import re
+
 import mxnet as mx
 import numpy as np
 import pytest
@@ -179,6 +181,14 @@ def test_predict_top_ranks_classes_like_predict_and_filters_by_threshold(trained
     for bad in (-0.1, 1.01, float("nan"), "0.5"):
         with pytest.raises(FastTextError, match="^threshold must be a probability"):
             predictor.predict_top(texts, threshold=bad)
+    # top_of of probabilities that are no (texts, classes) array of this model's: a list was a TypeError traceback, a
+    # row an AxisError, another model's of more classes an IndexError, and of fewer named this model's first classes
+    assert predictor.top_of(probs.tolist(), k=2) == predictor.top_of(probs, k=2)
+    for bad in (probs[0], probs[:, :-1], np.hstack([probs, probs])):
+        shape = re.escape(str(bad.shape))
+        with pytest.raises(FastTextError, match=rf"^probs must be class probabilities of shape \(texts, {classes}\), "
+                                                rf"this model's predict_proba, got shape {shape}$"):
+            predictor.top_of(bad)
 
 
 def test_per_class_scores_from_confusion_counts():
