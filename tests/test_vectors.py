@@ -1534,6 +1534,32 @@ def test_an_output_that_is_no_file_name_is_one_error_and_writes_nothing(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
 
 
+def test_the_vector_helpers_given_one_anothers_object_are_one_error():
+    """Notebook 04 holds ``learned`` (WordVectors) and ``embedding`` (its TokenEmbedding): either given for the other,
+    or the Predictor for both, was an AttributeError or TypeError traceback from inside the helper."""
+    from fasttext_lib.vectors import neighbours, strongest_words, vocabulary_pairs, vocabulary_words
+
+    learned = WordVectors(["<unk>", "good", "great"], np.array([[9, 9], [1, 0.1], [2, 0.3]], dtype=np.float32))
+    embedding = token_embedding(learned)
+    takes = r" takes word vectors \(word_vectors\(predictor\), or read_vec of a \.vec file\), got a "
+    for call, pattern in ((lambda: neighbours(embedding, "good", 1), "^neighbours" + takes + "TokenEmbedding$"),
+                          (lambda: strongest_words(embedding, 1), "^strongest_words" + takes + "TokenEmbedding$"),
+                          (lambda: token_embedding(object()), "^token_embedding" + takes + "object$"),
+                          (lambda: cos_similarity(learned, "good", "great"),
+                           r"^cos_similarity takes a GluonNLP TokenEmbedding \(token_embedding\(vectors\) of these\), "
+                           r"got a WordVectors$"),
+                          (lambda: cos_similarity(object(), "good", "great"),
+                           r"^cos_similarity takes a GluonNLP TokenEmbedding, got a object$"),
+                          (lambda: vocabulary_words(["good"], object()), r"^vocabulary_words looks words up in word "
+                           r"vectors \(word_vectors\(predictor\)\) or a set or dict of words, got a object$"),
+                          (lambda: vocabulary_pairs([("good", "great")], 7), r"^vocabulary_pairs looks words up in ")):
+        with pytest.raises(FastTextError, match=pattern):
+            call()
+    assert neighbours(learned, "good", 1)[0][0][0] == "great"  # (what each takes still works)
+    assert cos_similarity(embedding, "good", "great") == pytest.approx(cos_similarity(embedding, "great", "good"))
+    assert vocabulary_pairs([("Good", "great")], embedding.token_to_idx) == [("good", "great")]
+
+
 @pytest.mark.parametrize("model", [None, 7, {"model": "b"}])
 def test_word_vectors_of_no_model_is_one_error(model):
     with pytest.raises(FastTextError, match=r"^word_vectors needs a Predictor, a TrainedModel or a bundle's location, "
