@@ -186,12 +186,12 @@ def as_read_from_a_file(data, what):
     named = "label" if column is None else column
     if all(type(label) is str for label in labels) and all(type(text) is str for text in texts):
         if any(_unstripped(label) for label in labels):  # (a reader's classes are stripped already: no copy)
-            labels = [_label_as_read(label, f"{what}.labels[{i}]", named) for i, label in enumerate(labels)]
+            labels = [label_as_read(label, f"{what}.labels[{i}]", named) for i, label in enumerate(labels)]
         read = whole_number_classes(labels)  # (str classes "1.0", "2.0": as a file of them is read)
         # (the readers' own lists: one pass each, no copy)
         return data if read is data.labels else LabeledTexts(read, texts, _names_of(data, read), data.class_from,
                                                              class_column=column)
-    labels = whole_number_classes([_label_as_read(label, f"{what}.labels[{i}]", named)
+    labels = whole_number_classes([label_as_read(label, f"{what}.labels[{i}]", named)
                                    for i, label in enumerate(labels)])
     for i, text in enumerate(texts):
         if not isinstance(text, str):
@@ -254,7 +254,7 @@ def _unstripped(label):
     return not label or label[0].isspace() or label[-1].isspace()
 
 
-def _label_as_read(label, name, column="label"):
+def label_as_read(label, name, column="label"):
     """One label of a DataFrame's class column (named ``column``) as a file's reader reads it
     (:func:`as_read_from_a_file`): a str without the whitespace around it, as the CSV and JSON Lines readers strip a
     class (``'positive '``, typed so in some rows, trained as a class of its own beside ``positive``); an empty one

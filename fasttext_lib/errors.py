@@ -155,6 +155,27 @@ def check_positive_int(value, name):
     return value
 
 
+def check_word_list(value, name, hint="", none_allowed=False):
+    """``value`` unchanged if it is a list or tuple of words (each a str; or None, where ``none_allowed``), else one
+    :class:`FastTextError` naming it (``hint``: how to give it, appended). A str was read as its letters, each a word:
+    notebook 04's query words (papermill's ``-p query_words "[great, bad]"``), or ``vocabulary_words("great", ...)``."""
+    if value is None and none_allowed:
+        return value
+    if not isinstance(value, (list, tuple)) or not all(isinstance(word, str) for word in value):
+        raise FastTextError(f"{name} must be a list of words{' or None' if none_allowed else ''}, got {value!r}{hint}")
+    return value
+
+
+def check_word_pair_list(value, name, hint=""):
+    """``value`` unchanged if it is a list or tuple of ``(word, word)`` pairs (each a list or tuple of two str), else
+    one :class:`FastTextError` naming it (``hint``: appended). One pair given alone was read as pairs of its letters,
+    and a pair of three words failed only when its similarity was computed."""
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(w, str) for w in p) for p in value):
+        raise FastTextError(f"{name} must be a list of (word, word) pairs, got {value!r}{hint}")
+    return value
+
+
 def did_you_mean(value, choices, most=1, key=None):
     """``" (did you mean 'sgd'?)"``: what a ``value`` that is not among ``choices`` (strs) was likely meant to be, or
     ``""``. The choice itself in other capitals or with ``-`` for ``_`` (``SGD``, ``dist-sync``), else up to ``most``

@@ -5,6 +5,8 @@ each class's precision, recall and F1), and :class:`Evaluation`, one scoring of 
 """
 import numpy as np
 
+from .errors import check_positive_int
+
 
 def per_class_scores(counts):
     """Precision, recall, F1 and support of each class from confusion counts[true][predicted]; ``None``
@@ -72,8 +74,12 @@ class Evaluation:
     def documents_frame(self, text_chars=80):
         """A pandas DataFrame of one row per document, in order: its ``true`` and ``predicted`` class by name (as
         the bundle shows them: ``World``, ``Sports`` where it knows what the classes mean, else as written), the
-        predicted class's probability (``confidence``) and the ``text``'s first ``text_chars`` characters."""
+        predicted class's probability (``confidence``) and the ``text``'s first ``text_chars`` characters (None: all of
+        it)."""
         import pandas as pd
+
+        if text_chars is not None:  # (-1 cut each text's last character, without a word; 1.5 was a TypeError traceback)
+            check_positive_int(text_chars, "text_chars")
 
         names = np.asarray(self.names, dtype=object)  # (evaluate refuses data with no document)
         return pd.DataFrame({"true": names[self.classes], "predicted": names[self.probabilities.argmax(axis=1)],

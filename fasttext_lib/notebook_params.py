@@ -11,7 +11,7 @@ paths from them).
 """
 import ast
 
-from .errors import FastTextError, check_bool, did_you_mean
+from .errors import FastTextError, check_bool, check_word_list, check_word_pair_list, did_you_mean
 from .notebook_errors import show_errors_as_lines
 
 # The first line of the cell papermill injects after the parameters cell (tagged injected-parameters).
@@ -112,20 +112,13 @@ def check_tuning(tune, use_training_job):
 def check_query_words(query_words):
     """Notebook 04's ``query_words``: a list (or tuple) of words, or None (the words with the largest vectors); else one
     error. papermill's ``-p query_words "[great, bad]"`` passes the list's text, whose letters were taken as the words."""
-    if query_words is None:
-        return
-    if not isinstance(query_words, (list, tuple)) or not all(isinstance(w, str) for w in query_words):
-        raise FastTextError(f"query_words must be a list of words or None, got {query_words!r} "
-                            f"(papermill: -y \"query_words: [great, bad]\")")
+    check_word_list(query_words, "query_words", ' (papermill: -y "query_words: [great, bad]")', none_allowed=True)
 
 
 def check_word_pairs(word_pairs):
     """Notebook 04's ``word_pairs``: a list (or tuple) of (word, word) pairs, else one error (papermill's ``-p`` passes
     a list as its text, and a pair of three words failed only at the last cell)."""
-    if not isinstance(word_pairs, (list, tuple)) or not all(
-            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(w, str) for w in p) for p in word_pairs):
-        raise FastTextError(f"word_pairs must be a list of (word, word) pairs, got {word_pairs!r} "
-                            f"(papermill: -y \"word_pairs: [[great, excellent]]\")")
+    check_word_pair_list(word_pairs, "word_pairs", ' (papermill: -y "word_pairs: [[great, excellent]]")')
 
 
 def _top_level_assignments(source):

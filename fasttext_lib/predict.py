@@ -7,6 +7,7 @@ Serving imports this module and never the training modules (train, optim, step, 
 config, progress, and bundle.py, the bundle's writer: bundles are read with bundle_read.py) nor tqdm, which the
 inference containers do not have (tests/test_architecture.py checks it).
 """
+import collections.abc
 import itertools
 import sys
 import threading
@@ -16,7 +17,8 @@ import numpy as np
 from . import storage
 from .bundle_format import held_out_score
 from .bundle_read import load_bundle_files, read_bundle_contents, unicode_data_note
-from .data import as_read_from_a_file, first_lines_as_read, lines_named, pandas_class_column, whole_number_classes
+from .data import (as_read_from_a_file, first_lines_as_read, label_as_read, lines_named, pandas_class_column,
+                   whole_number_classes)
 from .devices import parse_one_ctx
 from .errors import FastTextError, is_number, out_of_memory_naming
 from .evaluation import Evaluation, metrics_of, per_class_scores
@@ -197,6 +199,11 @@ class Predictor:
         """:meth:`predict_top`'s answer for class probabilities ``probs`` (:meth:`predict_proba`'s), so that texts
         scored together can each be cut to its own ``k`` and ``threshold``."""
         k, threshold = check_top(k, threshold, len(self.labels))
+        probs = np.asarray(probs)  # (a list was "bad operand type for unary -", a traceback)
+        if probs.ndim != 2 or probs.shape[1] != len(self.labels):  # (another model's: an IndexError, or with fewer
+            # classes each text's answer named this model's first classes, silently)
+            raise FastTextError(f"probs must be class probabilities of shape (texts, {len(self.labels)}), this model's "
+                                f"predict_proba, got shape {probs.shape}")
         order = np.argsort(-probs, axis=1, kind="stable")[:, :k]  # ties: the first class, as argmax
         return [[{"label": self.names[j], "probability": float(p[j]), "class_id": self.labels[j]}
                  for j in row if p[j] >= threshold] for p, row in zip(probs, order)]
@@ -208,7 +215,10 @@ class Predictor:
         return held_out_score(self.metrics)
 
     def name_of(self, label):
-        """The name a raw label is shown with."""
+        """The name a raw label is shown with; a label that is no str (pandas' int class 2) as the class a DataFrame's
+        is read as (data.label_as_read: "2"), which was given back as it came, not named."""
+        if not isinstance(label, str):
+            label = label_as_read(label, "label")
         return display([label], self.label_names)[0]
 
     def evaluate(self, data, confusion=False):
@@ -353,10 +363,29 @@ class _LabelsRead:
             self.fields = getattr(chunk[0], "_fields", None)
         if self.texts is not None:
             self.texts = _few_texts((text for _, text in chunk), self.texts)
-        classes_before = len(self.seen)
-        self.labels.extend(self.seen.setdefault(label, label) for label, _ in chunk)
+        classes_before, start = len(self.seen), len(self.labels)
+        self.labels.extend(self._read(label, start + i) for i, (label, _) in enumerate(chunk))
         if self.line_of is not None and len(self.seen) > classes_before:  # a class first seen: its line, while known
             note_first_lines(self.first_lines, chunk, len(self.labels) - len(chunk), self.line_of)
+
+    def _read(self, label, index):
+        """The label of ``examples[index]`` as :meth:`Predictor.evaluate` reads a DataFrame's (data.label_as_read, once
+        per class): ``zip(df['label'], df['text'])`` of an int class column, as its refusal of a DataFrame says to
+        pass, was a TypeError traceback from reading its classes (a NaN class is refused naming the pair). A str is
+        as a file's reader gave it."""
+        if isinstance(label, str):
+            return self.seen.setdefault(label, label)
+        if isinstance(label, collections.abc.Hashable) and label in self.seen:
+            return self.seen[label]
+        read = label_as_read(label, f"examples[{index}][0]", self._own_column() or "label")
+        self.seen[label] = read
+        return read
+
+    def _own_column(self):
+        """The pairs' own class column, where they carry it (df.itertuples()' rows), else None; a field ``_0`` is none:
+        namedtuple's rename of a column that is no Python name, "Class Index", by its position."""
+        fields = self.fields
+        return fields[0] if fields and isinstance(fields[0], str) and not fields[0].startswith("_") else None
 
     def encoded(self, classes, names, where, found):
         """Each label's index in ``classes`` (a model's, ``names`` its label names: label_encoding.encode_labels, whose
@@ -364,11 +393,8 @@ class _LabelsRead:
         names."""
         labels = whole_number_classes(self.labels)  # (the file's classes as training reads them: __label__5.0 is 5
         #                                             when all are)
-        # (a hint's pandas line names the rows' own class column: df['label'] of a frame's sentiment was a KeyError;
-        # a field _0 is none: namedtuple's rename of a column that is no Python name, "Class Index", by its position)
-        fields = self.fields
-        own = fields[0] if fields and isinstance(fields[0], str) and not fields[0].startswith("_") else None
-        column = pandas_class_column(class_column=own) if found is None else pandas_class_column(
+        # (a hint's pandas line names the rows' own class column: df['label'] of a frame's sentiment was a KeyError)
+        column = pandas_class_column(class_column=self._own_column()) if found is None else pandas_class_column(
             class_from=found.get("class_from", ""), class_column=found.get("class_column"))
         try:
             return encode_labels(labels, classes, where, names, first_lines_as_read(self.first_lines), column)

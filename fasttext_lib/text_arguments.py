@@ -65,6 +65,7 @@ def review_texts(texts):
                             "names: pass its text column"
                             + (f"s joined as training reads them ({joined})" if joined
                                else f" (df[{columns[1]!r}])" if columns else ", a Series"))
+    texts = _one_column_of_an_array(texts)
     if isinstance(texts, collections.abc.Mapping):
         raise FastTextError(f"texts must be a list of review texts, got a {type(texts).__name__}, whose items are its "
                             f"keys: pass its values (list(d.values()))")
@@ -82,6 +83,20 @@ def review_texts(texts):
                     else ": decode it first (text.decode('utf-8'))" if isinstance(text, bytes) else "")
             raise FastTextError(f"texts[{i}] is {text!r} ({type(text).__name__}), not a str{hint}")
     return texts
+
+
+def _one_column_of_an_array(texts):
+    """``texts`` itself, or a numpy array's one column: ``df[["review"]].values`` (shape (n, 1)) is read as the frame
+    of one column is. Any other shape but one row of texts is one error: its rows were read as texts (``texts[0] is
+    array([...]) (ndarray), not a str``), and a 0-d array of one text was "got ndarray", neither saying what to pass."""
+    numpy = sys.modules.get("numpy")  # (only ever given an array where numpy is imported)
+    if numpy is None or not isinstance(texts, numpy.ndarray) or texts.ndim == 1:
+        return texts
+    if texts.ndim == 2 and texts.shape[1] == 1:
+        return texts[:, 0]
+    one = ("; for one review pass [text]" if texts.ndim == 0 else
+           ": pass its texts as one list (its column of texts, arr[:, i], or its row of them, arr[0])")
+    raise FastTextError(f"texts must be a list of review texts, got a numpy array of shape {texts.shape}{one}")
 
 
 def not_unicode_error(texts, name="texts[{}]", start=0):

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import storage
 from .columns import reads_as_number
-from .errors import FastTextError, refuse_standard_output
+from .errors import FastTextError, check_bool, refuse_standard_output
 from .text import TRAINING_FORM, nfc, one_token
 from .writers import compressing, refuse_a_name_not_written
 
@@ -459,6 +459,7 @@ def check_vec_output(uri, overwrite=False, overwrite_as=storage.OVERWRITE_ARGUME
     ``overwrite_as``: this argument, or the command line's storage.OVERWRITE_FLAG), and must be writable, and not name a
     format it is not written in (a zip archive, writers.refuse_a_name_not_written: text under that name, which no
     zip tool opened)."""
+    check_bool(overwrite, "overwrite")  # (overwrite="no", or papermill's text "False", replaced the file: it is true)
     if isinstance(uri, str) or hasattr(uri, "__fspath__"):
         refuse_a_name_not_written(uri, "a .vec file is written as text", ".vec")
     storage.check_output_file(uri, "vectors.vec", overwrite=overwrite, hint=storage.replace_with(overwrite_as))

@@ -9,12 +9,13 @@
   :func:`strongest_words` and :func:`neighbours` rank words, :func:`vocabulary_words` / :func:`vocabulary_pairs`
   keep the query words the model holds.
 """
+import collections.abc
 import math
 
 import numpy as np
 
 from . import storage
-from .errors import FastTextError, check_positive_int, refuse_standard_output
+from .errors import FastTextError, check_positive_int, check_word_list, check_word_pair_list, refuse_standard_output
 from .features import UNK
 from .text import TRAINING_FORM, nfc
 from .vec_files import WordVectors, check_vec_output, write_vec
@@ -30,6 +31,9 @@ def word_vectors(model):
         from .predict import Predictor
 
         model = Predictor.load(str(model))
+    if not hasattr(model, "featurizer"):  # (None was "'NoneType' object has no attribute 'featurizer'", a traceback)
+        raise FastTextError(f"word_vectors needs a Predictor, a TrainedModel or a bundle's location, got "
+                            f"{type(model).__name__}")
     if hasattr(model, "vocabulary_rows"):  # a Predictor: a compact bundle's vocabulary rows without its whole table
         tokens, table = model.vocabulary_rows()
     else:
@@ -105,11 +109,22 @@ def export_vectors(model, uri, overwrite=False, on_written=None, overwrite_as=No
 
 # ---------------------------------------------------------------- similarity
 
+def _check_word_vectors(vectors, what):
+    """``vectors`` unchanged if they are :class:`WordVectors`, else one error saying what ``what`` takes: notebook 04's
+    ``embedding`` (a TokenEmbedding) given for its ``learned``, or the Predictor itself, was an AttributeError
+    traceback ('TokenEmbedding' object has no attribute 'index')."""
+    if not isinstance(vectors, WordVectors):
+        raise FastTextError(f"{what} takes word vectors (word_vectors(predictor), or read_vec of a .vec file), got a "
+                            f"{type(vectors).__name__}")
+    return vectors
+
+
 def token_embedding(vectors, unknown_token="<unk>"):
     """A GluonNLP ``TokenEmbedding`` of :class:`WordVectors` (``embedding["great"]`` is an NDArray).
 
     Words it does not hold map to ``unknown_token``'s vector (zeros if the vectors have no such word),
     as in GluonNLP; :func:`cos_similarity` refuses them instead."""
+    _check_word_vectors(vectors, "token_embedding")
     import gluonnlp
     import mxnet as mx
 
@@ -141,6 +156,8 @@ def vocabulary_words(words, vocabulary, what="query_words", form=_THE_VOCABULARY
     in a review), those that are a token of ``vocabulary`` (a dict or set, or :class:`WordVectors`), in order, once.
     A line on stdout names the others (notebook 04 dropped them silently: ``-y "query_words: [Great]"`` gave an empty
     table and no word why). ``form``: how the model reads text (text.UNICODE_FORMS), a WordVectors' by default."""
+    check_word_list(words, what)  # (one word given alone was its letters: 'g', 'r', 'e', ...; a None was "not in")
+    _check_vocabulary(vocabulary, "vocabulary_words")
     form = _form_of(vocabulary, form)
     found, missing = [], []
     for word in words:
@@ -156,6 +173,8 @@ def vocabulary_words(words, vocabulary, what="query_words", form=_THE_VOCABULARY
 def vocabulary_pairs(pairs, vocabulary, what="word_pairs", form=_THE_VOCABULARYS):
     """:func:`vocabulary_words` for ``(word, word)`` pairs: those whose two words are in ``vocabulary``, as the
     model reads them (``form``: as vocabulary_words); a line names the others."""
+    check_word_pair_list(pairs, what)  # (one pair given alone was pairs of its letters; a 1-tuple, kept, a "pair")
+    _check_vocabulary(vocabulary, "vocabulary_pairs")
     form = _form_of(vocabulary, form)
     found, missing = [], []
     for pair in pairs:
@@ -166,6 +185,14 @@ def vocabulary_pairs(pairs, vocabulary, what="word_pairs", form=_THE_VOCABULARYS
             missing.append(tuple(pair))
     _say_missing(what, missing, bool(found), len(vocabulary))
     return found
+
+
+def _check_vocabulary(vocabulary, what):
+    """One error for a ``vocabulary`` that cannot say which words it holds (a Predictor given for its word vectors was
+    "argument of type 'Predictor' is not iterable", a traceback)."""
+    if not isinstance(vocabulary, collections.abc.Container) or isinstance(vocabulary, str):
+        raise FastTextError(f"{what} looks words up in word vectors (word_vectors(predictor)) or a set or dict of "
+                            f"words, got a {type(vocabulary).__name__}")
 
 
 def _say_missing(what, missing, any_found, size):
@@ -191,6 +218,9 @@ def cos_similarity(embedding, word1, word2):
     from ``gluonnlp.embedding.create``). Returns a float; a word the embedding does not hold is an
     error (rather than silently comparing the unknown token's vector), and so is a zero vector.
     """
+    if not hasattr(embedding, "token_to_idx"):  # (word_vectors' own, or a Predictor, was an AttributeError traceback)
+        made = " (token_embedding(vectors) of these)" if isinstance(embedding, WordVectors) else ""
+        raise FastTextError(f"cos_similarity takes a GluonNLP TokenEmbedding{made}, got a {type(embedding).__name__}")
     for word in (word1, word2):
         if not isinstance(word, str):  # (a list was "unhashable type" from the lookup: a TypeError traceback)
             raise FastTextError(f"cos_similarity compares two words, got {word!r}")
@@ -226,6 +256,7 @@ def strongest_words(vectors, n):
     """The ``n`` words of :class:`WordVectors` with the longest vectors, ``<unk>`` left out: the words a trained
     classifier leans on most (notebook 04's default query words). (Every word starting with ``<`` was left out, real
     ones too: ``<3``, the heart of chat and tweets, as the rules keep it.)"""
+    _check_word_vectors(vectors, "strongest_words")
     check_positive_int(n, "n")  # (a negative n sliced from the end: every word but the last)
     order = np.argsort(-np.linalg.norm(vectors.vectors, axis=1), kind="stable")
     return [vectors.words[i] for i in order if vectors.words[i] != UNK][:n]
@@ -237,6 +268,7 @@ def neighbours(vectors, word, k):
     As :func:`cos_similarity`, a word whose vector is zero is refused (every similarity to it was 0.0)."""
     if not isinstance(word, str):  # (a list was "unhashable type" from the lookup: a TypeError traceback)
         raise FastTextError(f"neighbours looks up one word, got {word!r}")
+    _check_word_vectors(vectors, "neighbours")
     check_positive_int(k, "k")  # (a negative k sliced from the end, a float or str was a TypeError traceback)
     if word not in vectors:
         raise FastTextError(_not_held(word, vectors, "the vectors' vocabulary"))

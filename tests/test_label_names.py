@@ -442,6 +442,7 @@ def test_predictor_names_labels_and_confusion_frame(named_bundle, data_dir):
     predictor = Predictor.load(named_bundle)
     assert predictor.labels == ["1", "2"] and predictor.names == ["negative", "positive"]
     assert predictor.name_of("2") == "positive" and predictor.name_of("7") == "7"
+    assert predictor.name_of(2) == predictor.name_of(2.0) == "positive"  # (pandas' int class: was given back as 2)
     probs = predictor.predict_proba(["so good", "so bad"])
     for row, p in zip(predictor.predict(["so good", "so bad"]), probs):
         k = int(p.argmax())

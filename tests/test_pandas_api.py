@@ -75,6 +75,25 @@ def test_evaluate_reads_an_integer_class_column(frames, trained_on_ints):
     assert predictor.evaluate(numpy_ints) == predictor.evaluate(_as_text(test_frame))
 
 
+
+def test_evaluate_examples_reads_an_integer_class_column_as_evaluate_does(frames, trained_on_ints):
+    """``zip(df['label'], df['text'])`` of pandas' int class column, the pairs evaluate_examples' refusal of a DataFrame
+    says to pass (and its itertuples rows), was a TypeError traceback from reading the classes ("expected string or
+    bytes-like object, got 'int'"); they are read as evaluate reads LabeledTexts of the same columns."""
+    _, test_frame = frames
+    predictor = Predictor(trained_on_ints.model, trained_on_ints.featurizer, trained_on_ints.labels, {})
+    expected = predictor.evaluate(LabeledTexts(test_frame["label"], test_frame["text"]), confusion=True)
+    assert predictor.evaluate_examples(zip(test_frame["label"], test_frame["text"]), confusion=True) == expected
+    assert predictor.evaluate_examples(test_frame.itertuples(index=False), confusion=True) == expected
+    as_floats = zip(test_frame["label"].astype(float), test_frame["text"])  # (a class column that held a NaN)
+    assert predictor.evaluate_examples(as_floats, confusion=True) == expected
+    missing = test_frame["label"].where(test_frame.index != 4)
+    with pytest.raises(FastTextError, match=r"^examples\[4\]\[0\] is nan \(float\): a document without a class; "
+                                            r"drop such rows first \(df.dropna\(subset=\['label'\]\)\)$"):
+        predictor.evaluate_examples(zip(missing, test_frame["text"]))
+    with pytest.raises(FastTextError, match=r"^examples\[0\]\[0\] is \[1\] \(list\), not a str"):
+        predictor.evaluate_examples([([1], "good")])
+
 @pytest.mark.parametrize("change, message", [
     # pandas reads a class column with a missing value as floats: 1.0, 2.0, nan
     (lambda f: f.assign(label=f["label"].where(f.index != 3)),

@@ -1,4 +1,6 @@
 """Serving's numpy forward pass (scoring.CpuScorer) against the MXNet route (predict_bags)."""
+import re
+
 import mxnet as mx
 import numpy as np
 import pytest
@@ -179,6 +181,14 @@ def test_predict_top_ranks_classes_like_predict_and_filters_by_threshold(trained
     for bad in (-0.1, 1.01, float("nan"), "0.5"):
         with pytest.raises(FastTextError, match="^threshold must be a probability"):
             predictor.predict_top(texts, threshold=bad)
+    # top_of of probabilities that are no (texts, classes) array of this model's: a list was a TypeError traceback, a
+    # row an AxisError, another model's of more classes an IndexError, and of fewer named this model's first classes
+    assert predictor.top_of(probs.tolist(), k=2) == predictor.top_of(probs, k=2)
+    for bad in (probs[0], probs[:, :-1], np.hstack([probs, probs])):
+        shape = re.escape(str(bad.shape))
+        with pytest.raises(FastTextError, match=rf"^probs must be class probabilities of shape \(texts, {classes}\), "
+                                                rf"this model's predict_proba, got shape {shape}$"):
+            predictor.top_of(bad)
 
 
 def test_per_class_scores_from_confusion_counts():
@@ -822,6 +832,12 @@ def test_one_evaluation_gives_the_metrics_the_confusion_and_each_documents_answe
     np.testing.assert_array_equal(frame.confidence, probs.max(axis=1))
     assert list(frame.text) == [t[:10] for t in texts]
     assert (frame.true == frame.predicted).mean() == expected["accuracy"]
+    from fasttext_lib.errors import FastTextError
+
+    assert list(evaluation.documents_frame(text_chars=None).text) == list(texts)
+    for text_chars in (-1, 0, 1.5, "80"):  # (-1 cut each text's last character, silently; 1.5 was a TypeError)
+        with pytest.raises(FastTextError, match=rf"^text_chars must be a positive integer, got {text_chars!r}$"):
+            evaluation.documents_frame(text_chars=text_chars)
 
 
 def test_an_evaluation_gives_each_classs_precision_recall_and_f1_as_a_table(trained):

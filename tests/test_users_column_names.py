@@ -2,6 +2,7 @@
 ``df['sentiment']``, a header's, a JSON Lines key), not ``df['label']`` / ``df['text']`` whatever they were called:
 pasted, those raised KeyError, or made a new column and fixed nothing. The column name travels with the data as read
 (``LabeledTexts.class_column``), not parsed back out of a message."""
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -314,6 +315,23 @@ def test_predict_of_a_frame_of_one_column_predicts_that_column(reviews, predicto
     assert predictor.predict(frame) == expected
     assert predictor.predict_proba(frame).tolist() == predictor.predict_proba(texts).tolist()
     assert predictor.predict_top(frame, k=2) == predictor.predict_top(texts, k=2)
+
+
+def test_predict_of_a_numpy_array_of_one_column_predicts_that_column(reviews, predictor):
+    """``df[["review"]].values`` (shape (n, 1)) was refused as ``texts[0] is array([...]) (ndarray), not a str``; it is
+    read as the frame of one column is. Any other shape is one line saying what to pass (a 0-d array was "got
+    ndarray")."""
+    texts = list(reviews["review"][:20])
+    column = reviews[["review"]][:20].values
+    assert column.shape == (20, 1)
+    assert predictor.predict(column) == predictor.predict(texts)
+    assert predictor.predict_top(column, k=2) == predictor.predict_top(texts, k=2)
+    for given, said in ((reviews[["sentiment", "review"]].values, r"\(\d+, 2\): pass its texts as one list"),
+                        (np.array([texts]), r"\(1, 20\): pass its texts as one list"),
+                        (np.array("great"), r"\(\); for one review pass \[text\]")):
+        with pytest.raises(FastTextError, match=r"^texts must be a list of review texts, got a numpy array of shape "
+                                                + said):
+            predictor.predict(given)
 
 
 def test_a_headerless_zhang_frame_is_told_to_join_title_and_body_as_training_reads_them(tmp_path, predictor):

@@ -1534,6 +1534,51 @@ def test_an_output_that_is_no_file_name_is_one_error_and_writes_nothing(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
 
 
+def test_the_vector_helpers_given_one_anothers_object_are_one_error():
+    """Notebook 04 holds ``learned`` (WordVectors) and ``embedding`` (its TokenEmbedding): either given for the other,
+    or the Predictor for both, was an AttributeError or TypeError traceback from inside the helper."""
+    from fasttext_lib.vectors import neighbours, strongest_words, vocabulary_pairs, vocabulary_words
+
+    learned = WordVectors(["<unk>", "good", "great"], np.array([[9, 9], [1, 0.1], [2, 0.3]], dtype=np.float32))
+    embedding = token_embedding(learned)
+    takes = r" takes word vectors \(word_vectors\(predictor\), or read_vec of a \.vec file\), got a "
+    for call, pattern in ((lambda: neighbours(embedding, "good", 1), "^neighbours" + takes + "TokenEmbedding$"),
+                          (lambda: strongest_words(embedding, 1), "^strongest_words" + takes + "TokenEmbedding$"),
+                          (lambda: token_embedding(object()), "^token_embedding" + takes + "object$"),
+                          (lambda: cos_similarity(learned, "good", "great"),
+                           r"^cos_similarity takes a GluonNLP TokenEmbedding \(token_embedding\(vectors\) of these\), "
+                           r"got a WordVectors$"),
+                          (lambda: cos_similarity(object(), "good", "great"),
+                           r"^cos_similarity takes a GluonNLP TokenEmbedding, got a object$"),
+                          (lambda: vocabulary_words(["good"], object()), r"^vocabulary_words looks words up in word "
+                           r"vectors \(word_vectors\(predictor\)\) or a set or dict of words, got a object$"),
+                          (lambda: vocabulary_pairs([("good", "great")], 7), r"^vocabulary_pairs looks words up in ")):
+        with pytest.raises(FastTextError, match=pattern):
+            call()
+    assert neighbours(learned, "good", 1)[0][0][0] == "great"  # (what each takes still works)
+    assert cos_similarity(embedding, "good", "great") == pytest.approx(cos_similarity(embedding, "great", "good"))
+    assert vocabulary_pairs([("Good", "great")], embedding.token_to_idx) == [("good", "great")]
+
+
+@pytest.mark.parametrize("model", [None, 7, {"model": "b"}])
+def test_word_vectors_of_no_model_is_one_error(model):
+    with pytest.raises(FastTextError, match=r"^word_vectors needs a Predictor, a TrainedModel or a bundle's location, "
+                                            rf"got {type(model).__name__}$"):
+        word_vectors(model)
+
+
+def test_an_overwrite_that_is_no_bool_is_refused_and_the_file_kept(tmp_path, splits):
+    """overwrite="no" (or papermill's text "False") is true in Python: export_vectors wrote over the user's file."""
+    bundle = save_bundle(train(*splits, config(epochs=1)), str(tmp_path / "b"))
+    mine = tmp_path / "mine.vec"
+    mine.write_text("1 1\nmine 1\n", encoding="utf-8")
+    for overwrite in ("no", "False", 0, None):
+        with pytest.raises(FastTextError, match=rf"^overwrite must be True or False, got {overwrite!r}$"):
+            export_vectors(bundle, str(mine), overwrite=overwrite)
+    assert mine.read_text(encoding="utf-8") == "1 1\nmine 1\n"
+    assert export_vectors(bundle, str(mine), overwrite=True) == len(word_vectors(bundle))
+
+
 
 @pytest.mark.parametrize("name, args, pattern", [
     # (a list was "unhashable type: 'list'", k=2.5 or "3" "slice indices must be integers": TypeError tracebacks)
@@ -1554,6 +1599,24 @@ def test_neighbours_and_strongest_words_refuse_what_they_cannot_rank(name, args,
     with pytest.raises(FastTextError, match=pattern):
         getattr(vectors, name)(learned, *args)
 
+
+
+@pytest.mark.parametrize("name, given, pattern", [
+    # (one word given alone was its letters, each a query word: 'g', 'o', 'd' of "good", and no word of why)
+    ("vocabulary_words", "good", r"^query_words must be a list of words, got 'good'$"),
+    ("vocabulary_words", None, r"^query_words must be a list of words, got None$"),
+    ("vocabulary_words", ["good", None], r"^query_words must be a list of words, got \['good', None\]$"),
+    # (one pair given alone was pairs of its letters; a pair of one word was kept, which cos_similarity cannot take)
+    ("vocabulary_pairs", ("good", "great"), r"^word_pairs must be a list of \(word, word\) pairs, got \('good', "),
+    ("vocabulary_pairs", [("good",)], r"^word_pairs must be a list of \(word, word\) pairs, got \[\('good',\)\]$"),
+])
+def test_query_words_or_pairs_that_are_no_list_of_them_are_one_error(name, given, pattern, capsys):
+    from fasttext_lib import vectors
+
+    learned = WordVectors(["<unk>", "good", "great"], np.array([[9, 9], [1, 0.1], [2, 0.3]], dtype=np.float32))
+    with pytest.raises(FastTextError, match=pattern):
+        getattr(vectors, name)(given, learned)
+    assert capsys.readouterr().out == ""
 
 def test_vec_files_interoperate_with_fasttext_itself(splits, tmp_path):
     """What fastText's C++ library (the fasttext wheel) reads and writes: our export is its -pretrainedVectors (every
